@@ -1,0 +1,248 @@
+"""``Scratchpad``: one (run, agent)'s view of a store — intercept, explore, take notes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .budget import ContextBudget, context_window_for
+from .errors import InvalidArgumentError, NotFoundError
+from .spill import SpillDecision, SpillPolicy, bound_error_text
+from .spill._stub import build_stub, handle_for, render_stub_text
+from .store import Entry, Scope, ScratchStore, as_text, normalise, validate_handle
+from .tokens import Tokenizer, encoding_for_model, tokenizer_for
+from .tools import ToolResult, dispatch, tool_specs
+
+__all__ = ["InterceptResult", "Scratchpad"]
+
+log = logging.getLogger("jupyter_scratchpad")
+
+
+@dataclass(frozen=True)
+class InterceptResult:
+    """What ``Scratchpad.intercept`` did with one output.
+
+    ``content`` is what enters the context: the original object when it was not spilled (an
+    error may be bounded to 8 KiB), else the stub rendered as text for a model.
+    """
+
+    spilled: bool
+    content: Any
+    stub: dict[str, Any] | None
+    decision: SpillDecision
+    handle: str | None = None
+    failure: str | None = None  # why a spill that should have happened did not
+
+    def __str__(self) -> str:
+        return self.content if isinstance(self.content, str) else as_text(self.content)
+
+
+class Scratchpad:
+    """The scratchpad of one run of one agent. Get it from ``ScratchStore.scratchpad``."""
+
+    def __init__(
+        self,
+        store: ScratchStore,
+        scope: Scope,
+        *,
+        model: str = "gpt-4o",
+        context_window: int | None = None,
+        safety_margin: float | None = None,
+        max_extraction_tokens: int | None = None,
+        policy: SpillPolicy | None = None,
+        turn_depth_bonus: int | None = None,
+        preview_lines: int = 20,
+    ) -> None:
+        self.store = store
+        self.scope = scope
+        self.model = model
+        self.policy = policy or SpillPolicy()
+        self.tokenizer: Tokenizer = tokenizer_for(model)
+        self.tokens_are_estimates = encoding_for_model(model).is_estimate
+        if isinstance(preview_lines, bool) or not isinstance(preview_lines, int) or preview_lines < 0:
+            raise InvalidArgumentError("preview_lines must be a non-negative integer")
+        self.preview_lines = preview_lines
+        self.budget = ContextBudget(
+            context_window if context_window is not None else context_window_for(model),
+            self.policy.context_safety_margin if safety_margin is None else safety_margin,
+            initial_used=self.tokenizer.count(json.dumps(tool_specs("openai"))),
+            max_extraction_tokens=(self.policy.max_extraction_tokens if max_extraction_tokens is None
+                                   else max_extraction_tokens),
+            turn_depth_bonus=self.policy.turn_depth_bonus if turn_depth_bonus is None else turn_depth_bonus,
+        )
+        self._usage_lock = threading.Lock()
+        self._tokens_intercepted = 0
+        self._tokens_extracted = 0
+        self._spills = 0
+
+    @property
+    def run_id(self) -> str:
+        return self.scope.run_id
+
+    @property
+    def agent_id(self) -> str:
+        return self.scope.agent_id
+
+    def __repr__(self) -> str:
+        return f"<Scratchpad run={self.run_id!r} agent={self.agent_id!r} model={self.model!r} {self.budget!r}>"
+
+    # -- spilling ----------------------------------------------------------------------------
+
+    def intercept(
+        self,
+        result: Any,
+        tool: str = "output",
+        server: str | None = None,
+        result_class: str | None = "query",
+        metadata: Mapping[str, Any] | None = None,
+        is_error: bool = False,
+        *,
+        handle: str | None = None,
+        force: bool = False,
+        ttl_s: float | None = None,
+    ) -> InterceptResult:
+        """Spill ``result`` (str, bytes, dict or list) when the policy says so; else pass it through.
+
+        ``force`` spills whatever the policy says; ``handle`` names the entry (a valid handle).
+        A spill that fails never fails the caller: the full result comes back, and the failure
+        is logged at ERROR level.
+        """
+        if handle is not None:
+            validate_handle(handle)
+        text = as_text(result)
+        if force:
+            decision = SpillDecision(True, "forced", size_bytes=len(text.encode("utf-8", "surrogatepass")))
+        else:
+            decision = self.policy.explain(result, tool=tool, server=server, result_class=result_class,
+                                           metadata=metadata, is_error=is_error, model=self.model, text=text)
+        if not decision.spill:
+            content = result
+            if decision.rule == "is_error":
+                bounded = bound_error_text(text, self.policy.error_max_bytes)
+                content = result if bounded == text else bounded
+            return InterceptResult(False, content, None, decision)
+        try:
+            stub = self._spill(result, text, tool=tool, server=server, handle=handle, ttl_s=ttl_s,
+                               metadata=metadata)
+        except Exception as exc:
+            log.error("spilling the output of %s failed; returning it unspilled: %s", tool, exc, exc_info=True)
+            return InterceptResult(False, result, None, decision, failure=f"{type(exc).__name__}: {exc}")
+        return InterceptResult(True, render_stub_text(stub), stub, decision, stub["handle"])
+
+    def spill(self, result: Any, tool: str = "output", *, handle: str | None = None, ttl_s: float | None = None,
+              server: str | None = None) -> InterceptResult:
+        """Spill ``result`` whatever its size (``intercept(..., force=True)``)."""
+        return self.intercept(result, tool, server, handle=handle, force=True, ttl_s=ttl_s)
+
+    def _spill(self, result: Any, text: str, *, tool: str, server: str | None, handle: str | None,
+               ttl_s: float | None, metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+        norm = normalise(result)
+        digest = hashlib.sha256(norm.raw).hexdigest()
+        name = handle or self._free_handle(tool, digest)
+        tokens = self.tokenizer.count(text)
+        meta: dict[str, Any] = {"utf8_errors": norm.utf8_errors}
+        if metadata:
+            meta["metadata"] = json.loads(json.dumps(dict(metadata), default=str))
+        entry, _created = self.store.put_body(
+            self.scope, handle=name, raw=norm.raw, body=None if norm.body is norm.raw else norm.body,
+            content_hash=digest, fmt=norm.format, size_bytes=len(norm.raw), tokens=tokens,
+            preview="", source_tool=tool, server=server, meta=meta, ttl_s=ttl_s,
+        )
+        stub = build_stub(entry, self.store.reader(entry), preview_lines=self.preview_lines,
+                          value=norm.value if norm.format == "json" else None, model=self.model,
+                          tokens_estimate=self.tokens_are_estimates)
+        self.store.set_preview(self.scope, entry.key, stub["preview"])
+        with self._usage_lock:
+            self._tokens_intercepted += tokens
+            self._spills += 1
+        return stub
+
+    def _free_handle(self, tool: str, digest: str) -> str:
+        """``<tool>_<hash12>``; a longer hash in the (astronomically rare) case of a collision."""
+        for chars in (12, 16, 20, 23):
+            name = handle_for(tool, digest, chars)
+            existing = self.store._row_any_expiry(self.scope, "handle", name)
+            if existing is None or existing.content_hash == digest:
+                return name
+        return handle_for(tool, digest, 23)
+
+    def stub(self, handle: str) -> dict[str, Any]:
+        """The stub of a live handle (as ``intercept`` returned it)."""
+        entry = self.store.require_entry(self.scope, "handle", validate_handle(handle))
+        return build_stub(entry, self.store.reader(entry), preview_lines=self.preview_lines, value=None,
+                          model=self.model, tokens_estimate=self.tokens_are_estimates)
+
+    def get(self, handle: str) -> Any:
+        """The spilled value itself: parsed JSON for json/jsonl, else the text."""
+        from .store._format import parse_json_bytes
+
+        entry = self.store.require_entry(self.scope, "handle", validate_handle(handle))
+        reader = self.store.reader(entry)
+        if entry.format == "json":
+            return parse_json_bytes(reader.read_raw(0, reader.raw_size))
+        if entry.format == "jsonl":
+            return [parse_json_bytes(line) for line in reader.body_bytes_all().split(b"\n") if line.strip()]
+        return reader.read_raw(0, reader.raw_size).decode("utf-8", errors="replace")
+
+    # -- tools -------------------------------------------------------------------------------
+
+    def call_tool(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> ToolResult:
+        """Run one exploration or note tool; never raises for a mistake a model can make."""
+        return dispatch(self, name, arguments)
+
+    def tool_specs(self, flavor: str = "openai") -> list[dict[str, Any]]:
+        """JSON-schema tool definitions (``"openai"`` or ``"anthropic"``)."""
+        return tool_specs(flavor)
+
+    def record_llm_usage(self, input_tokens: int, output_tokens: int = 0) -> None:
+        """Ground truth from the model API; raises ``budget.used`` only."""
+        self.budget.record_llm_usage(input_tokens, output_tokens)
+
+    def _record_extraction(self, tokens: int) -> None:
+        with self._usage_lock:
+            self._tokens_extracted += tokens
+
+    def usage(self) -> dict[str, Any]:
+        """``{"agent_id", "tokens_intercepted", "tokens_extracted"}`` (plus run and counts)."""
+        with self._usage_lock:
+            return {"agent_id": self.agent_id, "run_id": self.run_id,
+                    "tokens_intercepted": self._tokens_intercepted, "tokens_extracted": self._tokens_extracted,
+                    "spills": self._spills}
+
+    # -- notes (Python API: raises, unlike the tools) ----------------------------------------
+
+    def scratch_write(self, key: str, value: Any, ttl_s: float | None = None) -> None:
+        self.store.put_note(self.scope, key, value, ttl_s)
+
+    def scratch_read(self, key: str) -> Any:
+        entry = self.store.get_entry(self.scope, "note", key)
+        if entry is None:
+            raise NotFoundError(f"no live note {key!r} in run {self.run_id!r}", key=key)
+        return entry.value
+
+    def scratch_list(self) -> list[dict[str, Any]]:
+        return [e.as_dict() for e in self.store.entries(self.scope, "note")]
+
+    def scratch_delete(self, key: str) -> bool:
+        return self.store.delete_entry(self.scope, "note", key)
+
+    def entries(self, kind: str | None = None) -> list[dict[str, Any]]:
+        """Metadata of this pad's live entries (``kind``: ``"handle"``, ``"note"`` or both)."""
+        return [e.as_dict() for e in self.store.entries(self.scope, kind)]
+
+    def entry(self, handle: str) -> Entry:
+        return self.store.require_entry(self.scope, "handle", validate_handle(handle))
+
+    def delete(self, handle: str) -> bool:
+        """Delete a spilled output."""
+        return self.store.delete_entry(self.scope, "handle", validate_handle(handle))
+
+    def extend(self, handle_or_key: str, ttl_s: float | None = None) -> Entry:
+        """Give an entry ``ttl_s`` more seconds from now (a handle, else a note)."""
+        kind = "handle" if self.store.get_entry(self.scope, "handle", handle_or_key) else "note"
+        return self.store.touch(self.scope, kind, handle_or_key, ttl_s)

@@ -1,0 +1,1 @@
+"""The exploration tools, one module per family: text, json, sql, notes."""

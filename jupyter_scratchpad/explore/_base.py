@@ -1,0 +1,190 @@
+"""What every exploration tool shares: its context, its output, and its refusals."""
+
+from __future__ import annotations
+
+import difflib
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..store import BodyReader, Entry
+from ..store._format import parse_json_bytes
+
+if TYPE_CHECKING:
+    from .._pad import Scratchpad
+
+__all__ = ["Output", "ToolContext", "ToolError", "TooLarge", "call_repr", "fmt_bytes"]
+
+Suggestion = dict[str, Any]
+
+
+class ToolError(Exception):
+    """A mistake in a tool call, returned to the model as a structured error."""
+
+    def __init__(self, code: str, message: str, suggestions: list[Suggestion] | None = None, **fields: Any):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.suggestions = suggestions or []
+        self.fields = fields
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"error": self.code, "message": self.message, **self.fields, "suggestions": self.suggestions}
+
+
+class TooLarge(Exception):
+    """Raised by a tool that can tell, before rendering, that its result would not fit."""
+
+    def __init__(self, estimated_tokens: int, detail: str = ""):
+        super().__init__(detail)
+        self.estimated_tokens = estimated_tokens
+        self.detail = detail
+
+
+@dataclass
+class Output:
+    """A tool's successful result, before the dispatcher counts and charges it."""
+
+    text: str
+    data: Any
+    footer: Callable[[int, int, int], str] | None = None  # (tokens, used_after, remaining_after)
+
+
+def fmt_bytes(n: int | None) -> str:
+    if n is None:
+        return "?"
+    size = float(n)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{int(size):,} bytes" if unit == "bytes" else f"{size:,.1f} {unit}"
+        size /= 1024
+    return f"{n} bytes"  # pragma: no cover
+
+
+def call_repr(tool: str, args: dict[str, Any]) -> str:
+    """``tool(a=1, b="x")``: how a suggestion reads in text."""
+    import json
+
+    inner = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
+    return f"{tool}({inner})"
+
+
+def suggestion(tool: str, why: str, **args: Any) -> Suggestion:
+    """A concrete, runnable call: ``{"tool", "arguments", "why", "call"}``."""
+    return {"tool": tool, "arguments": args, "why": why, "call": call_repr(tool, args)}
+
+
+class _ValueCache:
+    """Parsed JSON values by body id, bounded by the bytes of the bodies they came from."""
+
+    def __init__(self, max_bytes: int = 512 << 20) -> None:
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[str, tuple[int, Any]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: str, size: int, load: Callable[[], Any]) -> Any:
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None:
+                self._items.move_to_end(key)
+                return hit[1]
+        value = load()
+        with self._lock:
+            if size <= self.max_bytes:
+                self._items[key] = (size, value)
+                self._bytes += size
+                while self._bytes > self.max_bytes and self._items:
+                    _, (old, _) = self._items.popitem(last=False)
+                    self._bytes -= old
+        return value
+
+
+VALUE_CACHE = _ValueCache()
+
+
+@dataclass
+class ToolContext:
+    """One tool call: the pad it runs in and the limit its result must fit."""
+
+    pad: Scratchpad
+    tool: str
+    limit_tokens: int  # min(per-call cap, remaining budget) at the start of the call
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def store(self) -> Any:
+        return self.pad.store
+
+    def entry(self, handle: object) -> Entry:
+        """The caller's live entry ``handle``, or an ``unknown_handle`` error with close matches."""
+        from ..store import validate_handle
+
+        if handle is None or handle == "":
+            raise ToolError(
+                "invalid_argument", f"{self.tool} needs a 'handle' (the id printed in a spill stub)",
+                [suggestion("scratch_list", "see the live handles")],
+            )
+        try:
+            validate_handle(handle)
+        except ValueError as exc:
+            raise ToolError("invalid_handle", str(exc), [suggestion("scratch_list", "see the live handles")]) from None
+        assert isinstance(handle, str)
+        entry = self.store.get_entry(self.pad.scope, "handle", handle)
+        if entry is None:
+            live = [e.key for e in self.store.entries(self.pad.scope, "handle")]
+            close = difflib.get_close_matches(handle, live, n=3, cutoff=0.5)
+            sugg = [suggestion(self.tool, "did you mean this handle?", handle=c) for c in close]
+            sugg.append(suggestion("scratch_list", "see every live handle"))
+            raise ToolError(
+                "unknown_handle",
+                f"no live handle {handle!r} in this run (expired, deleted, or never spilled here)",
+                sugg, handle=handle, close_matches=close,
+            )
+        return entry
+
+    def reader(self, entry: Entry) -> BodyReader:
+        return self.store.reader(entry)  # type: ignore[no-any-return]
+
+    def json_value(self, entry: Entry) -> Any:
+        """The parsed JSON of a json/jsonl entry (cached), or a ``not_json`` error."""
+        if entry.format not in ("json", "jsonl"):
+            raise ToolError(
+                "not_json",
+                f"{entry.key} is {entry.format}, not JSON; use the text tools instead",
+                [
+                    suggestion("head", "read the first lines", handle=entry.key, lines=50),
+                    suggestion("grep", "search it", handle=entry.key, pattern="error"),
+                    suggestion("schema", "a summary of the text", handle=entry.key),
+                ],
+                handle=entry.key, format=entry.format,
+            )
+        reader = self.reader(entry)
+
+        def load() -> Any:
+            data = reader.body_bytes_all()
+            if entry.format == "json":
+                return parse_json_bytes(data)
+            return [parse_json_bytes(line) for line in data.split(b"\n") if line.strip()]
+
+        assert entry.body_id is not None
+        return VALUE_CACHE.get(entry.body_id, reader.body_bytes, load)
+
+    def guard_bytes(self, nbytes: int, sample: Callable[[int], str]) -> None:
+        """Refuse early when ``nbytes`` of output would certainly not fit ``limit_tokens``.
+
+        Up to 64 bytes a token nothing is decided here (the dispatcher counts the real text).
+        Beyond that a prefix is counted: if even the prefix exceeds the limit, the whole cannot
+        fit, and the estimate is the prefix's token density scaled to ``nbytes``.
+        """
+        probe = 64 * self.limit_tokens + 65_536
+        if nbytes <= probe:
+            return
+        prefix = sample(probe)
+        tokens = self.pad.tokenizer.count(prefix)
+        if tokens > self.limit_tokens:
+            used = max(1, len(prefix.encode("utf-8", "surrogatepass")))
+            raise TooLarge(math.ceil(tokens * nbytes / used), f"{fmt_bytes(nbytes)} of output")

@@ -1,0 +1,153 @@
+"""JSON paths as models write them: ``results.0.title``, ``$.results[0].title``,
+``["a.b"]["200"]``, ``items[-1]``; ``""`` and ``$`` are the root.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["PathError", "PathMiss", "Step", "format_path", "parse_path", "resolve"]
+
+_NAME = re.compile(r"[^.\[\]]+")
+_INT = re.compile(r"-?\d+")
+
+
+class PathError(ValueError):
+    """The path text itself is malformed."""
+
+
+@dataclass(frozen=True)
+class Step:
+    value: str | int
+    quoted: bool = False  # a bracket-quoted key: never an index
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+@dataclass
+class PathMiss(Exception):
+    """A well-formed path that leads nowhere in this value."""
+
+    requested: str
+    valid_prefix: list[Step]
+    node: Any  # the value at valid_prefix
+    failed: Step
+    reason: str
+
+
+def parse_path(path: object) -> list[Step]:
+    if path is None:
+        return []
+    if not isinstance(path, str):
+        if isinstance(path, int) and not isinstance(path, bool):
+            return [Step(path)]
+        raise PathError(f"a path must be a string, got {type(path).__name__}")
+    text = path.strip()
+    if text.startswith("$"):
+        text = text[1:]
+    steps: list[Step] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == ".":
+            i += 1
+            if i >= n:
+                raise PathError(f"path {path!r} ends with '.'")
+            continue
+        if ch == "[":
+            j = i + 1
+            while j < n and text[j] == " ":
+                j += 1
+            if j < n and text[j] in "\"'":
+                quote = text[j]
+                k = j + 1
+                buf: list[str] = []
+                while k < n and text[k] != quote:
+                    if text[k] == "\\" and k + 1 < n:
+                        buf.append(text[k + 1])
+                        k += 2
+                        continue
+                    buf.append(text[k])
+                    k += 1
+                if k >= n:
+                    raise PathError(f"unterminated quoted key in path {path!r}")
+                close = text.find("]", k + 1)
+                if close < 0 or text[k + 1 : close].strip():
+                    raise PathError(f"expected ']' after the quoted key in path {path!r}")
+                steps.append(Step("".join(buf), quoted=True))
+                i = close + 1
+                continue
+            close = text.find("]", j)
+            if close < 0:
+                raise PathError(f"unclosed '[' in path {path!r}")
+            inner = text[j:close].strip()
+            if inner in ("*", ""):
+                raise PathError(f"wildcards are not paths: use iterate_over or item_schema for {path!r}")
+            if not _INT.fullmatch(inner):
+                steps.append(Step(inner, quoted=True))
+            else:
+                steps.append(Step(int(inner)))
+            i = close + 1
+            continue
+        m = _NAME.match(text, i)
+        if m is None:  # pragma: no cover - _NAME matches any other character
+            raise PathError(f"cannot read path {path!r} at {i}")
+        name = m.group(0)
+        steps.append(Step(int(name)) if _INT.fullmatch(name) else Step(name))
+        i = m.end()
+    return steps
+
+
+def format_path(steps: list[Step]) -> str:
+    """The canonical ``$``-form: ``$.a[0]["b.c"]``."""
+    out = "$"
+    for step in steps:
+        if isinstance(step.value, int):
+            out += f"[{step.value}]"
+        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]*", step.value):
+            out += f".{step.value}"
+        else:
+            out += f"[{json.dumps(step.value, ensure_ascii=False)}]"
+    return out
+
+
+def resolve(value: Any, steps: list[Step], requested: str = "") -> Any:
+    """Walk ``steps`` into ``value``; raises ``PathMiss`` with where and why it stopped."""
+    node = value
+    for i, step in enumerate(steps):
+        if isinstance(node, dict):
+            key = str(step.value)
+            if key in node:
+                node = node[key]
+                continue
+            raise PathMiss(requested, steps[:i], node, step, f"no key {key!r}")
+        if isinstance(node, list):
+            if isinstance(step.value, int) and not step.quoted:
+                idx = step.value
+                if -len(node) <= idx < len(node):
+                    node = node[idx]
+                    continue
+                raise PathMiss(requested, steps[:i], node, step, f"index {idx} out of range")
+            raise PathMiss(requested, steps[:i], node, step, f"{step.value!r} is not an index of an array")
+        raise PathMiss(requested, steps[:i], node, step, f"cannot step into a {kind_of(node)}")
+    return node
+
+
+def kind_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__

@@ -1,0 +1,192 @@
+"""SQL over spills, in a sandbox.
+
+Each call gets a fresh in-memory DuckDB connection that knows nothing but the caller's live
+handles: a JSON or JSONL handle is a view over ``read_json`` of its body (every record read for
+schema inference, so a key that first appears in the last record is still a column), a text or
+markdown handle is a view of ``(line_no, line)``, and ``scratch_notes`` holds the caller's notes.
+Then, before the query runs, DuckDB itself is locked down: ``allowed_paths`` names exactly those
+bodies, ``enable_external_access = false`` shuts out every other file, URL, ATTACH, COPY and
+extension, and ``lock_configuration = true`` stops the query from undoing any of it. The catalog
+database is never attached, so no other run's or agent's rows exist in there to be found.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+import threading
+import uuid
+from typing import Any
+
+import duckdb
+
+from ..store import Entry
+from ._base import Output, ToolContext, ToolError, suggestion
+from ._text import budget_footer
+
+__all__ = ["SQL_MAX_ROWS", "relation_names", "sql"]
+
+SQL_MAX_ROWS = 200
+SQL_TIMEOUT_S = 30.0
+SQL_MEMORY_LIMIT = "2GB"
+CELL_CHARS = 200
+MAX_QUERY_CHARS = 20_000
+
+
+def _quote_ident(name: str) -> str:
+    if name.isidentifier() and name.isascii() and not name[0].isdigit():
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _quote_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def relation_names(ctx: ToolContext) -> list[dict[str, Any]]:
+    """The relations a query of this caller can see, with their formats."""
+    out = [{"name": e.key, "format": e.format, "source_tool": e.source_tool}
+           for e in ctx.store.entries(ctx.pad.scope, "handle")]
+    out.append({"name": "scratch_notes", "format": "notes", "source_tool": None})
+    return out
+
+
+def _view_sql(ctx: ToolContext, entry: Entry) -> tuple[str, str]:
+    reader = ctx.reader(entry)
+    path = str(reader.body_path)
+    name = _quote_ident(entry.key)
+    if entry.format == "json":
+        source = (f"read_json({_quote_literal(path)}, format='auto', sample_size=-1, "
+                  f"maximum_object_size={max(16 << 20, reader.body_bytes + 1)})")
+    elif entry.format == "jsonl":
+        source = (f"read_json({_quote_literal(path)}, format='newline_delimited', sample_size=-1, "
+                  f"maximum_object_size={max(16 << 20, reader.longest_line + 1)})")
+    else:
+        source = (f"(SELECT CAST(generate_subscripts(parts, 1) AS BIGINT) AS line_no, unnest(parts) AS line FROM "
+                  f"(SELECT string_split(CASE WHEN suffix(content, chr(10)) THEN content[:-2] ELSE content END, "
+                  f"chr(10)) AS parts FROM read_text({_quote_literal(path)})))")
+    return path, f"CREATE VIEW {name} AS SELECT * FROM {source}"
+
+
+def _connect(ctx: ToolContext, entries: list[Entry]) -> duckdb.DuckDBPyConnection:
+    conn = duckdb.connect(":memory:", config={
+        "autoinstall_known_extensions": "false",
+        "autoload_known_extensions": "false",
+        "memory_limit": SQL_MEMORY_LIMIT,
+        "threads": "2",
+        "temp_directory": "",
+    })
+    paths = []
+    views = []
+    for entry in entries:
+        path, view = _view_sql(ctx, entry)
+        paths.append(path)
+        views.append(view)
+    conn.execute(f"SET allowed_paths = [{', '.join(_quote_literal(p) for p in paths)}]")
+    for view in views:
+        conn.execute(view)
+    notes = [(e.key, e.value_json, _dt.datetime.fromtimestamp(e.expires_at, tz=_dt.timezone.utc))
+             for e in ctx.store.entries(ctx.pad.scope, "note")]
+    conn.execute("CREATE TABLE scratch_notes (key VARCHAR, value JSON, expires_at TIMESTAMPTZ)")
+    if notes:
+        conn.executemany("INSERT INTO scratch_notes VALUES (?, ?, ?)", notes)
+    conn.execute("SET enable_external_access = false")
+    conn.execute("SET lock_configuration = true")
+    return conn
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
+        return value.isoformat()
+    if isinstance(value, _dt.timedelta):
+        return str(value)
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", errors="replace")
+    if isinstance(value, dict):
+        return {str(k): _cell(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_cell(v) for v in value]
+    return value
+
+
+def _show(value: Any) -> str:
+    import json
+
+    text = "NULL" if value is None else value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = text.replace("\n", "\\n").replace("|", "\\|")
+    return text if len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
+
+
+def _table(columns: list[str], rows: list[list[Any]]) -> str:
+    head = "| " + " | ".join(c.replace("|", "\\|") for c in columns) + " |"
+    rule = "|" + "|".join("---" for _ in columns) + "|"
+    body = ["| " + " | ".join(_show(v) for v in row) + " |" for row in rows]
+    return "\n".join([head, rule, *body])
+
+
+def _error_kind(exc: duckdb.Error) -> str:
+    if isinstance(exc, duckdb.PermissionException):
+        return "sql_forbidden"
+    if isinstance(exc, duckdb.InterruptException):
+        return "sql_timeout"
+    return "sql_error"
+
+
+def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
+    if not isinstance(query, str) or not query.strip():
+        raise ToolError("invalid_argument", "'query' must be a non-empty SQL string", argument="query")
+    if len(query) > MAX_QUERY_CHARS:
+        raise ToolError("invalid_argument", f"'query' is longer than {MAX_QUERY_CHARS:,} characters", argument="query")
+    if isinstance(max_rows, bool) or not isinstance(max_rows, int) or not 1 <= max_rows <= 10_000:
+        raise ToolError("invalid_argument", "'max_rows' must be an integer in 1..10000", argument="max_rows")
+    entries = [e for e in ctx.store.entries(ctx.pad.scope, "handle")]
+    try:
+        conn = _connect(ctx, entries)
+    except duckdb.Error as exc:
+        raise ToolError("sql_error", f"could not prepare the relations: {exc}") from None
+    timer = threading.Timer(SQL_TIMEOUT_S, conn.interrupt)
+    timer.start()
+    try:
+        cursor = conn.execute(query)
+        if cursor.description is None:
+            columns, fetched = [], []
+        else:
+            columns = [d[0] for d in cursor.description]
+            fetched = cursor.fetchmany(max_rows + 1)
+    except duckdb.Error as exc:
+        kind = _error_kind(exc)
+        names = [e.key for e in entries]
+        sugg = [suggestion("sql", "list the columns of a relation",
+                           query=f"DESCRIBE {_quote_ident(names[0])}")] if names else []
+        sugg.append(suggestion("scratch_list", "see the relations (one per handle)"))
+        message = str(exc).split("\n")[0]
+        if kind == "sql_forbidden":
+            message = ("this is a sandbox: only the relations named by your handles (and scratch_notes) "
+                       f"can be read; no files, URLs, ATTACH, COPY, extensions or settings. ({message})")
+        elif kind == "sql_timeout":
+            message = f"the query ran longer than {SQL_TIMEOUT_S:.0f} s and was stopped; add filters or a LIMIT"
+        raise ToolError(kind, message, sugg, relations=names) from None
+    finally:
+        timer.cancel()
+        conn.close()
+    truncated = len(fetched) > max_rows
+    rows = [[_cell(v) for v in row] for row in fetched[:max_rows]]
+    if not columns:
+        return Output("(statement ran; it returns no rows)", [], budget_footer("0 rows"))
+    text = _table(columns, rows)
+    more = f" (more rows exist: only the first {max_rows} are shown; add LIMIT/OFFSET or aggregate)" if truncated else ""
+    data = [dict(zip(columns, row)) for row in rows]
+    return Output(text, data, budget_footer(f"{len(rows):,} rows × {len(columns)} columns{more}"))
+
+
+def sql_suggestions(args: dict[str, Any], estimated: int, limit: int, rows: int | None) -> list[dict[str, Any]]:
+    query = str(args.get("query") or "").rstrip().rstrip(";")
+    fit = max(1, int((rows or SQL_MAX_ROWS) * limit * 0.8 / max(estimated, 1)))
+    return [
+        suggestion("sql", f"about {fit} rows fit", query=f"SELECT * FROM ({query}) AS q LIMIT {fit}"),
+        suggestion("sql", "aggregate instead of listing", query=f"SELECT count(*) FROM ({query}) AS q"),
+    ]

@@ -1,0 +1,357 @@
+"""Line and byte tools: head, tail, slice, grep, read_handle, read."""
+
+from __future__ import annotations
+
+import base64
+import mmap
+from collections.abc import Callable
+from typing import Any
+
+import re2
+
+from ..store import BodyReader, Entry
+from ._base import Output, ToolContext, ToolError, TooLarge, fmt_bytes, suggestion
+
+__all__ = ["grep", "head", "read", "read_handle", "slice_lines", "tail"]
+
+MAX_PATTERN_BYTES = 1024
+CLIP_CHARS = 1000
+MAX_COUNTED_MATCHES = 100_000
+MAX_BYTE_WINDOWS = 20
+
+
+def numbered(first_line: int, lines: list[str]) -> str:
+    return "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, start=first_line))
+
+
+def budget_footer(summary: str) -> Callable[[int, int, int], str]:
+    def footer(tokens: int, used: int, remaining: int) -> str:
+        return f"--- {summary} · tokens: {tokens:,} this call, {used:,} used, {remaining:,} remaining ---"
+
+    return footer
+
+
+def _describe(entry: Entry) -> str:
+    return f"{entry.format} · {fmt_bytes(entry.size_bytes)}"
+
+
+def _read_line_range(ctx: ToolContext, entry: Entry, start: int, end: int) -> list[str]:
+    reader = ctx.reader(entry)
+    a, b = reader.line_span(start, end)
+    ctx.guard_bytes(b - a, lambda n: reader.read_body(a, a + n).decode("utf-8", errors="replace"))
+    return reader.read_lines(start, end)
+
+
+def _line_output(ctx: ToolContext, entry: Entry, start: int, end: int, note: str = "") -> Output:
+    total = entry.line_count or 0
+    lines = _read_line_range(ctx, entry, start, end) if total else []
+    if not lines:
+        text = f"({entry.key} is empty)" if not total else "(no lines in that range)"
+        summary = f"0 lines of {total:,} · {_describe(entry)}"
+    else:
+        text = numbered(start, lines)
+        summary = f"lines {start:,}-{start + len(lines) - 1:,} of {total:,}{note} · {_describe(entry)}"
+    data = {"handle": entry.key, "start": start, "end": start + len(lines) - 1 if lines else start - 1,
+            "total_lines": total, "lines": lines}
+    return Output(text, data, budget_footer(summary))
+
+
+def _positive_int(value: Any, name: str, minimum: int = 1) -> int:
+    if value is None or isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ToolError("invalid_argument", f"'{name}' must be an integer >= {minimum}, got {value!r}",
+                        argument=name)
+    return value
+
+
+def head(ctx: ToolContext, handle: str, lines: int = 50) -> Output:
+    entry = ctx.entry(handle)
+    n = _positive_int(lines, "lines")
+    return _line_output(ctx, entry, 1, min(n, entry.line_count or 0))
+
+
+def tail(ctx: ToolContext, handle: str, lines: int = 50) -> Output:
+    entry = ctx.entry(handle)
+    n = _positive_int(lines, "lines")
+    total = entry.line_count or 0
+    return _line_output(ctx, entry, max(1, total - n + 1), total)
+
+
+def slice_lines(ctx: ToolContext, handle: str, start: int, end: int) -> Output:
+    entry = ctx.entry(handle)
+    start = _positive_int(start, "start")
+    if isinstance(end, bool) or not isinstance(end, int):
+        raise ToolError("invalid_argument", f"'end' must be an integer, got {end!r}", argument="end")
+    if end < start:
+        raise ToolError(
+            "invalid_argument", f"end ({end}) is before start ({start}); lines are 1-indexed and inclusive",
+            [suggestion("slice", "the same start with a valid end", handle=entry.key, start=start, end=start + 49)],
+            argument="end",
+        )
+    total = entry.line_count or 0
+    if start > total:
+        raise ToolError(
+            "invalid_argument", f"start ({start}) is past the last line ({total:,})",
+            [suggestion("tail", "read the last lines", handle=entry.key, lines=50)], argument="start",
+            total_lines=total,
+        )
+    note = f" (end {end:,} clamped to {total:,})" if end > total else ""
+    return _line_output(ctx, entry, start, min(end, total), note)
+
+
+def line_suggestions(handle: str, start: int, lines: int, estimated: int, limit: int) -> list[dict[str, Any]]:
+    per_line = max(estimated / max(lines, 1), 1.0)
+    fit = max(1, int(limit * 0.8 / per_line))
+    out = []
+    if fit < lines:
+        out.append(suggestion("slice", f"about {fit} lines fit", handle=handle, start=start, end=start + fit - 1))
+        out.append(suggestion("head", f"about {fit} lines fit", handle=handle, lines=fit))
+    out.append(suggestion("grep", "search instead of reading", handle=handle, pattern="error", max_matches=20))
+    out.append(suggestion("schema", "see the structure first", handle=handle))
+    return out
+
+
+# -- grep -------------------------------------------------------------------------------------
+
+
+def _compile(pattern: str, ignore_case: bool) -> tuple[Any, str | None]:
+    options = re2.Options()
+    options.log_errors = False
+    options.never_nl = True  # grep semantics: a match never spans lines
+    options.case_sensitive = not ignore_case
+    try:
+        return re2.compile(pattern.encode("utf-8"), options), None
+    except re2.error as exc:
+        reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        options.literal = True
+        return re2.compile(pattern.encode("utf-8"), options), (
+            f"not a valid regex ({reason}; RE2 syntax, no look-around or back-references): "
+            "searched for the literal text instead"
+        )
+
+
+def _clip(line: str, at: int | None = None) -> str:
+    if len(line) <= CLIP_CHARS:
+        return line
+    if at is None or at < CLIP_CHARS * 3 // 4:
+        return f"{line[:CLIP_CHARS]}…[+{len(line) - CLIP_CHARS:,} chars clipped]"
+    lo = max(0, at - CLIP_CHARS // 2)
+    hi = min(len(line), lo + CLIP_CHARS)
+    return f"[{lo:,} chars clipped]…{line[lo:hi]}…[+{len(line) - hi:,} chars clipped]"
+
+
+def _scan(reader: BodyReader, rx: Any, max_matches: int) -> tuple[list[tuple[int, int]], int, bool]:
+    """``([(line_no, column_of_match)...], matching_lines_counted, count_is_complete)``."""
+    if reader.body_bytes == 0:
+        return [], 0, True
+    hits: list[tuple[int, int]] = []
+    counted = 0
+    with open(reader.body_path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        pos = 0
+        line_no = 1
+        counted_to = 0  # newlines before this offset are in line_no - 1
+        size = len(mm)
+        while pos < size:
+            m = rx.search(mm, pos)
+            if m is None:
+                break
+            start = m.start()
+            line_start = mm.rfind(b"\n", 0, start) + 1
+            line_end = mm.find(b"\n", start)
+            if line_end < 0:
+                line_end = size
+            counted += 1
+            if len(hits) < max_matches:
+                line_no += mm[counted_to:line_start].count(b"\n")
+                counted_to = line_start
+                column = len(mm[line_start:start].decode("utf-8", errors="replace"))
+                hits.append((line_no, column))
+            elif counted >= MAX_COUNTED_MATCHES:
+                return hits, counted, line_end >= size
+            pos = line_end + 1
+    return hits, counted, True
+
+
+def grep(
+    ctx: ToolContext, handle: str, pattern: str, context: int = 3, ignore_case: bool = False,
+    max_matches: int = 100,
+) -> Output:
+    entry = ctx.entry(handle)
+    if not isinstance(pattern, str) or not pattern:
+        raise ToolError("invalid_argument", "'pattern' must be a non-empty string (a regex)", argument="pattern")
+    if len(pattern.encode("utf-8", "surrogatepass")) > MAX_PATTERN_BYTES:
+        raise ToolError("invalid_argument", f"'pattern' is longer than {MAX_PATTERN_BYTES} bytes; search for a "
+                        "distinctive part of it", argument="pattern")
+    context = _positive_int(context, "context", minimum=0)
+    if context > 50:
+        raise ToolError("invalid_argument", "'context' must be at most 50 lines", argument="context")
+    max_matches = _positive_int(max_matches, "max_matches")
+    if max_matches > 1000:
+        raise ToolError("invalid_argument", "'max_matches' must be at most 1000", argument="max_matches")
+    rx, fallback = _compile(pattern, bool(ignore_case))
+    reader = ctx.reader(entry)
+    hits, counted, complete = _scan(reader, rx, max_matches)
+    total = entry.line_count or 0
+    if not hits:
+        text = f"No matches for {pattern!r} in {total:,} lines of {entry.key}."
+        if fallback:
+            text = f"Note: {fallback}.\n{text}"
+        data = {"handle": entry.key, "pattern": pattern, "matches": [], "total_matches": 0,
+                "total_lines": total, "literal_fallback": bool(fallback)}
+        return Output(text, data, budget_footer(f"0 matching lines of {total:,}"))
+    match_lines = {line for line, _ in hits}
+    columns = dict(hits)
+    windows: list[list[int]] = []
+    for line, _ in hits:
+        lo, hi = max(1, line - context), min(total, line + context)
+        if windows and lo <= windows[-1][1] + 1:
+            windows[-1][1] = max(windows[-1][1], hi)
+        else:
+            windows.append([lo, hi])
+    blocks: list[str] = []
+    matches: list[dict[str, Any]] = []
+    for lo, hi in windows:
+        rows = []
+        for n, line in enumerate(reader.read_lines(lo, hi), start=lo):
+            is_match = n in match_lines
+            shown = _clip(line, columns.get(n))
+            rows.append(f"{'>' if is_match else ' '}{n:>6}\t{shown}")
+            if is_match:
+                matches.append({"line": n, "text": shown})
+        blocks.append("\n".join(rows))
+    text = "\n--\n".join(blocks)
+    if fallback:
+        text = f"Note: {fallback}.\n{text}"
+    more = "" if complete else "+"
+    summary = (f"{len(hits):,} of {counted:,}{more} matching lines shown"
+               + (f" (max_matches={max_matches})" if counted > len(hits) else "")
+               + f" · {total:,} lines · {_describe(entry)}")
+    data = {"handle": entry.key, "pattern": pattern, "matches": matches, "windows": windows,
+            "total_matches": counted, "total_complete": complete, "total_lines": total,
+            "literal_fallback": bool(fallback)}
+    return Output(text, data, budget_footer(summary))
+
+
+def grep_suggestions(args: dict[str, Any], estimated: int, limit: int) -> list[dict[str, Any]]:
+    handle = args.get("handle")
+    max_matches = int(args.get("max_matches") or 100)
+    context = int(args.get("context") if args.get("context") is not None else 3)
+    fit = max(1, int(max_matches * limit * 0.8 / max(estimated, 1)))
+    out = [suggestion("grep", f"about {fit} matches fit", **{**args, "max_matches": fit, "handle": handle})]
+    if context:
+        out.append(suggestion("grep", "no context lines", **{**args, "context": 0, "handle": handle}))
+    return out
+
+
+# -- bytes ------------------------------------------------------------------------------------
+
+
+def _decode(chunk: bytes) -> tuple[str, bool]:
+    try:
+        return chunk.decode("utf-8"), True
+    except UnicodeDecodeError:
+        return chunk.decode("utf-8", errors="replace"), False
+
+
+def read_handle(
+    ctx: ToolContext, handle: str, start: int | None = None, end: int | None = None,
+    match: str | None = None, window: int = 200,
+) -> Output:
+    entry = ctx.entry(handle)
+    reader = ctx.reader(entry)
+    size = reader.raw_size
+    if match is not None:
+        if start is not None or end is not None:
+            raise ToolError("invalid_argument", "give either start/end or match (+ window), not both",
+                            argument="match")
+        return _read_matches(ctx, entry, reader, match, _positive_int(window, "window", 0), size)
+    start = 0 if start is None else _positive_int(start, "start", 0)
+    end = min(size, start + 4096) if end is None else _positive_int(end, "end", 0)
+    if end <= start:
+        raise ToolError("invalid_argument", f"end ({end}) must be greater than start ({start}); the range is "
+                        "[start, end) in bytes of the original output", argument="end", size=size)
+    if start >= size and size:
+        raise ToolError("invalid_argument", f"start ({start:,}) is past the end ({size:,} bytes)",
+                        argument="start", size=size)
+    end = min(end, size)
+    ctx.guard_bytes(end - start, lambda n: reader.read_raw(start, start + n).decode("utf-8", "replace"))
+    chunk = reader.read_raw(start, end)
+    text, valid = _decode(chunk)
+    data: dict[str, Any] = {"handle": entry.key, "start": start, "end": end, "size": size, "text": text,
+                            "valid_utf8": valid}
+    if not valid:
+        data["base64"] = base64.b64encode(chunk).decode("ascii")
+    note = "" if valid else " · not valid UTF-8: shown with U+FFFD, exact bytes in .data['base64']"
+    return Output(text, data, budget_footer(f"bytes {start:,}-{end:,} of {size:,}{note}"))
+
+
+def _read_matches(ctx: ToolContext, entry: Entry, reader: BodyReader, match: str, window: int,
+                  size: int) -> Output:
+    if not isinstance(match, str) or not match:
+        raise ToolError("invalid_argument", "'match' must be a non-empty string", argument="match")
+    needle = match.encode("utf-8", "surrogatepass")
+    spans: list[list[int]] = []
+    found = 0
+    if size:
+        with open(reader.raw_path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            pos = mm.find(needle)
+            while pos >= 0:
+                found += 1
+                if len(spans) < MAX_BYTE_WINDOWS or (spans and pos - window <= spans[-1][1]):
+                    lo, hi = max(0, pos - window), min(size, pos + len(needle) + window)
+                    if spans and lo <= spans[-1][1]:
+                        spans[-1][1] = max(spans[-1][1], hi)
+                    else:
+                        spans.append([lo, hi])
+                elif found > 10_000:
+                    break
+                pos = mm.find(needle, pos + 1)
+    if not spans:
+        return Output(f"No occurrence of {match!r} in the {size:,} bytes of {entry.key}.",
+                      {"handle": entry.key, "match": match, "windows": [], "occurrences": 0},
+                      budget_footer("0 occurrences"))
+    total_bytes = sum(hi - lo for lo, hi in spans)
+    ctx.guard_bytes(total_bytes, lambda n: reader.read_raw(spans[0][0], spans[0][0] + n).decode("utf-8", "replace"))
+    blocks, windows = [], []
+    for lo, hi in spans:
+        text, valid = _decode(reader.read_raw(lo, hi))
+        blocks.append(f"--- bytes {lo:,}-{hi:,} ---\n{text}")
+        windows.append({"start": lo, "end": hi, "text": text, "valid_utf8": valid})
+    more = "+" if found > 10_000 else ""
+    summary = f"{len(spans)} windows around {found:,}{more} occurrences of {match!r} · {size:,} bytes"
+    return Output("\n".join(blocks), {"handle": entry.key, "match": match, "windows": windows,
+                                      "occurrences": found}, budget_footer(summary))
+
+
+def read_handle_suggestions(args: dict[str, Any], estimated: int, limit: int) -> list[dict[str, Any]]:
+    handle = args.get("handle")
+    start = int(args.get("start") or 0)
+    fit_bytes = max(256, int(limit * 0.8 * 3))
+    if args.get("match"):
+        return [suggestion("read_handle", "a smaller window", handle=handle, match=args["match"], window=50),
+                suggestion("grep", "find the lines instead", handle=handle, pattern=args["match"], context=0)]
+    return [suggestion("read_handle", f"about {fit_bytes:,} bytes fit", handle=handle, start=start,
+                       end=start + fit_bytes)]
+
+
+def read(ctx: ToolContext, handle: str) -> Output:
+    entry = ctx.entry(handle)
+    tokens = entry.tokens
+    if tokens is not None and tokens > ctx.limit_tokens:
+        raise TooLarge(tokens, "the whole output")
+    reader = ctx.reader(entry)
+    ctx.guard_bytes(reader.raw_size, lambda n: reader.read_raw(0, n).decode("utf-8", "replace"))
+    chunk = reader.read_raw(0, reader.raw_size)
+    text, valid = _decode(chunk)
+    data = {"handle": entry.key, "format": entry.format, "size": len(chunk), "text": text, "valid_utf8": valid}
+    return Output(text, data, budget_footer(f"all {len(chunk):,} bytes of {entry.key} ({entry.format})"))
+
+
+def read_suggestions(entry: Entry | None, args: dict[str, Any], estimated: int, limit: int) -> list[dict[str, Any]]:
+    handle = args.get("handle")
+    out = [suggestion("schema", "see the structure first", handle=handle)]
+    if entry is not None and entry.format in ("json", "jsonl"):
+        out.append(suggestion("item_schema", "the keys of the records", handle=handle, path="$"))
+    lines = entry.line_count if entry is not None and entry.line_count else 1000
+    out += line_suggestions(str(handle), 1, lines, estimated, limit)[:2]
+    out.append(suggestion("grep", "search for what you need", handle=handle, pattern="error", max_matches=20))
+    return out

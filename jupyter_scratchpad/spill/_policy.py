@@ -1,0 +1,232 @@
+"""``SpillPolicy``: which outputs spill, decided in a fixed order, every decision explained.
+
+Decision order (the first rule that applies wins):
+
+1. ``is_error``: never spilled; the text is bounded to 8 KiB (75 % head, 25 % tail).
+2. ``metadata`` (the argument, not a key inside the result) carries out-of-band keys such as
+   ``artifact_id``: never spilled, a stub would strip that meaning.
+3. internal verbs (progress, tool search, memory and scratch verbs, our own tools): never.
+4. ``result_class`` outside the spill classes: never.
+5. tokens >= the tool's threshold (inclusive), or bytes >= ``min_bytes`` when set: spill.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Any
+
+from ..errors import InvalidArgumentError
+from ..store._format import as_text
+from ..tokens import tokenizer_for
+
+__all__ = [
+    "DEFAULT_INTERNAL_TOOLS",
+    "DEFAULT_MIN_TOKENS",
+    "DEFAULT_OOB_METADATA_KEYS",
+    "DEFAULT_SPILL_CLASSES",
+    "SpillDecision",
+    "SpillPolicy",
+    "bound_error_text",
+    "glob_matches",
+]
+
+DEFAULT_MIN_TOKENS = 5_120
+ERROR_MAX_BYTES = 8 * 1024
+DEFAULT_SPILL_CLASSES = frozenset({"query", "workspace", "browser"})
+DEFAULT_OOB_METADATA_KEYS = frozenset({"artifact_id", "mutation_complete", "memory_entry_id", "persisted"})
+# Our own tool set: reading a spill back must never spill again.
+OWN_TOOLS = frozenset({
+    "head", "tail", "slice", "read_handle", "grep", "schema", "item_schema", "get_in",
+    "iterate_over", "read", "sql", "scratch_write", "scratch_read", "scratch_list", "scratch_delete",
+})
+DEFAULT_INTERNAL_TOOLS = frozenset({"report_progress", "tool_search", *OWN_TOOLS})
+INTERNAL_PREFIXES = ("memory_", "scratch_", "scratchpad_")
+
+
+@lru_cache(maxsize=1024)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    parts = ("." if ch == "?" else ".*" if ch == "*" else re.escape(ch) for ch in pattern)
+    return re.compile("".join(parts), re.S)
+
+
+def glob_matches(pattern: str, name: str) -> bool:
+    """Whole-name match with ``*`` (any run) and ``?`` (one character); nothing else is special."""
+    return _glob_regex(pattern).fullmatch(name) is not None
+
+
+def _check_threshold(value: object, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidArgumentError(f"{where}: a threshold must be a non-negative integer, not {value!r}")
+    return value
+
+
+def bound_error_text(text: str, max_bytes: int = ERROR_MAX_BYTES) -> str:
+    """Keep an error within ``max_bytes`` of UTF-8: 75 % head, 25 % tail, and say what was cut."""
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= max_bytes:
+        return text
+    budget = max_bytes - 96  # room for the note
+    head = data[: budget * 3 // 4].decode("utf-8", errors="ignore")
+    tail = data[len(data) - budget // 4 :].decode("utf-8", errors="ignore")
+    cut = len(data) - len(head.encode()) - len(tail.encode())
+    return f"{head}\n[... {cut:,} bytes of this error cut (of {len(data):,}) ...]\n{tail}"
+
+
+@dataclass(frozen=True)
+class SpillDecision:
+    """Why an output spills or not: the rule that decided, tokens and threshold."""
+
+    spill: bool
+    rule: str
+    tokens: int | None = None  # tokens counted (exact when ``tokens_exact``, else >= threshold)
+    tokens_exact: bool = False
+    threshold: int | None = None
+    size_bytes: int = 0
+    pattern: str | None = None  # the glob that set the threshold (None: the default)
+    detail: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "spill": self.spill, "rule": self.rule, "tokens": self.tokens,
+            "tokens_exact": self.tokens_exact, "threshold": self.threshold,
+            "size_bytes": self.size_bytes, "pattern": self.pattern, "detail": self.detail,
+        }
+
+
+@dataclass(frozen=True)
+class SpillPolicy:
+    """What spills. Thresholds are in real tokens of the model, per tool, by glob pattern.
+
+    >>> policy = SpillPolicy(min_tokens=5120, patterns={"k8s_list_*": 512})
+    >>> policy.threshold_for("k8s_list_pods")
+    512
+    >>> policy.threshold_for("get_weather")
+    5120
+
+    ``patterns`` apply to every server; ``server_patterns`` (as read from Aura's
+    ``[mcp.servers.<server>.scratchpad]`` tables) only within their server. Among the patterns that
+    match, the longest wins; on equal length, the smallest threshold. ``min_bytes``, when set, also
+    spills any output of at least that many bytes (Mesh's ~8 KiB rule).
+    """
+
+    min_tokens: int = DEFAULT_MIN_TOKENS
+    patterns: Mapping[str, int] | None = None
+    min_bytes: int | None = None
+    server_patterns: Mapping[str, Mapping[str, int]] | None = None
+    spill_classes: frozenset[str] = DEFAULT_SPILL_CLASSES
+    oob_metadata_keys: frozenset[str] = DEFAULT_OOB_METADATA_KEYS
+    internal_tools: frozenset[str] = DEFAULT_INTERNAL_TOOLS
+    error_max_bytes: int = ERROR_MAX_BYTES
+    # Aura's [agent.scratchpad] knobs, carried so that a policy round-trips and configures a pad.
+    enabled: bool = True
+    context_safety_margin: float = 0.20
+    max_extraction_tokens: int = 10_000
+    turn_depth_bonus: int = 6
+    _compiled: tuple[tuple[str | None, str, int], ...] = field(default=(), init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        _check_threshold(self.min_tokens, "min_tokens")
+        if self.min_bytes is not None:
+            _check_threshold(self.min_bytes, "min_bytes")
+        patterns = dict(self.patterns or {})
+        servers = {s: dict(p) for s, p in (self.server_patterns or {}).items()}
+        compiled: list[tuple[str | None, str, int]] = []
+        for glob, threshold in patterns.items():
+            compiled.append((None, str(glob), _check_threshold(threshold, f"pattern {glob!r}")))
+        for server, table in servers.items():
+            for glob, threshold in table.items():
+                compiled.append((server, str(glob), _check_threshold(threshold, f"{server}/{glob!r}")))
+        for name in ("spill_classes", "oob_metadata_keys", "internal_tools"):
+            object.__setattr__(self, name, frozenset(getattr(self, name)))
+        object.__setattr__(self, "patterns", patterns)
+        object.__setattr__(self, "server_patterns", servers)
+        object.__setattr__(self, "_compiled", tuple(compiled))
+
+    # -- thresholds --------------------------------------------------------------------------
+
+    def resolve(self, tool: str, server: str | None = None) -> tuple[int, str | None]:
+        """``(threshold, pattern)`` for ``tool`` on ``server``; pattern None means the default."""
+        best: tuple[int, int, str] | None = None  # (-len, threshold, pattern)
+        for scope, glob, threshold in self._compiled:
+            if scope is not None and scope != server:
+                continue
+            if glob_matches(glob, tool):
+                candidate = (-len(glob), threshold, glob)
+                if best is None or candidate < best:
+                    best = candidate
+        if best is None:
+            return self.min_tokens, None
+        return best[1], best[2]
+
+    def threshold_for(self, tool: str, server: str | None = None) -> int:
+        """The spill threshold in tokens for ``tool`` (on ``server``)."""
+        return self.resolve(tool, server)[0]
+
+    def is_internal(self, tool: str, server: str | None = None) -> bool:
+        if tool in OWN_TOOLS:
+            return server in (None, "scratchpad")
+        return tool in self.internal_tools or tool.startswith(INTERNAL_PREFIXES)
+
+    # -- decisions ---------------------------------------------------------------------------
+
+    def explain(
+        self,
+        result: Any,
+        *,
+        tool: str,
+        server: str | None = None,
+        result_class: str | None = "query",
+        metadata: Mapping[str, Any] | None = None,
+        is_error: bool = False,
+        model: str = "gpt-4o",
+        text: str | None = None,
+    ) -> SpillDecision:
+        """Decide whether ``result`` spills, and say why. Counts only as far as needed."""
+        if text is None:
+            text = as_text(result)
+        if is_error:
+            return SpillDecision(False, "is_error", detail=f"errors are never spilled; bounded to {self.error_max_bytes} bytes")
+        if metadata:
+            keys = sorted(k for k in metadata if k in self.oob_metadata_keys)
+            if keys:
+                return SpillDecision(False, "oob_metadata", detail=f"metadata carries {', '.join(keys)}")
+        if self.is_internal(tool, server):
+            return SpillDecision(False, "internal_tool", detail=f"{tool!r} is an internal verb")
+        if result_class is not None and result_class not in self.spill_classes:
+            return SpillDecision(
+                False, "result_class",
+                detail=f"result_class {result_class!r} is not one of {sorted(self.spill_classes)}",
+            )
+        threshold, pattern = self.resolve(tool, server)
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if self.min_bytes is not None and size >= self.min_bytes:
+            return SpillDecision(True, "bytes_threshold", None, False, threshold, size, pattern,
+                                 f"{size} bytes >= min_bytes {self.min_bytes}")
+        tokens, exact = tokenizer_for(model).count_upto(text, threshold)
+        if tokens >= threshold:
+            return SpillDecision(True, "threshold", tokens, exact, threshold, size, pattern,
+                                 f"{'at least ' if not exact else ''}{tokens} tokens >= {threshold}")
+        return SpillDecision(False, "below_threshold", tokens, True, threshold, size, pattern,
+                             f"{tokens} tokens < {threshold}")
+
+    def with_(self, **changes: Any) -> SpillPolicy:
+        """A copy with some fields changed (``policy.with_(min_tokens=1000)``)."""
+        return replace(self, **changes)
+
+    # -- Aura TOML ---------------------------------------------------------------------------
+
+    @classmethod
+    def from_toml(cls, source: str | Any) -> SpillPolicy:
+        """Read Aura's configuration: ``[agent.scratchpad]`` and ``[mcp.servers.<s>.scratchpad]``."""
+        from ._toml import policy_from_toml
+
+        return policy_from_toml(cls, source)
+
+    def to_toml(self) -> str:
+        """Aura TOML for this policy (extra keys of ours are ignored by Aura)."""
+        from ._toml import policy_to_toml
+
+        return policy_to_toml(self)

@@ -1,0 +1,741 @@
+"""``ScratchStore``: a DuckDB catalog of scoped, expiring entries, with bodies on disk.
+
+Layout of a store directory::
+
+    catalog.duckdb        runs, agents, scratch_entries (+ scratch_meta: layout version)
+    LOCK                  held (flock) by the one process that has the store open
+    bodies/<body_id>/     raw, body, lines.idx  (see _bodies.py)
+    tmp/                  bodies being written; anything left here after a crash is swept
+
+Why bodies are files and not DuckDB BLOBs: a line or byte range of a file costs a seek and a read
+of what is returned, while a BLOB is materialised whole by DuckDB before it can be sliced; and
+DuckDB's ``read_json`` reads a file in place for SQL. ``benchmarks/bench_store.py`` has numbers.
+
+Atomicity: a body is written under ``tmp/``, renamed into ``bodies/`` and only then made visible by
+one catalog transaction, all under the store's lock. A process killed at any point leaves either
+no row (and an orphan directory that the next sweep removes) or a complete entry.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import re
+import shutil
+import tempfile
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+
+from ..errors import (
+    InvalidArgumentError,
+    NotFoundError,
+    ScopeError,
+    StoreClosedError,
+    StoreError,
+    StoreFormatError,
+    StoreLockedError,
+)
+from ._bodies import BodyReader, BodyStats, remove_body_dir, write_body_dir
+from ._schema import DDL, LAYOUT_VERSION
+
+if TYPE_CHECKING:
+    from .._pad import Scratchpad
+    from ..spill import SpillPolicy
+
+__all__ = ["Entry", "Scope", "ScratchStore", "validate_handle"]
+
+log = logging.getLogger("jupyter_scratchpad.store")
+
+HANDLE_RE = re.compile(r"^[a-z0-9_]{1,64}$")
+MAX_ID_CHARS = 256
+MAX_KEY_CHARS = 1024
+DEFAULT_TTL_S = 3600.0
+DEFAULT_SWEEP_INTERVAL_S = 300.0
+
+_COLUMNS = (
+    "run_id, agent_id, kind, key, body_id, value_json, format, size_bytes, body_bytes, line_count, "
+    "tokens, preview, source_tool, server, content_hash, meta_json, created_at, expires_at"
+)
+
+
+def validate_handle(handle: object) -> str:
+    """Return ``handle`` if it is a safe handle (``[a-z0-9_]{1,64}``), else raise."""
+    if not isinstance(handle, str) or not HANDLE_RE.match(handle):
+        shown = handle if not isinstance(handle, str) or len(handle) <= 80 else handle[:77] + "..."
+        raise InvalidArgumentError(
+            f"invalid handle {shown!r}: a handle is 1-64 characters of a-z, 0-9 and _ "
+            "(as printed in a spill stub); list live handles with scratch_list",
+            handle=shown,
+        )
+    return handle
+
+
+def _validate_id(value: object, what: str) -> str:
+    if not isinstance(value, str) or not value or len(value) > MAX_ID_CHARS or "\x00" in value:
+        raise InvalidArgumentError(
+            f"{what} must be a non-empty string of at most {MAX_ID_CHARS} characters without NUL",
+            **{what: value if isinstance(value, str) and len(value) <= 80 else repr(value)[:80]},
+        )
+    return value
+
+
+def validate_key(key: object) -> str:
+    if not isinstance(key, str) or not key or len(key) > MAX_KEY_CHARS:
+        raise InvalidArgumentError(
+            f"a note key must be a non-empty string of at most {MAX_KEY_CHARS} characters",
+            key=key if isinstance(key, str) and len(key) <= 80 else repr(key)[:80],
+        )
+    return key
+
+
+def validate_ttl(ttl_s: object) -> float:
+    if isinstance(ttl_s, bool) or not isinstance(ttl_s, (int, float)) or not ttl_s > 0:
+        raise InvalidArgumentError(f"ttl_s must be a positive number of seconds, not {ttl_s!r}")
+    if ttl_s > 10 * 365 * 86400:
+        raise InvalidArgumentError("ttl_s must be at most ten years")
+    return float(ttl_s)
+
+
+@dataclass(frozen=True)
+class Scope:
+    run_id: str
+    agent_id: str
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One live row of ``scratch_entries`` (metadata; bodies are read through ``BodyReader``)."""
+
+    run_id: str
+    agent_id: str
+    kind: str
+    key: str
+    body_id: str | None
+    value_json: str | None
+    format: str | None
+    size_bytes: int
+    body_bytes: int | None
+    line_count: int | None
+    tokens: int | None
+    preview: str | None
+    source_tool: str | None
+    server: str | None
+    content_hash: str | None
+    meta: dict[str, Any] = field(default_factory=dict)
+    created_at: float = 0.0
+    expires_at: float = 0.0
+
+    @classmethod
+    def from_row(cls, row: tuple[Any, ...]) -> Entry:
+        values = list(row)
+        meta = json.loads(values[15]) if values[15] else {}
+        return cls(*values[:15], meta, float(values[16]), float(values[17]))
+
+    @property
+    def handle(self) -> str | None:
+        return self.key if self.kind == "handle" else None
+
+    @property
+    def value(self) -> Any:
+        return json.loads(self.value_json) if self.value_json is not None else None
+
+    def as_dict(self) -> dict[str, Any]:
+        """Metadata as plain data (what ``list_entries`` returns)."""
+        return {
+            "kind": self.kind,
+            "handle": self.key if self.kind == "handle" else None,
+            "key": self.key if self.kind == "note" else None,
+            "run_id": self.run_id,
+            "agent_id": self.agent_id,
+            "source_tool": self.source_tool,
+            "server": self.server,
+            "format": self.format,
+            "size": self.size_bytes,
+            "lines": self.line_count,
+            "tokens": self.tokens,
+            "preview": self.preview,
+            "created_at": datetime.fromtimestamp(self.created_at, tz=timezone.utc),
+            "expires_at": datetime.fromtimestamp(self.expires_at, tz=timezone.utc),
+        }
+
+
+class _StoreLock:
+    """An exclusive, non-blocking flock on ``<dir>/LOCK`` naming the holder's pid."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fh = open(path, "a+")  # noqa: SIM115 - held for the store's lifetime
+        try:
+            fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._fh.seek(0)
+            holder = self._fh.read().strip() or "another process"
+            self._fh.close()
+            raise StoreLockedError(
+                f"the scratch store at {path.parent} is open in process {holder} (lock file "
+                f"{path}). Close it there (store.close(), or shut that kernel down), or open "
+                "a different directory; DuckDB allows one writing process per store.",
+                path=str(path.parent),
+                lock_path=str(path),
+                holder=holder,
+            ) from None
+        self._fh.seek(0)
+        self._fh.truncate()
+        self._fh.write(str(os.getpid()))
+        self._fh.flush()
+
+    def release(self) -> None:
+        if not self._fh.closed:
+            fcntl.flock(self._fh.fileno(), fcntl.LOCK_UN)
+            self._fh.close()
+
+
+class ScratchStore:
+    """A scratch store: a directory holding a DuckDB catalog and the spilled bodies.
+
+    >>> with ScratchStore() as store:              # a temporary directory, removed by close()
+    ...     pad = store.scratchpad(run_id="run-1", agent_id="main")
+    ...     r = pad.intercept("x" * 100_000, tool="dump")
+    ...     r.spilled
+    True
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        ttl_s: float = DEFAULT_TTL_S,
+        sweep_interval_s: float | None = DEFAULT_SWEEP_INTERVAL_S,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.ttl_s = validate_ttl(ttl_s)
+        self._clock = clock
+        self._temporary = path is None
+        self.path = Path(tempfile.mkdtemp(prefix="jupyter-scratchpad-")) if path is None else Path(path)
+        self._closed = True
+        self._lock = threading.RLock()
+        self._inflight: set[str] = set()
+        self._readers: OrderedDict[str, BodyReader] = OrderedDict()
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the store directory {self.path}: {exc}", path=str(self.path)) from exc
+        if not self.path.is_dir():
+            raise StoreFormatError(f"{self.path} is not a directory", path=str(self.path))
+        self._file_lock = _StoreLock(self.path / "LOCK")
+        try:
+            (self.path / "bodies").mkdir(exist_ok=True)
+            (self.path / "tmp").mkdir(exist_ok=True)
+            self._conn = self._connect()
+        except BaseException:
+            self._file_lock.release()
+            raise
+        self._closed = False
+        self._clear_tmp()
+        self._stop = threading.Event()
+        self._sweeper: threading.Thread | None = None
+        if sweep_interval_s:
+            self._sweeper = threading.Thread(
+                target=self._sweep_loop, args=(float(sweep_interval_s),), name="scratch-sweeper", daemon=True
+            )
+            self._sweeper.start()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def _connect(self) -> duckdb.DuckDBPyConnection:
+        db_path = self.path / "catalog.duckdb"
+        try:
+            conn = duckdb.connect(str(db_path), config={"autoinstall_known_extensions": "false"})
+        except duckdb.IOException as exc:
+            if "lock" in str(exc).lower():
+                raise StoreLockedError(
+                    f"the DuckDB catalog {db_path} is locked by another process; close the store "
+                    "there or open another directory",
+                    path=str(self.path),
+                    lock_path=str(db_path),
+                ) from exc
+            raise StoreFormatError(f"cannot open {db_path} as a DuckDB catalog: {exc}", path=str(self.path)) from exc
+        except duckdb.Error as exc:
+            raise StoreFormatError(f"cannot open {db_path} as a DuckDB catalog: {exc}", path=str(self.path)) from exc
+        try:
+            conn.execute(DDL)
+            row = conn.execute("SELECT value FROM scratch_meta WHERE name = 'layout_version'").fetchone()
+            if row is None:
+                conn.execute("INSERT INTO scratch_meta VALUES ('layout_version', ?)", [str(LAYOUT_VERSION)])
+            elif int(row[0]) != LAYOUT_VERSION:
+                raise StoreFormatError(
+                    f"{self.path} has store layout {row[0]}, this version reads {LAYOUT_VERSION}; "
+                    "open it with a matching jupyter-scratchpad or use a new directory",
+                    path=str(self.path),
+                )
+        except duckdb.Error as exc:
+            conn.close()
+            raise StoreFormatError(f"{db_path} is not a scratch catalog: {exc}", path=str(self.path)) from exc
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        """Stop the sweeper, close the catalog and release the lock; idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._stop.set()
+        if self._sweeper is not None and self._sweeper is not threading.current_thread():
+            self._sweeper.join(timeout=10)
+        with self._lock:
+            self._readers.clear()
+            try:
+                self._conn.close()
+            finally:
+                self._file_lock.release()
+                if self._temporary:
+                    shutil.rmtree(self.path, ignore_errors=True)
+
+    def __enter__(self) -> ScratchStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # a forgotten embedded store should not leave its temp dir
+        try:
+            if not self._closed:
+                self.close()
+        except Exception:  # noqa: S110 - interpreter shutdown; nothing useful to do
+            pass
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        return f"<ScratchStore {str(self.path)!r} {state}>"
+
+    @contextmanager
+    def _db(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """The catalog connection, under the store lock, with DuckDB errors wrapped once."""
+        with self._lock:
+            if self._closed:
+                raise StoreClosedError(
+                    f"the scratch store at {self.path} is closed; open a new ScratchStore",
+                    path=str(self.path),
+                )
+            try:
+                yield self._conn
+            except duckdb.Error as exc:
+                raise StoreError(f"catalog operation failed: {exc}", path=str(self.path)) from exc
+
+    @contextmanager
+    def _transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        with self._db() as conn:
+            conn.execute("BEGIN TRANSACTION")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def now(self) -> float:
+        return float(self._clock())
+
+    # -- scopes ------------------------------------------------------------------------------
+
+    def ensure_scope(self, run_id: str, agent_id: str) -> Scope:
+        """Register ``agent_id`` and ``run_id`` (owned by that agent); refuse another's run."""
+        run_id = _validate_id(run_id, "run_id")
+        agent_id = _validate_id(agent_id, "agent_id")
+        now = self.now()
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT INTO agents VALUES (?, ?) ON CONFLICT DO NOTHING", [agent_id, now]
+            )
+            row = conn.execute("SELECT agent_id FROM runs WHERE run_id = ?", [run_id]).fetchone()
+            if row is None:
+                conn.execute("INSERT INTO runs VALUES (?, ?, ?)", [run_id, agent_id, now])
+            elif row[0] != agent_id:
+                raise ScopeError(
+                    f"run {run_id!r} is owned by agent {row[0]!r}, not {agent_id!r}; each run "
+                    "belongs to one agent: use a new run_id for this agent",
+                    run_id=run_id,
+                    agent_id=agent_id,
+                    owner=row[0],
+                )
+        return Scope(run_id, agent_id)
+
+    def scratchpad(
+        self,
+        run_id: str = "default",
+        agent_id: str = "main",
+        model: str = "gpt-4o",
+        *,
+        context_window: int | None = None,
+        safety_margin: float = 0.20,
+        max_extraction_tokens: int = 10_000,
+        policy: SpillPolicy | None = None,
+        turn_depth_bonus: int = 6,
+        preview_lines: int = 20,
+    ) -> Scratchpad:
+        """The scratchpad of one (run, agent): intercept outputs, call tools, keep notes."""
+        from .._pad import Scratchpad
+
+        scope = self.ensure_scope(run_id, agent_id)
+        return Scratchpad(
+            self,
+            scope,
+            model=model,
+            context_window=context_window,
+            safety_margin=safety_margin,
+            max_extraction_tokens=max_extraction_tokens,
+            policy=policy,
+            turn_depth_bonus=turn_depth_bonus,
+            preview_lines=preview_lines,
+        )
+
+    # -- entries -----------------------------------------------------------------------------
+
+    def get_entry(self, scope: Scope, kind: str, key: str) -> Entry | None:
+        """The live entry ``(kind, key)`` of ``scope``, or None (expired rows are invisible)."""
+        with self._db() as conn:
+            row = conn.execute(
+                f"SELECT {_COLUMNS} FROM scratch_entries WHERE run_id = ? AND agent_id = ? "
+                "AND kind = ? AND key = ? AND expires_at > ?",
+                [scope.run_id, scope.agent_id, kind, key, self.now()],
+            ).fetchone()
+        return Entry.from_row(row) if row else None
+
+    def require_entry(self, scope: Scope, kind: str, key: str) -> Entry:
+        entry = self.get_entry(scope, kind, key)
+        if entry is None:
+            what = "handle" if kind == "handle" else "note"
+            raise NotFoundError(
+                f"no live {what} {key!r} in run {scope.run_id!r} (it may have expired or been "
+                "deleted); list what exists with scratch_list",
+                **{"handle" if kind == "handle" else "key": key},
+            )
+        return entry
+
+    def entries(self, scope: Scope, kind: str | None = None) -> list[Entry]:
+        """Live entries of ``scope``, oldest first."""
+        sql = (
+            f"SELECT {_COLUMNS} FROM scratch_entries WHERE run_id = ? AND agent_id = ? "
+            "AND expires_at > ?"
+        )
+        params: list[Any] = [scope.run_id, scope.agent_id, self.now()]
+        if kind is not None:
+            sql += " AND kind = ?"
+            params.append(kind)
+        with self._db() as conn:
+            rows = conn.execute(sql + " ORDER BY created_at, key", params).fetchall()
+        return [Entry.from_row(r) for r in rows]
+
+    def list_entries(self, run_id: str, agent_id: str | None = None) -> list[dict[str, Any]]:
+        """Metadata of the live entries of ``run_id`` (never bodies), as plain dicts."""
+        sql = f"SELECT {_COLUMNS} FROM scratch_entries WHERE run_id = ? AND expires_at > ?"
+        params: list[Any] = [run_id, self.now()]
+        if agent_id is not None:
+            sql += " AND agent_id = ?"
+            params.append(agent_id)
+        with self._db() as conn:
+            rows = conn.execute(sql + " ORDER BY created_at, kind, key", params).fetchall()
+        return [Entry.from_row(r).as_dict() for r in rows]
+
+    def put_body(
+        self,
+        scope: Scope,
+        *,
+        handle: str,
+        raw: bytes | Iterable[bytes],
+        body: bytes | None,
+        content_hash: str,
+        fmt: str,
+        size_bytes: int,
+        tokens: int | None,
+        preview: str,
+        source_tool: str | None,
+        server: str | None,
+        meta: dict[str, Any] | None = None,
+        ttl_s: float | None = None,
+        replace: bool = True,
+    ) -> tuple[Entry, bool]:
+        """Store a spilled output as entry ``handle``; returns ``(entry, created)``.
+
+        The same content under the same handle in the same scope is not written twice: its
+        expiry is refreshed instead. A different content under an existing handle replaces it
+        when ``replace`` (a named capture), else raises.
+        """
+        validate_handle(handle)
+        ttl = self.ttl_s if ttl_s is None else validate_ttl(ttl_s)
+        existing = self._row_any_expiry(scope, "handle", handle)
+        if existing is not None and existing.content_hash == content_hash:
+            now = self.now()
+            with self._db() as conn:
+                conn.execute(
+                    "UPDATE scratch_entries SET expires_at = ?, created_at = CASE WHEN expires_at <= ? "
+                    "THEN ? ELSE created_at END WHERE run_id = ? AND agent_id = ? AND kind = 'handle' "
+                    "AND key = ?",
+                    [now + ttl, now, now, scope.run_id, scope.agent_id, handle],
+                )
+            entry = self.require_entry(scope, "handle", handle)
+            return entry, False
+        if existing is not None and not replace and existing.expires_at > self.now():
+            raise InvalidArgumentError(f"handle {handle!r} already holds other content", handle=handle)
+
+        body_id = uuid.uuid4().hex
+        tmp_dir = self.path / "tmp" / body_id
+        with self._lock:
+            self._inflight.add(body_id)
+        try:
+            stats = write_body_dir(tmp_dir, raw, body)
+            with self._lock:
+                if self._closed:
+                    raise StoreClosedError(f"the scratch store at {self.path} is closed", path=str(self.path))
+                os.rename(tmp_dir, self.path / "bodies" / body_id)
+                try:
+                    entry, old_body = self._insert_entry(
+                        scope, handle, body_id, stats, content_hash, fmt, size_bytes, tokens,
+                        preview, source_tool, server, meta or {}, ttl,
+                    )
+                except BaseException:
+                    remove_body_dir(self.path / "bodies" / body_id)
+                    raise
+        except OSError as exc:
+            raise StoreError(f"could not write the body of {handle!r}: {exc}", handle=handle) from exc
+        finally:
+            with self._lock:
+                self._inflight.discard(body_id)
+            if tmp_dir.exists():
+                remove_body_dir(tmp_dir)
+        if old_body:
+            self._drop_bodies([old_body])
+        return entry, True
+
+    def _row_any_expiry(self, scope: Scope, kind: str, key: str) -> Entry | None:
+        with self._db() as conn:
+            row = conn.execute(
+                f"SELECT {_COLUMNS} FROM scratch_entries WHERE run_id = ? AND agent_id = ? "
+                "AND kind = ? AND key = ?",
+                [scope.run_id, scope.agent_id, kind, key],
+            ).fetchone()
+        return Entry.from_row(row) if row else None
+
+    def _insert_entry(
+        self, scope: Scope, handle: str, body_id: str, stats: BodyStats, content_hash: str,
+        fmt: str, size_bytes: int, tokens: int | None, preview: str, source_tool: str | None,
+        server: str | None, meta: dict[str, Any], ttl: float,
+    ) -> tuple[Entry, str | None]:
+        now = self.now()
+        with self._transaction() as conn:
+            old = conn.execute(
+                "SELECT body_id FROM scratch_entries WHERE run_id = ? AND agent_id = ? "
+                "AND kind = 'handle' AND key = ?",
+                [scope.run_id, scope.agent_id, handle],
+            ).fetchone()
+            if old is not None:
+                conn.execute(
+                    "DELETE FROM scratch_entries WHERE run_id = ? AND agent_id = ? "
+                    "AND kind = 'handle' AND key = ?",
+                    [scope.run_id, scope.agent_id, handle],
+                )
+            conn.execute(
+                f"INSERT INTO scratch_entries ({_COLUMNS}) VALUES "
+                "(?, ?, 'handle', ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    scope.run_id, scope.agent_id, handle, body_id, fmt, size_bytes,
+                    stats.body_bytes, stats.line_count, tokens, preview, source_tool, server,
+                    content_hash, json.dumps({**meta, "longest_line": stats.longest_line}),
+                    now, now + ttl,
+                ],
+            )
+        entry = Entry(
+            scope.run_id, scope.agent_id, "handle", handle, body_id, None, fmt, size_bytes,
+            stats.body_bytes, stats.line_count, tokens, preview, source_tool, server,
+            content_hash, {**meta, "longest_line": stats.longest_line}, now, now + ttl,
+        )
+        return entry, (old[0] if old else None)
+
+    def set_preview(self, scope: Scope, handle: str, preview: str) -> None:
+        with self._db() as conn:
+            conn.execute(
+                "UPDATE scratch_entries SET preview = ? WHERE run_id = ? AND agent_id = ? "
+                "AND kind = 'handle' AND key = ?",
+                [preview, scope.run_id, scope.agent_id, handle],
+            )
+
+    def put_note(self, scope: Scope, key: str, value: Any, ttl_s: float | None = None) -> Entry:
+        """Write (or overwrite) the note ``key`` of ``scope``."""
+        key = validate_key(key)
+        ttl = self.ttl_s if ttl_s is None else validate_ttl(ttl_s)
+        try:
+            value_json = json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError) as exc:
+            raise InvalidArgumentError(f"a note value must be JSON-serialisable: {exc}", key=key) from exc
+        now = self.now()
+        preview = value_json if len(value_json) <= 200 else value_json[:197] + "..."
+        with self._transaction() as conn:
+            conn.execute(
+                "DELETE FROM scratch_entries WHERE run_id = ? AND agent_id = ? AND kind = 'note' AND key = ?",
+                [scope.run_id, scope.agent_id, key],
+            )
+            conn.execute(
+                f"INSERT INTO scratch_entries ({_COLUMNS}) VALUES "
+                "(?, ?, 'note', ?, NULL, ?, 'json', ?, NULL, NULL, NULL, ?, 'scratch_write', NULL, NULL, "
+                "NULL, ?, ?)",
+                [scope.run_id, scope.agent_id, key, value_json, len(value_json.encode()), preview, now, now + ttl],
+            )
+        return self.require_entry(scope, "note", key)
+
+    def touch(self, scope: Scope, kind: str, key: str, ttl_s: float | None = None) -> Entry:
+        """Extend the life of a live entry to ``ttl_s`` from now."""
+        ttl = self.ttl_s if ttl_s is None else validate_ttl(ttl_s)
+        self.require_entry(scope, kind, key)
+        with self._db() as conn:
+            conn.execute(
+                "UPDATE scratch_entries SET expires_at = ? WHERE run_id = ? AND agent_id = ? "
+                "AND kind = ? AND key = ?",
+                [self.now() + ttl, scope.run_id, scope.agent_id, kind, key],
+            )
+        return self.require_entry(scope, kind, key)
+
+    def delete_entry(self, scope: Scope, kind: str, key: str) -> bool:
+        """Delete one entry of ``scope`` (and its body); False when there was none."""
+        with self._transaction() as conn:
+            row = conn.execute(
+                "SELECT body_id, expires_at FROM scratch_entries WHERE run_id = ? AND agent_id = ? "
+                "AND kind = ? AND key = ?",
+                [scope.run_id, scope.agent_id, kind, key],
+            ).fetchone()
+            if row is None:
+                return False
+            conn.execute(
+                "DELETE FROM scratch_entries WHERE run_id = ? AND agent_id = ? AND kind = ? AND key = ?",
+                [scope.run_id, scope.agent_id, kind, key],
+            )
+        if row[0]:
+            self._drop_bodies([row[0]])
+        return bool(row[1] > self.now())
+
+    def delete_run(self, run_id: str) -> int:
+        """Delete a run with every entry and body of it, in one transaction; returns entries deleted."""
+        with self._transaction() as conn:
+            bodies = [r[0] for r in conn.execute(
+                "SELECT body_id FROM scratch_entries WHERE run_id = ? AND body_id IS NOT NULL", [run_id]
+            ).fetchall()]
+            count = self._count(conn, "SELECT count(*) FROM scratch_entries WHERE run_id = ?", [run_id])
+            conn.execute("DELETE FROM scratch_entries WHERE run_id = ?", [run_id])
+            conn.execute("DELETE FROM runs WHERE run_id = ?", [run_id])
+        self._drop_bodies(bodies)
+        return count
+
+    def delete_agent(self, agent_id: str) -> int:
+        """Delete an agent, its runs, and every entry and body of them; returns entries deleted."""
+        with self._transaction() as conn:
+            bodies = [r[0] for r in conn.execute(
+                "SELECT body_id FROM scratch_entries WHERE agent_id = ? AND body_id IS NOT NULL", [agent_id]
+            ).fetchall()]
+            count = self._count(conn, "SELECT count(*) FROM scratch_entries WHERE agent_id = ?", [agent_id])
+            conn.execute("DELETE FROM scratch_entries WHERE agent_id = ?", [agent_id])
+            conn.execute("DELETE FROM runs WHERE agent_id = ?", [agent_id])
+            conn.execute("DELETE FROM agents WHERE agent_id = ?", [agent_id])
+        self._drop_bodies(bodies)
+        return count
+
+    @staticmethod
+    def _count(conn: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> int:
+        row = conn.execute(sql, params).fetchone()
+        return int(row[0]) if row else 0
+
+    # -- sweeping ----------------------------------------------------------------------------
+
+    def sweep(self) -> int:
+        """Delete expired entries and their bodies, and any orphan body; returns entries deleted."""
+        now = self.now()
+        with self._transaction() as conn:
+            bodies = [r[0] for r in conn.execute(
+                "SELECT body_id FROM scratch_entries WHERE expires_at <= ? AND body_id IS NOT NULL", [now]
+            ).fetchall()]
+            count = self._count(conn, "SELECT count(*) FROM scratch_entries WHERE expires_at <= ?", [now])
+            conn.execute("DELETE FROM scratch_entries WHERE expires_at <= ?", [now])
+        self._drop_bodies(bodies)
+        self._remove_orphans()
+        return count
+
+    def _remove_orphans(self) -> None:
+        with self._db() as conn:
+            referenced = {r[0] for r in conn.execute(
+                "SELECT body_id FROM scratch_entries WHERE body_id IS NOT NULL"
+            ).fetchall()}
+            # Under the lock: a body renamed into bodies/ gets its row before the lock is released.
+            for child in (self.path / "bodies").iterdir():
+                if child.name not in referenced:
+                    remove_body_dir(child)
+                    self._readers.pop(child.name, None)
+            self._clear_tmp()
+
+    def _clear_tmp(self) -> None:
+        with self._lock:
+            for child in (self.path / "tmp").iterdir():
+                if child.name not in self._inflight:
+                    remove_body_dir(child)
+
+    def _drop_bodies(self, body_ids: Iterable[str]) -> None:
+        for body_id in body_ids:
+            with self._lock:
+                self._readers.pop(body_id, None)
+            remove_body_dir(self.path / "bodies" / body_id)
+
+    def _sweep_loop(self, interval_s: float) -> None:
+        while not self._stop.wait(interval_s):
+            try:
+                removed = self.sweep()
+                if removed:
+                    log.debug("swept %d expired scratch entries", removed)
+            except StoreClosedError:
+                return
+            except Exception:
+                log.exception("background sweep of %s failed", self.path)
+
+    # -- bodies ------------------------------------------------------------------------------
+
+    def reader(self, entry: Entry) -> BodyReader:
+        """Random access to the body of a handle entry."""
+        if entry.body_id is None:
+            raise InvalidArgumentError(f"{entry.key!r} is a note, it has no body", key=entry.key)
+        with self._lock:
+            reader = self._readers.get(entry.body_id)
+            if reader is None:
+                try:
+                    reader = BodyReader(self.path / "bodies" / entry.body_id)
+                except (OSError, ValueError) as exc:
+                    raise StoreError(
+                        f"the body of {entry.key!r} is missing or damaged ({exc}); delete the "
+                        "entry and spill the output again",
+                        handle=entry.key,
+                    ) from exc
+                self._readers[entry.body_id] = reader
+                while len(self._readers) > 64:
+                    self._readers.popitem(last=False)
+            else:
+                self._readers.move_to_end(entry.body_id)
+        return reader
+
+    def body_paths(self, entry: Entry) -> tuple[Path, Path]:
+        """``(raw_path, body_path)`` of a handle entry, for DuckDB to read in place."""
+        reader = self.reader(entry)
+        return reader.raw_path, reader.body_path

@@ -1,0 +1,207 @@
+"""Exact token counts in bounded time and memory.
+
+tiktoken is the engine, fed in chunks cut only where its pre-tokenizer provably ends a piece, so
+the sum of the chunk counts equals the count of the whole text:
+
+* after a ``\\n`` that is followed by a character that is neither whitespace nor ``/`` (no piece of
+  either pattern continues past such a newline: the newline pieces stop at the last newline, the
+  punctuation piece absorbs only ``[\\r\\n/]``, and word pieces cannot start with a newline);
+* after an ASCII digit followed by an ASCII non-digit (digits only ever form ``\\p{N}{1,3}``
+  pieces, which end where the digits end and look at nothing beyond).
+
+A stretch with no such point within reach (``'A' * 4_000_000``, a megabyte of spaces) is
+pathological for tiktoken: super-linear, or a ``pyo3_runtime.PanicException``. It goes to
+bpe-openai's linear-time exact counter instead. Only counts are kept, never the list of ids of
+the whole text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from ._encodings import load_encoding, load_linear_counter
+
+__all__ = ["Tokenizer", "count_tokens", "encoding_for_model", "tokenizer_for"]
+
+CHUNK_CHARS = 32_768  # a chunk is cut at the first safe point after this many characters
+SEARCH_CHARS = 32_768  # how far past the target we look for a safe point
+LINEAR_RUN_CHARS = 65_536  # a stretch this long without a safe point goes to bpe-openai
+
+_SAFE_POINT = re.compile(r"\n(?=[^\s/])|[0-9](?=[\x00-\x2f\x3a-\x7f])")
+
+_CLAUDE_FACTOR = 1.1
+
+
+@dataclass(frozen=True)
+class ModelTokens:
+    """How tokens of ``model`` are counted: which encoding, and whether it is an estimate."""
+
+    model: str
+    encoding: str
+    factor: float = 1.0
+
+    @property
+    def is_estimate(self) -> bool:
+        return self.factor != 1.0
+
+
+def encoding_for_model(model: str) -> ModelTokens:
+    """Resolve a model name to its counting rule.
+
+    OpenAI models use the encoding tiktoken assigns them (``o200k_base`` for gpt-4o, gpt-4.1,
+    gpt-5 and the o-series, ``cl100k_base`` for gpt-4 and gpt-3.5); Claude models are estimated as
+    ``ceil(cl100k_base × 1.1)``; an encoding name is accepted as is; anything else is ``o200k_base``.
+    """
+    name = (model or "").strip()
+    lowered = name.lower()
+    if lowered in ("o200k_base", "cl100k_base"):
+        return ModelTokens(name, lowered)
+    if "claude" in lowered:
+        return ModelTokens(name, "cl100k_base", _CLAUDE_FACTOR)
+    try:
+        import tiktoken
+
+        resolved = tiktoken.encoding_name_for_model(name)
+    except (KeyError, ValueError):
+        resolved = "o200k_base"
+    if resolved == "o200k_harmony":  # same ranks and pattern; differs only in special tokens
+        resolved = "o200k_base"
+    if resolved not in ("o200k_base", "cl100k_base"):
+        resolved = "o200k_base"  # r50k/p50k models are retired; their data is not shipped
+    return ModelTokens(name, resolved)
+
+
+def _chunks(text: str) -> Iterator[tuple[str, bool]]:
+    """Yield ``(chunk, pathological)`` pieces whose counts add up to the count of ``text``."""
+    n = len(text)
+    pos = 0
+    while pos < n:
+        if n - pos <= CHUNK_CHARS:
+            yield text[pos:], False
+            return
+        target = pos + CHUNK_CHARS
+        m = _SAFE_POINT.search(text, target, min(n, target + SEARCH_CHARS))
+        if m is not None:
+            cut = m.start() + 1
+            yield text[pos:cut], False
+            pos = cut
+            continue
+        m = _SAFE_POINT.search(text, target)
+        cut = n if m is None else m.start() + 1
+        yield text[pos:cut], cut - pos > LINEAR_RUN_CHARS
+        pos = cut
+
+
+@dataclass
+class Tokenizer:
+    """Counts tokens of one model; thread-safe; caches full counts by content hash."""
+
+    rule: ModelTokens
+    cache_size: int = 256
+    _cache: OrderedDict[bytes, int] = field(default_factory=OrderedDict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def model(self) -> str:
+        return self.rule.model
+
+    @property
+    def is_estimate(self) -> bool:
+        return self.rule.is_estimate
+
+    def _raw_chunk(self, chunk: str, pathological: bool) -> int:
+        if not pathological:
+            try:
+                return len(load_encoding(self.rule.encoding).encode_ordinary(chunk))
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException:  # pyo3's PanicException derives from BaseException
+                pass
+        return int(load_linear_counter(self.rule.encoding).count(chunk))
+
+    def _scale(self, raw: int) -> int:
+        if self.rule.factor == 1.0:
+            return raw
+        return math.ceil(round(raw * self.rule.factor, 9))
+
+    def count(self, text: str | bytes) -> int:
+        """The exact number of tokens of ``text`` (an estimate for Claude models)."""
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", errors="replace")
+        if not text:
+            return 0
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        with self._lock:
+            cached = self._cache.get(key)
+            if cached is not None:
+                self._cache.move_to_end(key)
+                return cached
+        raw = sum(self._raw_chunk(chunk, bad) for chunk, bad in _chunks(text))
+        result = self._scale(raw)
+        with self._lock:
+            self._cache[key] = result
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        return result
+
+    def count_upto(self, text: str | bytes, limit: int) -> tuple[int, bool]:
+        """Count until ``limit`` is reached: ``(count, exact)``.
+
+        When the text has fewer than ``limit`` tokens the exact count comes back with
+        ``exact=True``; otherwise some count ``>= limit`` with ``exact=False`` (or True when the
+        last chunk happened to finish the text). Never tokenizes more than needed to decide.
+        """
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", errors="replace")
+        if limit <= 0:
+            return 0, not text
+        # Every token is at least one UTF-8 byte, and a character is at most four bytes.
+        if self._scale(4 * len(text)) < limit:
+            return self.count(text), True
+        if self._scale(len(text.encode("utf-8", "surrogatepass"))) < limit:
+            return self.count(text), True
+        raw = 0
+        consumed = 0
+        for chunk, bad in _chunks(text):
+            raw += self._raw_chunk(chunk, bad)
+            consumed += len(chunk)
+            if self._scale(raw) >= limit:
+                return self._scale(raw), consumed == len(text)
+        return self._scale(raw), True
+
+    def reaches(self, text: str | bytes, threshold: int) -> bool:
+        """Whether ``text`` has at least ``threshold`` tokens (early exit)."""
+        return self.count_upto(text, threshold)[0] >= threshold
+
+
+_tokenizers: dict[str, Tokenizer] = {}
+_tokenizers_lock = threading.Lock()
+
+
+def tokenizer_for(model: str = "gpt-4o") -> Tokenizer:
+    """The process-wide ``Tokenizer`` for ``model``."""
+    rule = encoding_for_model(model)
+    key = f"{rule.encoding}:{rule.factor}"
+    with _tokenizers_lock:
+        tok = _tokenizers.get(key)
+        if tok is None:
+            tok = _tokenizers[key] = Tokenizer(ModelTokens(key, rule.encoding, rule.factor))
+    return tok
+
+
+def count_tokens(text: str | bytes, model: str = "gpt-4o") -> int:
+    """Exact, offline token count of ``text`` for ``model``.
+
+    >>> count_tokens("hello world")
+    2
+
+    Tool output is counted as ordinary text: a literal ``<|endoftext|>`` is text, not a special
+    token. For Claude models the count is an estimate, ``ceil(cl100k_base × 1.1)``.
+    """
+    return tokenizer_for(model).count(text)
