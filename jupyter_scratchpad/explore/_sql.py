@@ -34,8 +34,6 @@ MAX_QUERY_CHARS = 20_000
 
 
 def _quote_ident(name: str) -> str:
-    if name.isidentifier() and name.isascii() and not name[0].isdigit():
-        return name
     return '"' + name.replace('"', '""') + '"'
 
 
@@ -161,7 +159,7 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
         kind = _error_kind(exc)
         names = [e.key for e in entries]
         sugg = [suggestion("sql", "list the columns of a relation",
-                           query=f"DESCRIBE {_quote_ident(names[0])}")] if names else []
+                           query=f"DESCRIBE {names[0]}")] if names else []
         sugg.append(suggestion("scratch_list", "see the relations (one per handle)"))
         message = str(exc).split("\n")[0]
         if kind == "sql_forbidden":
