@@ -7,7 +7,9 @@ the sum of the chunk counts equals the count of the whole text:
   either pattern continues past such a newline: the newline pieces stop at the last newline, the
   punctuation piece absorbs only ``[\\r\\n/]``, and word pieces cannot start with a newline);
 * after an ASCII digit followed by an ASCII non-digit (digits only ever form ``\\p{N}{1,3}``
-  pieces, which end where the digits end and look at nothing beyond).
+  pieces, which end where the digits end and look at nothing beyond);
+* after an ASCII letter followed by a space (word pieces end at the last letter, take no space
+  after it, and look at nothing beyond; the space begins the next piece in both patterns).
 
 A stretch with no such point within reach (``'A' * 4_000_000``, a megabyte of spaces) is
 pathological for tiktoken: super-linear, or a ``pyo3_runtime.PanicException``. It goes to
@@ -33,7 +35,7 @@ CHUNK_CHARS = 32_768  # a chunk is cut at the first safe point after this many c
 SEARCH_CHARS = 32_768  # how far past the target we look for a safe point
 LINEAR_RUN_CHARS = 65_536  # a stretch this long without a safe point goes to bpe-openai
 
-_SAFE_POINT = re.compile(r"\n(?=[^\s/])|[0-9](?=[\x00-\x2f\x3a-\x7f])")
+_SAFE_POINT = re.compile(r"\n(?=[^\s/])|[0-9](?=[\x00-\x2f\x3a-\x7f])|[A-Za-z](?= )")
 
 _CLAUDE_FACTOR = 1.1
 
@@ -98,6 +100,20 @@ def _chunks(text: str) -> Iterator[tuple[str, bool]]:
         pos = cut
 
 
+def _content_key(text: str, step: int = 1 << 20) -> bytes:
+    """A hash of ``text`` computed slice by slice (no full-size UTF-8 copy)."""
+    h = hashlib.blake2b(digest_size=16)
+    for start in range(0, len(text), step):
+        h.update(text[start : start + step].encode("utf-8", "surrogatepass"))
+    return h.digest()
+
+
+def _utf8_len(text: str, step: int = 1 << 20) -> int:
+    if text.isascii():
+        return len(text)
+    return sum(len(text[i : i + step].encode("utf-8", "surrogatepass")) for i in range(0, len(text), step))
+
+
 @dataclass
 class Tokenizer:
     """Counts tokens of one model; thread-safe; caches full counts by content hash."""
@@ -136,7 +152,7 @@ class Tokenizer:
             text = text.decode("utf-8", errors="replace")
         if not text:
             return 0
-        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        key = _content_key(text)
         with self._lock:
             cached = self._cache.get(key)
             if cached is not None:
@@ -164,11 +180,19 @@ class Tokenizer:
         # Every token is at least one UTF-8 byte, and a character is at most four bytes.
         if self._scale(4 * len(text)) < limit:
             return self.count(text), True
-        if self._scale(len(text.encode("utf-8", "surrogatepass"))) < limit:
+        if self._scale(_utf8_len(text)) < limit:
             return self.count(text), True
         raw = 0
         consumed = 0
         for chunk, bad in _chunks(text):
+            if bad:  # a long run: let the linear counter stop as soon as the limit is passed
+                needed = math.ceil(limit / self.rule.factor)  # raw count that reaches the limit
+                partial = load_linear_counter(self.rule.encoding).count_till_limit(chunk, needed - raw - 1)
+                if partial is None:  # raw + this chunk >= needed
+                    return max(limit, self._scale(needed)), False
+                raw += int(partial)
+                consumed += len(chunk)
+                continue
             raw += self._raw_chunk(chunk, bad)
             consumed += len(chunk)
             if self._scale(raw) >= limit:

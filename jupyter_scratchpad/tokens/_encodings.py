@@ -11,9 +11,12 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
+import importlib.machinery
+import importlib.util
+import sys
 import threading
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from ..errors import TokenizerDataError
@@ -39,7 +42,7 @@ def read_verified_ranks(name: str) -> dict[bytes, int]:
             encoding=name,
         )
     try:
-        packed = resources.files("bpe_openai.data").joinpath(f"{name}.tiktoken.gz").read_bytes()
+        packed = (_bpe_openai_dir() / "data" / f"{name}.tiktoken.gz").read_bytes()
         raw = gzip.decompress(packed)
     except (ModuleNotFoundError, FileNotFoundError, OSError, EOFError) as exc:
         raise TokenizerDataError(
@@ -61,6 +64,18 @@ def read_verified_ranks(name: str) -> dict[bytes, int]:
             token, rank = line.split()
             ranks[base64.b64decode(token)] = int(rank)
     return ranks
+
+
+def _bpe_openai_dir() -> Path:
+    """Where bpe-openai is installed, found without importing it.
+
+    Importing ``bpe_openai`` itself builds Python rank tables for every encoding (slow, and it
+    warns); we only need its data files and its compiled counter.
+    """
+    spec = importlib.util.find_spec("bpe_openai")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("bpe_openai")
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def _tiktoken_spec(name: str, ranks: dict[bytes, int]) -> dict[str, Any]:
@@ -109,10 +124,17 @@ def load_encoding(name: str) -> Any:
 @cache
 def load_linear_counter(name: str) -> Any:
     """bpe-openai's linear-time exact counter for ``name`` (same data, compiled in)."""
-    try:
-        from bpe_openai import _bindings
-    except ImportError as exc:  # pragma: no cover - bpe-openai is a hard dependency
-        raise TokenizerDataError(
-            "bpe-openai is not importable; install 'bpe-openai==0.1.4'", encoding=name
-        ) from exc
-    return _bindings.tokenizer_for_encoding(name)
+    module = sys.modules.get("bpe_openai._bindings")
+    if module is None:
+        try:
+            path = next(_bpe_openai_dir().glob("_bindings*.so"))
+        except (ModuleNotFoundError, StopIteration) as exc:  # pragma: no cover - a hard dependency
+            raise TokenizerDataError(
+                "bpe-openai's compiled counter was not found; install 'bpe-openai==0.1.4'", encoding=name
+            ) from exc
+        loader = importlib.machinery.ExtensionFileLoader("bpe_openai._bindings", str(path))
+        spec = importlib.util.spec_from_file_location("bpe_openai._bindings", path, loader=loader)
+        assert spec is not None
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+    return module.tokenizer_for_encoding(name)
