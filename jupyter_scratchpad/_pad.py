@@ -156,7 +156,9 @@ class Scratchpad:
         stub = build_stub(entry, self.store.reader(entry), preview_lines=self.preview_lines,
                           value=norm.value if norm.format == "json" else None, model=self.model,
                           tokens_estimate=self.tokens_are_estimates)
-        self.store.set_preview(self.scope, entry.key, stub["preview"])
+        # The catalog keeps a short preview: list_entries is metadata, not content.
+        short = "\n".join(stub["preview"].split("\n")[:5])
+        self.store.set_preview(self.scope, entry.key, short if len(short) <= 300 else short[:299] + "…")
         with self._usage_lock:
             self._tokens_intercepted += tokens
             self._spills += 1

@@ -386,13 +386,18 @@ class ScratchStore:
         model: str = "gpt-4o",
         *,
         context_window: int | None = None,
-        safety_margin: float = 0.20,
-        max_extraction_tokens: int = 10_000,
+        safety_margin: float | None = None,
+        max_extraction_tokens: int | None = None,
         policy: SpillPolicy | None = None,
-        turn_depth_bonus: int = 6,
+        turn_depth_bonus: int | None = None,
         preview_lines: int = 20,
     ) -> Scratchpad:
-        """The scratchpad of one (run, agent): intercept outputs, call tools, keep notes."""
+        """The scratchpad of one (run, agent): intercept outputs, call tools, keep notes.
+
+        ``safety_margin`` (default 0.20), ``max_extraction_tokens`` (10,000) and
+        ``turn_depth_bonus`` (6) default to the policy's values, which default to Aura's.
+        ``context_window`` defaults to the model's (``CONTEXT_WINDOWS``).
+        """
         from .._pad import Scratchpad
 
         scope = self.ensure_scope(run_id, agent_id)

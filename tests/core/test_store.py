@@ -1,0 +1,304 @@
+"""ScratchStore: layout, scoping in SQL, TTL and sweeps, cascades, locking, bodies."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from jupyter_scratchpad import (
+    InvalidArgumentError,
+    NotFoundError,
+    ScopeError,
+    ScratchStore,
+    StoreClosedError,
+    StoreLockedError,
+)
+from jupyter_scratchpad.store import Scope
+from tests.conftest import FakeClock
+
+BIG = "\n".join(f"line {i} " + "x" * 40 for i in range(2000))
+
+
+def spill(pad, text=BIG, tool="dump", **kw):  # type: ignore[no-untyped-def]
+    r = pad.intercept(text, tool=tool, **kw)
+    assert r.spilled, r.decision
+    return r
+
+
+def body_dirs(store: ScratchStore) -> set[str]:
+    return {p.name for p in (store.path / "bodies").iterdir()}
+
+
+def test_embedded_default_is_a_temporary_directory_removed_on_close() -> None:
+    store = ScratchStore()
+    path = store.path
+    pad = store.scratchpad()
+    spill(pad)
+    assert (path / "catalog.duckdb").exists()
+    store.close()
+    store.close()  # idempotent
+    assert not path.exists()
+    with pytest.raises(StoreClosedError):
+        store.list_entries("default")
+
+
+def test_directory_store_persists_across_opens(tmp_path: Path, clock: FakeClock) -> None:
+    with ScratchStore(tmp_path / "s", clock=clock, sweep_interval_s=None) as store:
+        r = spill(store.scratchpad("run", "agent"))
+        store.scratchpad("run", "agent").scratch_write("k", {"v": 1})
+    with ScratchStore(tmp_path / "s", clock=clock, sweep_interval_s=None) as store:
+        pad = store.scratchpad("run", "agent")
+        assert pad.call_tool("head", {"handle": r.handle, "lines": 1}).data["lines"] == ["line 0 " + "x" * 40]
+        assert pad.scratch_read("k") == {"v": 1}
+    assert (tmp_path / "s" / "catalog.duckdb").exists()
+
+
+def test_one_table_with_kind_and_scope_columns(store: ScratchStore, pad) -> None:  # type: ignore[no-untyped-def]
+    spill(pad)
+    pad.scratch_write("note", "v")
+    with store._db() as conn:
+        kinds = sorted(r[0] for r in conn.execute("SELECT kind FROM scratch_entries").fetchall())
+        tables = {r[0] for r in conn.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    assert kinds == ["handle", "note"]
+    assert {"scratch_entries", "runs", "agents"} <= tables
+
+
+def test_a_run_belongs_to_one_agent(store: ScratchStore) -> None:
+    store.scratchpad("run-x", "alice")
+    with pytest.raises(ScopeError, match="owned by agent 'alice'"):
+        store.scratchpad("run-x", "bob")
+    store.scratchpad("run-x", "alice")  # the owner again is fine
+
+
+def test_reads_are_scoped_by_run_and_agent(store: ScratchStore) -> None:
+    a = store.scratchpad("run-a", "alice")
+    b = store.scratchpad("run-b", "bob")
+    a2 = store.scratchpad("run-a2", "alice")
+    r = spill(a)
+    a.scratch_write("secret", "alice's")
+    assert store.get_entry(b.scope, "handle", r.handle) is None
+    assert store.get_entry(a2.scope, "handle", r.handle) is None
+    assert b.call_tool("head", {"handle": r.handle}).error["error"] == "unknown_handle"
+    assert b.call_tool("scratch_read", {"key": "secret"}).error["error"] == "unknown_key"
+    assert b.entries() == [] and a2.entries() == []
+    with pytest.raises(NotFoundError):
+        b.scratch_read("secret")
+    # the same output in another scope is a separate entry with its own body
+    rb = spill(b)
+    assert rb.handle == r.handle
+    assert len(body_dirs(store)) == 2
+
+
+def test_same_output_same_scope_same_handle_no_duplicate_body(store: ScratchStore, pad, clock) -> None:  # type: ignore[no-untyped-def]
+    r1 = spill(pad)
+    clock.advance(100)
+    r2 = spill(pad)
+    assert r1.handle == r2.handle
+    assert len(body_dirs(store)) == 1
+    entry = store.get_entry(pad.scope, "handle", r1.handle)
+    assert entry is not None and entry.expires_at == pytest.approx(clock.now + store.ttl_s)
+    r3 = spill(pad, BIG + "\nmore")
+    assert r3.handle != r1.handle and r3.handle.startswith("dump_")
+
+
+def test_handles_are_safe_identifiers(pad) -> None:  # type: ignore[no-untyped-def]
+    for tool in ("k8s.list-pods", "../../etc/passwd", "Ünïcødé", "", "a" * 300, "DROP TABLE x; --"):
+        r = spill(pad, BIG + tool, tool=tool)
+        assert len(r.handle) <= 64
+        assert all(c in "abcdefghijklmnopqrstuvwxyz0123456789_" for c in r.handle), r.handle
+
+
+def test_ttl_hides_expired_entries_before_any_sweep(store: ScratchStore, pad, clock) -> None:  # type: ignore[no-untyped-def]
+    r = spill(pad, ttl_s=60)
+    pad.scratch_write("n", 1, ttl_s=30)
+    assert len(store.list_entries("run-1")) == 2
+    clock.advance(31)
+    assert [e["kind"] for e in store.list_entries("run-1")] == ["handle"]
+    clock.advance(30)
+    assert store.list_entries("run-1") == []
+    assert pad.call_tool("head", {"handle": r.handle}).error["error"] == "unknown_handle"
+    assert body_dirs(store)  # still on disk until swept
+    assert store.sweep() == 2
+    assert body_dirs(store) == set()
+    assert store.sweep() == 0
+
+
+def test_default_ttl_is_one_hour(tmp_path: Path) -> None:
+    with ScratchStore(tmp_path / "s", sweep_interval_s=None) as store:
+        assert store.ttl_s == 3600
+        pad = store.scratchpad()
+        spill(pad)
+        (e,) = store.list_entries("default")
+        assert (e["expires_at"] - e["created_at"]).total_seconds() == pytest.approx(3600)
+
+
+def test_background_sweeper_removes_expired_and_stops_on_close(tmp_path: Path) -> None:
+    clock = FakeClock()
+    store = ScratchStore(tmp_path / "s", sweep_interval_s=0.05, clock=clock)
+    pad = store.scratchpad()
+    spill(pad, ttl_s=10)
+    clock.advance(11)
+    import time
+
+    deadline = time.monotonic() + 5
+    while body_dirs(store) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert body_dirs(store) == set()
+    sweeper = store._sweeper
+    store.close()
+    assert sweeper is not None and not sweeper.is_alive()
+
+
+def test_delete_run_cascades_in_one_transaction(store: ScratchStore) -> None:
+    a = store.scratchpad("run-a", "alice")
+    keep = store.scratchpad("run-k", "alice")
+    spill(a), spill(a, BIG + "2"), a.scratch_write("n", 1)
+    kept = spill(keep, BIG + "k")
+    assert store.delete_run("run-a") == 3
+    with store._db() as conn:
+        assert conn.execute("SELECT count(*) FROM scratch_entries WHERE run_id='run-a'").fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM runs WHERE run_id='run-a'").fetchone() == (0,)
+    assert body_dirs(store) == {store.get_entry(keep.scope, "handle", kept.handle).body_id}
+    # the run id is free again, for any agent
+    store.scratchpad("run-a", "bob")
+
+
+def test_delete_agent_cascades_to_all_its_runs(store: ScratchStore) -> None:
+    for run in ("r1", "r2"):
+        p = store.scratchpad(run, "alice")
+        spill(p, BIG + run)
+        p.scratch_write("k", run)
+    bob = store.scratchpad("r3", "bob")
+    spill(bob)
+    assert store.delete_agent("alice") == 4
+    assert store.list_entries("r1") == [] and store.list_entries("r2") == []
+    assert len(store.list_entries("r3")) == 1
+    assert len(body_dirs(store)) == 1
+    with store._db() as conn:
+        assert conn.execute("SELECT count(*) FROM agents WHERE agent_id='alice'").fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM runs WHERE agent_id='alice'").fetchone() == (0,)
+
+
+def test_cascade_failure_rolls_back_everything(store: ScratchStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    a = store.scratchpad("run-a", "alice")
+    spill(a)
+    real_execute = duckdb.DuckDBPyConnection.execute
+    calls = {"n": 0}
+
+    class Boom(duckdb.Error):
+        pass
+
+    def failing(self, sql, *args):  # type: ignore[no-untyped-def]
+        if sql.startswith("DELETE FROM runs"):
+            raise Boom("disk on fire")
+        calls["n"] += 1
+        return real_execute(self, sql, *args)
+
+    conn = store._conn
+    monkeypatch.setattr(store, "_conn", _Proxy(conn, failing))
+    from jupyter_scratchpad import StoreError
+
+    with pytest.raises(StoreError, match="disk on fire"):
+        store.delete_run("run-a")
+    monkeypatch.setattr(store, "_conn", conn)
+    assert len(store.list_entries("run-a")) == 1  # the entry delete was rolled back
+    assert len(body_dirs(store)) == 1
+
+
+class _Proxy:
+    def __init__(self, conn, execute):  # type: ignore[no-untyped-def]
+        self._conn, self._execute = conn, execute
+
+    def execute(self, sql, *args):  # type: ignore[no-untyped-def]
+        return self._execute(self._conn, sql, *args)
+
+
+def test_list_entries_is_metadata_only(store: ScratchStore, pad) -> None:  # type: ignore[no-untyped-def]
+    r = spill(pad, tool="k8s_list_pods")
+    pad.scratch_write("plan", ["a", "b"])
+    handle_row, note_row = store.list_entries("run-1")
+    assert handle_row["handle"] == r.handle and handle_row["kind"] == "handle"
+    assert handle_row["source_tool"] == "k8s_list_pods"
+    assert handle_row["size"] == len(BIG.encode()) and handle_row["tokens"] == r.stub["tokens"]
+    assert handle_row["preview"].startswith("line 0")
+    assert set(handle_row) >= {"handle", "key", "kind", "size", "tokens", "preview", "source_tool",
+                               "created_at", "expires_at"}
+    assert note_row["key"] == "plan" and note_row["kind"] == "note"
+    assert all(not isinstance(v, (bytes, bytearray)) for v in handle_row.values())
+    assert len(json.dumps(handle_row, default=str)) < 1000
+
+
+def test_notes_keys_are_arbitrary_strings(pad) -> None:  # type: ignore[no-untyped-def]
+    keys = ["it's", 'say "hi"', "'; DROP TABLE scratch_entries; --", "../../etc/passwd", "ключ", "a\nb", "x" * 1024]
+    for i, key in enumerate(keys):
+        pad.scratch_write(key, {"i": i})
+    for i, key in enumerate(keys):
+        assert pad.scratch_read(key) == {"i": i}
+    assert {n["key"] for n in pad.scratch_list()} == set(keys)
+    pad.scratch_write(keys[0], "overwritten")
+    assert pad.scratch_read(keys[0]) == "overwritten"
+    assert pad.scratch_delete(keys[1]) is True and pad.scratch_delete(keys[1]) is False
+    with pytest.raises(InvalidArgumentError, match="at most 1024"):
+        pad.scratch_write("k" * 10_000, 1)
+    with pytest.raises(InvalidArgumentError):
+        pad.scratch_write("", 1)
+    with pytest.raises(InvalidArgumentError, match="JSON"):
+        pad.scratch_write("obj", object())
+    with pytest.raises(InvalidArgumentError, match="ttl_s"):
+        pad.scratch_write("t", 1, ttl_s=-5)
+    assert pad.scratch_read(keys[2]) == {"i": 2}  # nothing lost by the refusals
+
+
+def test_bad_ids_are_refused_clearly(store: ScratchStore) -> None:
+    for bad in ("", None, "x" * 1000, "a\x00b"):
+        with pytest.raises(InvalidArgumentError):
+            store.scratchpad(run_id=bad, agent_id="a")  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match="invalid handle"):
+        store.scratchpad().stub("../../etc/passwd")
+
+
+def test_second_process_gets_a_clear_lock_error(tmp_path: Path) -> None:
+    path = tmp_path / "shared"
+    with ScratchStore(path, sweep_interval_s=None) as store:
+        spill(store.scratchpad())
+        code = (
+            "import sys\n"
+            "from jupyter_scratchpad import ScratchStore, StoreLockedError\n"
+            f"try:\n    ScratchStore({str(path)!r})\n"
+            "except StoreLockedError as e:\n    print('LOCKED', e.lock_path, e.holder); sys.exit(3)\n"
+        )
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 3, proc.stderr
+        assert "LOCKED" in proc.stdout and str(path / "LOCK") in proc.stdout and str(os.getpid()) in proc.stdout
+        # and the store is intact for its owner
+        assert len(store.list_entries("default")) == 1
+    # once closed, another process may open it
+    proc = subprocess.run([sys.executable, "-c", f"from jupyter_scratchpad import ScratchStore; "
+                           f"s = ScratchStore({str(path)!r}); print(len(s.list_entries('default'))); s.close()"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "1", proc.stderr
+
+
+def test_same_process_second_open_is_refused(tmp_path: Path) -> None:
+    with ScratchStore(tmp_path / "s", sweep_interval_s=None):
+        with pytest.raises(StoreLockedError, match="is open in process"):
+            ScratchStore(tmp_path / "s", sweep_interval_s=None)
+
+
+def test_not_a_directory(tmp_path: Path) -> None:
+    from jupyter_scratchpad import StoreError
+
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(StoreError):
+        ScratchStore(f)
+
+
+def test_scope_dataclass_is_what_pads_use(pad) -> None:  # type: ignore[no-untyped-def]
+    assert pad.scope == Scope("run-1", "agent-1")
