@@ -1,0 +1,150 @@
+"""The kernel end of the bridge: the ``jupyter_scratchpad`` comm target on ipykernel's comm manager.
+
+``%load_ext jupyter_scratchpad`` calls ``register_comm_target(session, shell)``; the JupyterLab
+extension then opens a comm to that target, gets a ``hello`` and sends requests. Only the kernel
+opens the store: DuckDB allows one writing process per file, so no server extension is involved.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from ._handlers import handle_request, hello_result
+from ._protocol import COMM_TARGET, PROTOCOL_VERSION, error_reply
+
+__all__ = [
+    "KernelBridge",
+    "bridge_for",
+    "comm_manager_for",
+    "register_comm_target",
+    "unregister_comm_target",
+]
+
+log = logging.getLogger("jupyter_scratchpad.comm")
+
+# One bridge per comm manager (one per kernel); keyed by id() so we keep no hold on the manager.
+_BRIDGES: dict[int, KernelBridge] = {}
+
+
+def comm_manager_for(shell: Any = None) -> Any | None:
+    """The comm manager of the kernel ``shell`` runs in; None outside a kernel (plain IPython)."""
+    if shell is None:
+        try:
+            from IPython import get_ipython
+        except ImportError:
+            return None
+        shell = get_ipython()
+    kernel = getattr(shell, "kernel", None)
+    return getattr(kernel, "comm_manager", None) if kernel is not None else None
+
+
+class KernelBridge:
+    """Answers the comms JupyterLab opens to ``jupyter_scratchpad`` for one session."""
+
+    def __init__(self, session: Any) -> None:
+        self.session: Any | None = session
+        self.comms: dict[str, Any] = {}
+
+    @property
+    def pad(self) -> Any | None:
+        return getattr(self.session, "pad", None) if self.session is not None else None
+
+    def open(self, comm: Any, open_msg: dict[str, Any]) -> None:
+        """The comm target: greet the front end, then answer each message on this comm."""
+        data = (open_msg.get("content") or {}).get("data") or {}
+        self.comms[comm.comm_id] = comm
+        comm.on_msg(self._on_msg)
+        comm.on_close(self._on_close)
+        pad = self.pad
+        if pad is None:  # a session object that has no pad (yet)
+            comm.close(data=error_reply(data, "not_loaded", "jupyter_scratchpad is not loaded"))
+            return
+        hello = {
+            "protocol": PROTOCOL_VERSION,
+            "id": None,
+            "type": "hello",
+            "ok": True,
+            "result": hello_result(pad),
+        }
+        if isinstance(data, dict) and isinstance(data.get("id"), str):
+            hello["id"] = data["id"][:64]
+        comm.send(hello)
+
+    def _on_msg(self, msg: dict[str, Any]) -> None:
+        comm = self.comms.get(msg.get("content", {}).get("comm_id", ""))
+        if comm is None:
+            return
+        reply = handle_request(self.pad, msg.get("content", {}).get("data"))
+        try:
+            reply = _json_safe(reply)
+        except (TypeError, ValueError) as exc:  # NaN, or a value JSON cannot hold: a bug of ours
+            log.exception("scratchpad reply is not JSON")
+            reply = error_reply(reply, "internal_error", f"reply not serialisable: {exc}")
+        comm.send(reply)
+
+    def _on_close(self, msg: dict[str, Any]) -> None:
+        self.comms.pop(msg.get("content", {}).get("comm_id", ""), None)
+
+    def close(self) -> None:
+        """Close every comm the front end opened; it then shows "not loaded"."""
+        self.session = None
+        for comm in list(self.comms.values()):
+            try:
+                comm.close(
+                    data={
+                        "protocol": PROTOCOL_VERSION,
+                        "type": "closed",
+                        "reason": "jupyter_scratchpad was unloaded from the kernel",
+                    }
+                )
+            except Exception:  # a comm whose kernel is going away
+                log.debug("closing scratchpad comm failed", exc_info=True)
+        self.comms.clear()
+
+
+def register_comm_target(session: Any, shell: Any = None, *, comm_manager: Any = None) -> bool:
+    """Register the ``jupyter_scratchpad`` comm target for ``session`` (which has ``.pad``).
+
+    Returns False, doing nothing, outside a kernel (a plain IPython terminal has no comms).
+    Registering again replaces the previous session's bridge.
+    """
+    manager = comm_manager if comm_manager is not None else comm_manager_for(shell)
+    if manager is None:
+        return False
+    previous = _BRIDGES.pop(id(manager), None)
+    if previous is not None:
+        previous.close()
+    bridge = KernelBridge(session)
+    manager.register_target(COMM_TARGET, bridge.open)
+    _BRIDGES[id(manager)] = bridge
+    return True
+
+
+def unregister_comm_target(
+    session: Any = None, shell: Any = None, *, comm_manager: Any = None
+) -> bool:
+    """Remove the comm target and close its comms; False when none was registered."""
+    manager = comm_manager if comm_manager is not None else comm_manager_for(shell)
+    if manager is None:
+        return False
+    bridge = _BRIDGES.pop(id(manager), None)
+    if bridge is None:
+        return False
+    if manager.targets.get(COMM_TARGET) == bridge.open:
+        manager.unregister_target(COMM_TARGET, bridge.open)
+    bridge.close()
+    return True
+
+
+def bridge_for(shell: Any = None, *, comm_manager: Any = None) -> KernelBridge | None:
+    """The bridge registered on this kernel, if any (for tests and diagnostics)."""
+    manager = comm_manager if comm_manager is not None else comm_manager_for(shell)
+    return _BRIDGES.get(id(manager)) if manager is not None else None
+
+
+def _json_safe(reply: dict[str, Any]) -> dict[str, Any]:
+    """Round-trip through JSON so a reply is exactly what the front end will parse."""
+    result: dict[str, Any] = json.loads(json.dumps(reply, allow_nan=False))
+    return result
