@@ -24,7 +24,11 @@ from benchmarks._harness import check, result, time_side_by_side
 # (label, our arguments, GNU grep flags); patterns are valid for both RE2 and grep -E.
 CASES: list[tuple[str, dict[str, Any], list[str]]] = [
     ("rare literal, context 3", {"pattern": LOG_RARE_TOKEN}, ["-F", "-C", "3"]),
-    ("common literal (~1% of lines)", {"pattern": "ERROR", "max_matches": 20, "context": 0}, ["-F"]),
+    (
+        "common literal (~1% of lines)",
+        {"pattern": "ERROR", "max_matches": 20, "context": 0},
+        ["-F"],
+    ),
     ("regex, few matches", {"pattern": r"latency_ms=[0-9]{4,}\."}, ["-E", "-C", "3"]),
     (
         "regex, many matches",
@@ -93,7 +97,8 @@ def run(quick: bool) -> list[dict[str, Any]]:
                     check(res.ok, f"grep {label}: {res.error}")
                     check(
                         res.data["total_matches"] == gnu_lines,
-                        f"grep {label}: ours counted {res.data['total_matches']} matching lines, GNU grep {gnu_lines}",
+                        f"grep {label}: ours counted {res.data['total_matches']} matching "
+                        f"lines, GNU grep {gnu_lines}",
                     )
 
                 ours_s, base_s, failure = time_side_by_side(ours, gnu, runs, check_pair=agree)

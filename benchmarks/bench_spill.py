@@ -48,7 +48,8 @@ def _phases(text: str) -> str:
 def _row(label: str, text: str, runs: int, root: Path) -> dict[str, Any]:
     from jupyter_scratchpad import ScratchStore
 
-    texts = [f"{i}\n{text}" if not text.startswith("{") else _vary_json(text, i) for i in range(runs)]
+    is_json = text.startswith("{")
+    texts = [_vary_json(text, i) if is_json else f"{i}\n{text}" for i in range(runs)]
     size = len(texts[0].encode("utf-8"))
     root.mkdir(parents=True)
     store = ScratchStore(root / "store", sweep_interval_s=None)

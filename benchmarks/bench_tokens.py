@@ -68,7 +68,9 @@ def _count_row(label: str, text: str, runs: int) -> dict[str, Any]:
     )
 
 
-def _decision_row(name: str, results: list[Any], texts: list[str], runs: int, data: str, what: str) -> dict[str, Any]:
+def _decision_row(
+    name: str, results: list[Any], texts: list[str], runs: int, data: str, what: str
+) -> dict[str, Any]:
     from jupyter_scratchpad import SpillPolicy
 
     policy = SpillPolicy()
@@ -88,9 +90,12 @@ def _decision_row(name: str, results: list[Any], texts: list[str], runs: int, da
     notes = (
         f"{what} Decision: spill={decision.spill} by rule {decision.rule!r} ({decision.detail}). "
         "Ours counts only until the threshold is reached (or proves a text too short to reach "
-        f"it from its byte length); the baseline counts everything, then compares with {threshold:,}."
+        "it from its byte length); the baseline counts everything, then compares with "
+        f"{threshold:,}."
     )
-    return result(name, ours_s, "full tiktoken count >= threshold", base_s, data, notes=notes, failure=failure)
+    return result(
+        name, ours_s, "full tiktoken count >= threshold", base_s, data, notes=notes, failure=failure
+    )
 
 
 def _decision_rows(size: int, runs: int) -> list[dict[str, Any]]:
