@@ -38,7 +38,6 @@ from .tools import TOOL_NAMES, ToolResult, tool_specs
 
 __all__ = [
     "CONTEXT_WINDOWS",
-    "TOOL_NAMES",
     "ContextBudget",
     "InterceptResult",
     "InvalidArgumentError",
@@ -53,6 +52,7 @@ __all__ = [
     "StoreError",
     "StoreFormatError",
     "StoreLockedError",
+    "TOOL_NAMES",
     "TokenizerDataError",
     "ToolResult",
     "__version__",

@@ -71,8 +71,9 @@ class Scratchpad:
             context_window if context_window is not None else context_window_for(model),
             self.policy.context_safety_margin if safety_margin is None else safety_margin,
             initial_used=self.tokenizer.count(json.dumps(tool_specs("openai"))),
-            max_extraction_tokens=(self.policy.max_extraction_tokens if max_extraction_tokens is None
-                                   else max_extraction_tokens),
+            max_extraction_tokens=(
+                self.policy.max_extraction_tokens if max_extraction_tokens is None else max_extraction_tokens
+            ),
             turn_depth_bonus=self.policy.turn_depth_bonus if turn_depth_bonus is None else turn_depth_bonus,
         )
         self._usage_lock = threading.Lock()
@@ -118,8 +119,16 @@ class Scratchpad:
         if force:
             decision = SpillDecision(True, "forced", size_bytes=len(text.encode("utf-8", "surrogatepass")))
         else:
-            decision = self.policy.explain(result, tool=tool, server=server, result_class=result_class,
-                                           metadata=metadata, is_error=is_error, model=self.model, text=text)
+            decision = self.policy.explain(
+                result,
+                tool=tool,
+                server=server,
+                result_class=result_class,
+                metadata=metadata,
+                is_error=is_error,
+                model=self.model,
+                text=text,
+            )
         if not decision.spill:
             content = result
             if decision.rule == "is_error":
@@ -127,20 +136,35 @@ class Scratchpad:
                 content = result if bounded == text else bounded
             return InterceptResult(False, content, None, decision)
         try:
-            stub = self._spill(result, text, tool=tool, server=server, handle=handle, ttl_s=ttl_s,
-                               metadata=metadata)
+            stub = self._spill(result, text, tool=tool, server=server, handle=handle, ttl_s=ttl_s, metadata=metadata)
         except Exception as exc:
             log.error("spilling the output of %s failed; returning it unspilled: %s", tool, exc, exc_info=True)
             return InterceptResult(False, result, None, decision, failure=f"{type(exc).__name__}: {exc}")
         return InterceptResult(True, render_stub_text(stub), stub, decision, stub["handle"])
 
-    def spill(self, result: Any, tool: str = "output", *, handle: str | None = None, ttl_s: float | None = None,
-              server: str | None = None) -> InterceptResult:
+    def spill(
+        self,
+        result: Any,
+        tool: str = "output",
+        *,
+        handle: str | None = None,
+        ttl_s: float | None = None,
+        server: str | None = None,
+    ) -> InterceptResult:
         """Spill ``result`` whatever its size (``intercept(..., force=True)``)."""
         return self.intercept(result, tool, server, handle=handle, force=True, ttl_s=ttl_s)
 
-    def _spill(self, result: Any, text: str, *, tool: str, server: str | None, handle: str | None,
-               ttl_s: float | None, metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+    def _spill(
+        self,
+        result: Any,
+        text: str,
+        *,
+        tool: str,
+        server: str | None,
+        handle: str | None,
+        ttl_s: float | None,
+        metadata: Mapping[str, Any] | None,
+    ) -> dict[str, Any]:
         norm = normalise(result)
         digest = hashlib.sha256(norm.raw).hexdigest()
         name = handle or self._free_handle(tool, digest)
@@ -149,13 +173,28 @@ class Scratchpad:
         if metadata:
             meta["metadata"] = json.loads(json.dumps(dict(metadata), default=str))
         entry, _created = self.store.put_body(
-            self.scope, handle=name, raw=norm.raw, body=None if norm.body is norm.raw else norm.body,
-            content_hash=digest, fmt=norm.format, size_bytes=len(norm.raw), tokens=tokens,
-            preview="", source_tool=tool, server=server, meta=meta, ttl_s=ttl_s,
+            self.scope,
+            handle=name,
+            raw=norm.raw,
+            body=None if norm.body is norm.raw else norm.body,
+            content_hash=digest,
+            fmt=norm.format,
+            size_bytes=len(norm.raw),
+            tokens=tokens,
+            preview="",
+            source_tool=tool,
+            server=server,
+            meta=meta,
+            ttl_s=ttl_s,
         )
-        stub = build_stub(entry, self.store.reader(entry), preview_lines=self.preview_lines,
-                          value=norm.value if norm.format == "json" else None, model=self.model,
-                          tokens_estimate=self.tokens_are_estimates)
+        stub = build_stub(
+            entry,
+            self.store.reader(entry),
+            preview_lines=self.preview_lines,
+            value=norm.value if norm.format == "json" else None,
+            model=self.model,
+            tokens_estimate=self.tokens_are_estimates,
+        )
         # The catalog keeps a short preview: list_entries is metadata, not content.
         short = "\n".join(stub["preview"].split("\n")[:5])
         self.store.set_preview(self.scope, entry.key, short if len(short) <= 300 else short[:299] + "…")
@@ -176,8 +215,14 @@ class Scratchpad:
     def stub(self, handle: str) -> dict[str, Any]:
         """The stub of a live handle (as ``intercept`` returned it)."""
         entry = self.store.require_entry(self.scope, "handle", validate_handle(handle))
-        return build_stub(entry, self.store.reader(entry), preview_lines=self.preview_lines, value=None,
-                          model=self.model, tokens_estimate=self.tokens_are_estimates)
+        return build_stub(
+            entry,
+            self.store.reader(entry),
+            preview_lines=self.preview_lines,
+            value=None,
+            model=self.model,
+            tokens_estimate=self.tokens_are_estimates,
+        )
 
     def get(self, handle: str) -> Any:
         """The spilled value itself: parsed JSON for json/jsonl, else the text."""
@@ -212,9 +257,13 @@ class Scratchpad:
     def usage(self) -> dict[str, Any]:
         """``{"agent_id", "tokens_intercepted", "tokens_extracted"}`` (plus run and counts)."""
         with self._usage_lock:
-            return {"agent_id": self.agent_id, "run_id": self.run_id,
-                    "tokens_intercepted": self._tokens_intercepted, "tokens_extracted": self._tokens_extracted,
-                    "spills": self._spills}
+            return {
+                "agent_id": self.agent_id,
+                "run_id": self.run_id,
+                "tokens_intercepted": self._tokens_intercepted,
+                "tokens_extracted": self._tokens_extracted,
+                "spills": self._spills,
+            }
 
     # -- notes (Python API: raises, unlike the tools) ----------------------------------------
 

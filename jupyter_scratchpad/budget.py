@@ -89,7 +89,11 @@ class ContextBudget:
             raise InvalidArgumentError(f"context_window must be a positive integer, not {context_window!r}")
         if not 0.0 <= float(safety_margin) < 1.0:
             raise InvalidArgumentError(f"safety_margin must be in [0, 1), not {safety_margin!r}")
-        if isinstance(max_extraction_tokens, bool) or not isinstance(max_extraction_tokens, int) or max_extraction_tokens <= 0:
+        if (
+            isinstance(max_extraction_tokens, bool)
+            or not isinstance(max_extraction_tokens, int)
+            or max_extraction_tokens <= 0
+        ):
             raise InvalidArgumentError("max_extraction_tokens must be a positive integer")
         self.context_window = context_window
         self.safety_margin = float(safety_margin)

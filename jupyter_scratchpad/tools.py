@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import ScratchpadError
 from .explore import _json, _notes, _sql, _text
-from .explore._base import Output, ToolContext, ToolError, TooLarge, suggestion
+from .explore._base import Output, TooLarge, ToolContext, ToolError, suggestion
 
 if TYPE_CHECKING:
     from ._pad import Scratchpad
@@ -56,7 +56,7 @@ class ToolResult:
         return self.text
 
 
-_HANDLE = {"type": "string", "description": "The handle printed in a spill stub (e.g. \"list_pods_3f2a9c1b0d4e\")."}
+_HANDLE = {"type": "string", "description": 'The handle printed in a spill stub (e.g. "list_pods_3f2a9c1b0d4e").'}
 _INT = {"type": "integer"}
 
 
@@ -114,87 +114,189 @@ def _sugg_notes(ctx: ToolContext, args: dict[str, Any], est: int, limit: int) ->
 
 
 _TOOLS: tuple[_Tool, ...] = (
-    _Tool("schema",
-          "Step 1 for any handle: the structure of a spilled output without its content. JSON: one line per "
-          "node ($-path, kind, line range in the pretty body); arrays are summarised over all their items. "
-          "Markdown: the heading tree with line ranges. Text/JSONL: lines, bytes, longest line, a sample. "
-          "Then use item_schema on an array path, then iterate_over or get_in.",
-          _p(handle=_HANDLE, max_depth={**_INT, "description": "How deep to describe (default 4).", "minimum": 0}),
-          ("handle",), _json.schema, _sugg_schema),
-    _Tool("item_schema",
-          "Step 2: the union of keys across the items of the array at `path` (dotted for nested objects, "
-          "e.g. metadata.score), their types joined with |, and how many items have each key (c/n). "
-          "Use offset/limit to look at a window of items.",
-          _p(handle=_HANDLE, path={"type": "string", "description": "Path of an array: \"items\", \"$.data.results\"; \"$\" for the root."},
-             offset={**_INT, "minimum": 0, "description": "First item (default 0)."},
-             limit={**_INT, "minimum": 1, "description": "Number of items (default all)."}),
-          ("handle",), _json.item_schema, _sugg_window("item_schema")),
-    _Tool("iterate_over",
-          "Step 3: chosen fields of the items of the array at `path`, one row per item: "
-          "{\"_index\": i, field: value}; missing fields are null, strings longer than 5 lines are cut "
-          "(get_in the path shown for the whole value). Page with offset/limit.",
-          _p(handle=_HANDLE, path={"type": "string", "description": "Path of an array (\"$\" for the root)."},
-             fields={"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
-                     "description": "Comma-separated fields or dot paths into each item: \"metadata.name,status.phase\"."},
-             offset={**_INT, "minimum": 0, "description": "First item (default 0)."},
-             limit={**_INT, "minimum": 1, "description": "Number of items (default 50)."}),
-          ("handle", "fields"), _json.iterate_over, _sugg_window("iterate_over")),
-    _Tool("get_in",
-          "The value at one path: dot form (results.0.title), $-form ($.results[0].title), bracket-quoted "
-          "keys for keys with dots or digits ([\"a.b\"][\"200\"]), negative indexes ([-1]); \"$\" is the root. "
-          "Long strings are paged by lines with offset/limit. A wrong path returns the keys that exist.",
-          _p(handle=_HANDLE, path={"type": "string", "description": "The path to read."},
-             offset={**_INT, "minimum": 0, "description": "For long strings: first line (0-based)."},
-             limit={**_INT, "minimum": 1, "description": "For long strings: number of lines."}),
-          ("handle", "path"), _json.get_in, _sugg_get_in),
-    _Tool("grep",
-          "Search a handle's lines with a regex (RE2 syntax; an invalid regex is searched literally). Matching "
-          "lines are marked '>' with `context` lines around them; overlapping windows are merged.",
-          _p(handle=_HANDLE, pattern={"type": "string", "description": "Regex (at most 1,024 bytes)."},
-             context={**_INT, "minimum": 0, "maximum": 50, "description": "Lines around each match (default 3)."},
-             ignore_case={"type": "boolean", "description": "Case-insensitive (default false)."},
-             max_matches={**_INT, "minimum": 1, "maximum": 1000, "description": "Matching lines to show (default 100)."}),
-          ("handle", "pattern"), _text.grep, lambda c, a, e, limit: _text.grep_suggestions(a, e, limit)),
-    _Tool("head", "The first `lines` lines of a handle, numbered.",
-          _p(handle=_HANDLE, lines={**_INT, "minimum": 1, "description": "How many (default 50)."}),
-          ("handle",), _text.head, _sugg_lines),
-    _Tool("tail", "The last `lines` lines of a handle, numbered.",
-          _p(handle=_HANDLE, lines={**_INT, "minimum": 1, "description": "How many (default 50)."}),
-          ("handle",), _text.tail, _sugg_lines),
-    _Tool("slice", "Lines start..end of a handle (1-indexed, inclusive), numbered; an end past the last line is clamped.",
-          _p(handle=_HANDLE, start={**_INT, "minimum": 1, "description": "First line (1-indexed)."},
-             end={**_INT, "minimum": 1, "description": "Last line (inclusive)."}),
-          ("handle", "start", "end"), _text.slice_lines, _sugg_lines),
-    _Tool("read_handle",
-          "Exact bytes of the original output: a byte range [start, end), or the windows of `window` bytes "
-          "around each occurrence of the substring `match`.",
-          _p(handle=_HANDLE, start={**_INT, "minimum": 0, "description": "First byte (default 0)."},
-             end={**_INT, "minimum": 1, "description": "End byte, exclusive (default start + 4096)."},
-             match={"type": "string", "description": "A substring to find instead of a range."},
-             window={**_INT, "minimum": 0, "description": "Bytes around each match (default 200)."}),
-          ("handle",), _text.read_handle, lambda c, a, e, limit: _text.read_handle_suggestions(a, e, limit)),
-    _Tool("read",
-          "The whole original output. Only for small handles: prefer schema, grep, slice, get_in. A handle "
-          "too large for the budget is refused with cheaper calls to make instead.",
-          _p(handle=_HANDLE), ("handle",), _text.read, _sugg_read),
-    _Tool("sql",
-          "DuckDB SQL over your spills: every JSON/JSONL handle is a relation named by its handle (an array of "
-          "objects is one row per object; nested values are structs/lists: use UNNEST and dot access), a "
-          "text handle is (line_no, line), and scratch_notes holds your notes. Read-only sandbox.",
-          _p(query={"type": "string", "description": "One SQL statement, e.g. SELECT status, count(*) FROM h GROUP BY 1."},
-             max_rows={**_INT, "minimum": 1, "maximum": 10000, "description": "Rows to return (default 200)."}),
-          ("query",), _sql.sql, lambda c, a, e, limit: _sql.sql_suggestions(a, e, limit, None)),
-    _Tool("scratch_write", "Save a note (any JSON value) under `key` for later steps of this run.",
-          _p(key={"type": "string", "description": "Any string."}, value={"description": "Any JSON value."},
-             ttl_s={"type": "number", "exclusiveMinimum": 0, "description": "Seconds to keep it (default: the store's TTL)."}),
-          ("key", "value"), _notes.scratch_write, _sugg_notes),
-    _Tool("scratch_read", "Read the note saved under `key`.",
-          _p(key={"type": "string", "description": "The note's key."}), ("key",), _notes.scratch_read, _sugg_notes),
-    _Tool("scratch_list", "List your live notes and handles (metadata only: sizes, tokens, tools, expiry).",
-          _p(), (), _notes.scratch_list, _sugg_notes),
-    _Tool("scratch_delete", "Delete a note by `key`, or a spilled output by `handle`.",
-          _p(key={"type": "string", "description": "The note's key."}, handle=_HANDLE),
-          (), _notes.scratch_delete, _sugg_notes),
+    _Tool(
+        "schema",
+        "Step 1 for any handle: the structure of a spilled output without its content. JSON: one line per "
+        "node ($-path, kind, line range in the pretty body); arrays are summarised over all their items. "
+        "Markdown: the heading tree with line ranges. Text/JSONL: lines, bytes, longest line, a sample. "
+        "Then use item_schema on an array path, then iterate_over or get_in.",
+        _p(handle=_HANDLE, max_depth={**_INT, "description": "How deep to describe (default 4).", "minimum": 0}),
+        ("handle",),
+        _json.schema,
+        _sugg_schema,
+    ),
+    _Tool(
+        "item_schema",
+        "Step 2: the union of keys across the items of the array at `path` (dotted for nested objects, "
+        "e.g. metadata.score), their types joined with |, and how many items have each key (c/n). "
+        "Use offset/limit to look at a window of items.",
+        _p(
+            handle=_HANDLE,
+            path={"type": "string", "description": 'Path of an array: "items", "$.data.results"; "$" for the root.'},
+            offset={**_INT, "minimum": 0, "description": "First item (default 0)."},
+            limit={**_INT, "minimum": 1, "description": "Number of items (default all)."},
+        ),
+        ("handle",),
+        _json.item_schema,
+        _sugg_window("item_schema"),
+    ),
+    _Tool(
+        "iterate_over",
+        "Step 3: chosen fields of the items of the array at `path`, one row per item: "
+        '{"_index": i, field: value}; missing fields are null, strings longer than 5 lines are cut '
+        "(get_in the path shown for the whole value). Page with offset/limit.",
+        _p(
+            handle=_HANDLE,
+            path={"type": "string", "description": 'Path of an array ("$" for the root).'},
+            fields={
+                "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
+                "description": 'Comma-separated fields or dot paths into each item: "metadata.name,status.phase".',
+            },
+            offset={**_INT, "minimum": 0, "description": "First item (default 0)."},
+            limit={**_INT, "minimum": 1, "description": "Number of items (default 50)."},
+        ),
+        ("handle", "fields"),
+        _json.iterate_over,
+        _sugg_window("iterate_over"),
+    ),
+    _Tool(
+        "get_in",
+        "The value at one path: dot form (results.0.title), $-form ($.results[0].title), bracket-quoted "
+        'keys for keys with dots or digits (["a.b"]["200"]), negative indexes ([-1]); "$" is the root. '
+        "Long strings are paged by lines with offset/limit. A wrong path returns the keys that exist.",
+        _p(
+            handle=_HANDLE,
+            path={"type": "string", "description": "The path to read."},
+            offset={**_INT, "minimum": 0, "description": "For long strings: first line (0-based)."},
+            limit={**_INT, "minimum": 1, "description": "For long strings: number of lines."},
+        ),
+        ("handle", "path"),
+        _json.get_in,
+        _sugg_get_in,
+    ),
+    _Tool(
+        "grep",
+        "Search a handle's lines with a regex (RE2 syntax; an invalid regex is searched literally). Matching "
+        "lines are marked '>' with `context` lines around them; overlapping windows are merged.",
+        _p(
+            handle=_HANDLE,
+            pattern={"type": "string", "description": "Regex (at most 1,024 bytes)."},
+            context={**_INT, "minimum": 0, "maximum": 50, "description": "Lines around each match (default 3)."},
+            ignore_case={"type": "boolean", "description": "Case-insensitive (default false)."},
+            max_matches={**_INT, "minimum": 1, "maximum": 1000, "description": "Matching lines to show (default 100)."},
+        ),
+        ("handle", "pattern"),
+        _text.grep,
+        lambda c, a, e, limit: _text.grep_suggestions(a, e, limit),
+    ),
+    _Tool(
+        "head",
+        "The first `lines` lines of a handle, numbered.",
+        _p(handle=_HANDLE, lines={**_INT, "minimum": 1, "description": "How many (default 50)."}),
+        ("handle",),
+        _text.head,
+        _sugg_lines,
+    ),
+    _Tool(
+        "tail",
+        "The last `lines` lines of a handle, numbered.",
+        _p(handle=_HANDLE, lines={**_INT, "minimum": 1, "description": "How many (default 50)."}),
+        ("handle",),
+        _text.tail,
+        _sugg_lines,
+    ),
+    _Tool(
+        "slice",
+        "Lines start..end of a handle (1-indexed, inclusive), numbered; an end past the last line is clamped.",
+        _p(
+            handle=_HANDLE,
+            start={**_INT, "minimum": 1, "description": "First line (1-indexed)."},
+            end={**_INT, "minimum": 1, "description": "Last line (inclusive)."},
+        ),
+        ("handle", "start", "end"),
+        _text.slice_lines,
+        _sugg_lines,
+    ),
+    _Tool(
+        "read_handle",
+        "Exact bytes of the original output: a byte range [start, end), or the windows of `window` bytes "
+        "around each occurrence of the substring `match`.",
+        _p(
+            handle=_HANDLE,
+            start={**_INT, "minimum": 0, "description": "First byte (default 0)."},
+            end={**_INT, "minimum": 1, "description": "End byte, exclusive (default start + 4096)."},
+            match={"type": "string", "description": "A substring to find instead of a range."},
+            window={**_INT, "minimum": 0, "description": "Bytes around each match (default 200)."},
+        ),
+        ("handle",),
+        _text.read_handle,
+        lambda c, a, e, limit: _text.read_handle_suggestions(a, e, limit),
+    ),
+    _Tool(
+        "read",
+        "The whole original output. Only for small handles: prefer schema, grep, slice, get_in. A handle "
+        "too large for the budget is refused with cheaper calls to make instead.",
+        _p(handle=_HANDLE),
+        ("handle",),
+        _text.read,
+        _sugg_read,
+    ),
+    _Tool(
+        "sql",
+        "DuckDB SQL over your spills: every JSON/JSONL handle is a relation named by its handle (an array of "
+        "objects is one row per object; nested values are structs/lists: use UNNEST and dot access), a "
+        "text handle is (line_no, line), and scratch_notes holds your notes. Read-only sandbox.",
+        _p(
+            query={
+                "type": "string",
+                "description": "One SQL statement, e.g. SELECT status, count(*) FROM h GROUP BY 1.",
+            },
+            max_rows={**_INT, "minimum": 1, "maximum": 10000, "description": "Rows to return (default 200)."},
+        ),
+        ("query",),
+        _sql.sql,
+        lambda c, a, e, limit: _sql.sql_suggestions(a, e, limit, None),
+    ),
+    _Tool(
+        "scratch_write",
+        "Save a note (any JSON value) under `key` for later steps of this run.",
+        _p(
+            key={"type": "string", "description": "Any string."},
+            value={"description": "Any JSON value."},
+            ttl_s={
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "description": "Seconds to keep it (default: the store's TTL).",
+            },
+        ),
+        ("key", "value"),
+        _notes.scratch_write,
+        _sugg_notes,
+    ),
+    _Tool(
+        "scratch_read",
+        "Read the note saved under `key`.",
+        _p(key={"type": "string", "description": "The note's key."}),
+        ("key",),
+        _notes.scratch_read,
+        _sugg_notes,
+    ),
+    _Tool(
+        "scratch_list",
+        "List your live notes and handles (metadata only: sizes, tokens, tools, expiry).",
+        _p(),
+        (),
+        _notes.scratch_list,
+        _sugg_notes,
+    ),
+    _Tool(
+        "scratch_delete",
+        "Delete a note by `key`, or a spilled output by `handle`.",
+        _p(key={"type": "string", "description": "The note's key."}, handle=_HANDLE),
+        (),
+        _notes.scratch_delete,
+        _sugg_notes,
+    ),
 )
 
 TOOLS: dict[str, _Tool] = {t.name: t for t in _TOOLS}
@@ -210,11 +312,19 @@ def tool_specs(flavor: str = "openai") -> list[dict[str, Any]]:
         raise ValueError(f"flavor must be 'openai' or 'anthropic', not {flavor!r}")
     specs = []
     for tool in _TOOLS:
-        params = {"type": "object", "properties": copy.deepcopy(tool.properties),
-                  "required": list(tool.required), "additionalProperties": False}
+        params = {
+            "type": "object",
+            "properties": copy.deepcopy(tool.properties),
+            "required": list(tool.required),
+            "additionalProperties": False,
+        }
         if flavor == "openai":
-            specs.append({"type": "function", "function": {
-                "name": tool.name, "description": tool.description, "parameters": params}})
+            specs.append(
+                {
+                    "type": "function",
+                    "function": {"name": tool.name, "description": tool.description, "parameters": params},
+                }
+            )
         else:
             specs.append({"name": tool.name, "description": tool.description, "input_schema": params})
     return specs
@@ -239,12 +349,16 @@ def _coerce(name: str, value: Any, schema: dict[str, Any]) -> Any:
 
 def _check_type(name: str, value: Any, schema: dict[str, Any]) -> str | None:
     kind = schema.get("type")
-    ok = {
-        "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-        "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-        "string": lambda v: isinstance(v, str),
-        "boolean": lambda v: isinstance(v, bool),
-    }.get(kind) if isinstance(kind, str) else None
+    ok = (
+        {
+            "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+            "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+            "string": lambda v: isinstance(v, str),
+            "boolean": lambda v: isinstance(v, bool),
+        }.get(kind)
+        if isinstance(kind, str)
+        else None
+    )
     if ok is not None and value is not None and not ok(value):
         return f"'{name}' must be {'an' if kind == 'integer' else 'a'} {kind}, got {type(value).__name__} {value!r:.60}"
     return None
@@ -262,19 +376,27 @@ def _normalise_args(tool: _Tool, arguments: Any) -> dict[str, Any]:
         raise ToolError("invalid_argument", f"arguments must be an object, got {type(arguments).__name__}")
     args: dict[str, Any] = {}
     for key, value in arguments.items():
-        real = _ALIASES.get(key, key) if _ALIASES.get(key) in tool.properties else key
+        alias = _ALIASES.get(key)
+        real = alias if alias is not None and alias in tool.properties else key
         if real in args and real != key:
             continue  # "handle" given as well as its alias: the real name wins
         args[real] = value
     unknown = sorted(set(args) - set(tool.properties))
     if unknown:
-        raise ToolError("invalid_argument", f"{tool.name} has no argument {', '.join(map(repr, unknown))}; "
-                        f"it takes: {', '.join(tool.properties) or 'no arguments'}",
-                        argument=unknown[0], allowed=list(tool.properties))
+        raise ToolError(
+            "invalid_argument",
+            f"{tool.name} has no argument {', '.join(map(repr, unknown))}; "
+            f"it takes: {', '.join(tool.properties) or 'no arguments'}",
+            argument=unknown[0],
+            allowed=list(tool.properties),
+        )
     for name in tool.required:
         if args.get(name) is None:
-            raise ToolError("invalid_argument", f"{tool.name} needs '{name}' ({tool.properties[name].get('description', '')})",
-                            argument=name)
+            raise ToolError(
+                "invalid_argument",
+                f"{tool.name} needs '{name}' ({tool.properties[name].get('description', '')})",
+                argument=name,
+            )
     for name, value in list(args.items()):
         schema = tool.properties[name]
         args[name] = value = _coerce(name, value, schema)
@@ -288,19 +410,27 @@ def _error_result(name: str, args: dict[str, Any], err: dict[str, Any]) -> ToolR
     return ToolResult(False, json.dumps(err, ensure_ascii=False, default=str), None, err, 0, name, args)
 
 
-def _too_large(pad: Scratchpad, tool: _Tool, ctx: ToolContext, args: dict[str, Any], estimated: int,
-               reason: str, limit: int) -> dict[str, Any]:
+def _too_large(
+    pad: Scratchpad, tool: _Tool, ctx: ToolContext, args: dict[str, Any], estimated: int, reason: str, limit: int
+) -> dict[str, Any]:
     try:
         sugg = tool.suggest(ctx, args, estimated, limit)
     except Exception:  # suggestions are a courtesy; never let them hide the refusal
         log.exception("building suggestions for %s failed", tool.name)
         sugg = []
     key = "per_call_limit" if reason == "per_call_limit" else "remaining_budget_tokens"
-    what = (f"the per-call limit of {limit:,} tokens" if reason == "per_call_limit"
-            else f"the {limit:,} tokens left in the context budget")
-    return {"error": f"{tool.name}_too_large",
-            "message": f"{tool.name} would return about {estimated:,} tokens, over {what}; nothing was charged",
-            "estimated_tokens": estimated, key: limit, "suggestions": sugg}
+    what = (
+        f"the per-call limit of {limit:,} tokens"
+        if reason == "per_call_limit"
+        else f"the {limit:,} tokens left in the context budget"
+    )
+    return {
+        "error": f"{tool.name}_too_large",
+        "message": f"{tool.name} would return about {estimated:,} tokens, over {what}; nothing was charged",
+        "estimated_tokens": estimated,
+        key: limit,
+        "suggestions": sugg,
+    }
 
 
 def dispatch(pad: Scratchpad, name: str, arguments: Any = None) -> ToolResult:
@@ -311,9 +441,16 @@ def dispatch(pad: Scratchpad, name: str, arguments: Any = None) -> ToolResult:
         import difflib
 
         close = difflib.get_close_matches(str(name), TOOL_NAMES, n=3, cutoff=0.5)
-        return _error_result(str(name), raw_args, {
-            "error": "unknown_tool", "message": f"there is no tool {name!r}; the tools are: {', '.join(TOOL_NAMES)}",
-            "close_matches": close, "suggestions": [suggestion(c, "a tool with a similar name") for c in close]})
+        return _error_result(
+            str(name),
+            raw_args,
+            {
+                "error": "unknown_tool",
+                "message": f"there is no tool {name!r}; the tools are: {', '.join(TOOL_NAMES)}",
+                "close_matches": close,
+                "suggestions": [suggestion(c, "a tool with a similar name") for c in close],
+            },
+        )
     budget = pad.budget
     cap, remaining = budget.max_extraction_tokens, budget.remaining
     ctx = ToolContext(pad, tool.name, min(cap, remaining))
@@ -330,9 +467,15 @@ def dispatch(pad: Scratchpad, name: str, arguments: Any = None) -> ToolResult:
         return _error_result(tool.name, args, {"error": "store_error", "message": exc.message, "suggestions": []})
     except Exception as exc:  # a bug of ours must not crash an agent loop; it is logged loudly
         log.exception("tool %s failed on %r", tool.name, args)
-        return _error_result(tool.name, args, {
-            "error": "internal_error", "message": f"{tool.name} failed: {type(exc).__name__}: {exc}",
-            "suggestions": []})
+        return _error_result(
+            tool.name,
+            args,
+            {
+                "error": "internal_error",
+                "message": f"{tool.name} failed: {type(exc).__name__}: {exc}",
+                "suggestions": [],
+            },
+        )
     return _charge(pad, tool, ctx, args, output)
 
 

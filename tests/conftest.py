@@ -10,9 +10,13 @@ import pytest
 
 # Keep Jupyter, IPython and matplotlib from writing under ~ during tests.
 _WORK = Path(os.environ.get("SCRATCHPAD_TEST_HOME", "/tmp/jupyter-scratchpad-test-home"))
-for var, sub in (("IPYTHONDIR", "ipython"), ("JUPYTER_CONFIG_DIR", "jupyter-config"),
-                 ("JUPYTER_DATA_DIR", "jupyter-data"), ("JUPYTER_RUNTIME_DIR", "jupyter-runtime"),
-                 ("MPLCONFIGDIR", "mpl")):
+for var, sub in (
+    ("IPYTHONDIR", "ipython"),
+    ("JUPYTER_CONFIG_DIR", "jupyter-config"),
+    ("JUPYTER_DATA_DIR", "jupyter-data"),
+    ("JUPYTER_RUNTIME_DIR", "jupyter-runtime"),
+    ("MPLCONFIGDIR", "mpl"),
+):
     os.environ.setdefault(var, str(_WORK / sub))
     Path(os.environ[var]).mkdir(parents=True, exist_ok=True)
 os.environ.setdefault("JUPYTER_PLATFORM_DIRS", "1")

@@ -125,7 +125,8 @@ class ToolContext:
 
         if handle is None or handle == "":
             raise ToolError(
-                "invalid_argument", f"{self.tool} needs a 'handle' (the id printed in a spill stub)",
+                "invalid_argument",
+                f"{self.tool} needs a 'handle' (the id printed in a spill stub)",
                 [suggestion("scratch_list", "see the live handles")],
             )
         try:
@@ -133,7 +134,7 @@ class ToolContext:
         except ValueError as exc:
             raise ToolError("invalid_handle", str(exc), [suggestion("scratch_list", "see the live handles")]) from None
         assert isinstance(handle, str)
-        entry = self.store.get_entry(self.pad.scope, "handle", handle)
+        entry: Entry | None = self.store.get_entry(self.pad.scope, "handle", handle)
         if entry is None:
             live = [e.key for e in self.store.entries(self.pad.scope, "handle")]
             close = difflib.get_close_matches(handle, live, n=3, cutoff=0.5)
@@ -142,7 +143,9 @@ class ToolContext:
             raise ToolError(
                 "unknown_handle",
                 f"no live handle {handle!r} in this run (expired, deleted, or never spilled here)",
-                sugg, handle=handle, close_matches=close,
+                sugg,
+                handle=handle,
+                close_matches=close,
             )
         return entry
 
@@ -160,7 +163,8 @@ class ToolContext:
                     suggestion("grep", "search it", handle=entry.key, pattern="error"),
                     suggestion("schema", "a summary of the text", handle=entry.key),
                 ],
-                handle=entry.key, format=entry.format,
+                handle=entry.key,
+                format=entry.format,
             )
         reader = self.reader(entry)
 

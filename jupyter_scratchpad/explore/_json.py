@@ -125,10 +125,17 @@ class _SchemaWriter:
             shape = Shape()
             for v in value:
                 shape.add(v, self.max_depth - depth - 1)
-            self.repeated(shape, f"{path}[*]", depth + 1, len(value),
-                          f"{len(value):,} items, lines {first_line + 1:,}-{first_line + item_lines:,}")
+            self.repeated(
+                shape,
+                f"{path}[*]",
+                depth + 1,
+                len(value),
+                f"{len(value):,} items, lines {first_line + 1:,}-{first_line + item_lines:,}",
+            )
         if index < len(self.rows):
-            self.rows[index]["where"] = f"line {first_line:,}" if lines == 1 else f"lines {first_line:,}-{first_line + lines - 1:,}"
+            self.rows[index]["where"] = (
+                f"line {first_line:,}" if lines == 1 else f"lines {first_line:,}-{first_line + lines - 1:,}"
+            )
         return lines
 
     def repeated(self, shape: Shape, path: str, depth: int, parent_count: int, where: str) -> None:
@@ -141,11 +148,15 @@ class _SchemaWriter:
             if i >= MAX_KEYS_SHOWN:
                 self._row(f"{path}.…", f"{len(ordered) - i:,} more keys", "")
                 break
-            self.repeated(child, _child_path(path, key), depth + 1, shape.objects,
-                          f"{child.count:,}/{shape.objects:,}")
+            self.repeated(child, _child_path(path, key), depth + 1, shape.objects, f"{child.count:,}/{shape.objects:,}")
         if shape.items is not None:
-            self.repeated(shape.items, f"{path}[*]", depth + 1, shape.count,
-                          f"{shape.items.count:,} items in {shape.kinds['array']:,} arrays")
+            self.repeated(
+                shape.items,
+                f"{path}[*]",
+                depth + 1,
+                shape.count,
+                f"{shape.items.count:,} items in {shape.kinds['array']:,} arrays",
+            )
 
 
 def _child_path(path: str, key: str) -> str:
@@ -174,8 +185,13 @@ def schema(ctx: ToolContext, handle: str, max_depth: int = 4) -> Output:
         if writer.truncated:
             text += f"\n… {writer.truncated:,} more nodes: lower max_depth, or item_schema / get_in a path"
         next_steps = _json_next_steps(entry, rows)
-        data = {"handle": entry.key, "format": "json", "max_depth": max_depth, "nodes": rows,
-                "truncated_nodes": writer.truncated}
+        data = {
+            "handle": entry.key,
+            "format": "json",
+            "max_depth": max_depth,
+            "nodes": rows,
+            "truncated_nodes": writer.truncated,
+        }
     elif entry.format == "markdown":
         text, data = _markdown_outline(ctx, entry)
         next_steps = [f'slice(handle="{entry.key}", start=…, end=…) to read a section']
@@ -192,8 +208,10 @@ def _json_next_steps(entry: Entry, rows: list[dict[str, Any]]) -> list[str]:
     arrays = [r["path"] for r in rows if r["kind"].startswith("array") and "[*]" not in r["path"]]
     if arrays:
         p = arrays[0] if arrays[0] != "$" else "$"
-        return [f'item_schema(handle="{entry.key}", path="{p}")',
-                f'iterate_over(handle="{entry.key}", path="{p}", fields="…", limit=20)']
+        return [
+            f'item_schema(handle="{entry.key}", path="{p}")',
+            f'iterate_over(handle="{entry.key}", path="{p}", fields="…", limit=20)',
+        ]
     return [f'get_in(handle="{entry.key}", path="…")']
 
 
@@ -223,8 +241,10 @@ def _markdown_outline(ctx: ToolContext, entry: Entry) -> tuple[str, dict[str, An
                 break
         h["end"] = end
     shown = heads[:MAX_SCHEMA_NODES]
-    lines = [f"{'  ' * (h['level'] - 1)}{'#' * h['level']} {h['title'][:120]}  lines {h['start']:,}-{h['end']:,}"
-             for h in shown]
+    lines = [
+        f"{'  ' * (h['level'] - 1)}{'#' * h['level']} {h['title'][:120]}  lines {h['start']:,}-{h['end']:,}"
+        for h in shown
+    ]
     if not heads:
         lines = ["(no headings)"]
     if len(heads) > len(shown):
@@ -236,11 +256,18 @@ def _text_summary(ctx: ToolContext, entry: Entry) -> tuple[str, dict[str, Any]]:
     reader = ctx.reader(entry)
     sample = [ln[:200] for ln in reader.read_lines(1, 3)]
     info: dict[str, Any] = {
-        "handle": entry.key, "format": entry.format, "lines": entry.line_count or 0,
-        "bytes": entry.size_bytes, "longest_line": entry.meta.get("longest_line"), "sample": sample,
+        "handle": entry.key,
+        "format": entry.format,
+        "lines": entry.line_count or 0,
+        "bytes": entry.size_bytes,
+        "longest_line": entry.meta.get("longest_line"),
+        "sample": sample,
     }
-    out = [f"lines: {info['lines']:,}", f"bytes: {entry.size_bytes:,}",
-           f"longest line: {info['longest_line'] or 0:,} bytes"]
+    out = [
+        f"lines: {info['lines']:,}",
+        f"bytes: {entry.size_bytes:,}",
+        f"longest line: {info['longest_line'] or 0:,} bytes",
+    ]
     if entry.meta.get("utf8_errors"):
         out.append("encoding: not valid UTF-8 (shown with U+FFFD; read_handle has the exact bytes)")
     if entry.format == "jsonl":
@@ -287,20 +314,30 @@ def _path_not_found(entry: Entry, miss: PathMiss) -> ToolError:
         if len(keys) > 100:
             fields["available_keys_total"] = len(keys)
         for close in difflib.get_close_matches(str(miss.failed.value), [str(k) for k in keys], n=3, cutoff=0.5):
-            suggestions.append(suggestion("get_in", "a key with a similar name",
-                                          handle=entry.key, path=format_path([*miss.valid_prefix, Step(close, True)])))
+            suggestions.append(
+                suggestion(
+                    "get_in",
+                    "a key with a similar name",
+                    handle=entry.key,
+                    path=format_path([*miss.valid_prefix, Step(close, True)]),
+                )
+            )
     elif isinstance(node, list):
         fields["array_length"] = len(node)
         if node:
-            suggestions.append(suggestion("get_in", "the first item", handle=entry.key,
-                                          path=format_path([*miss.valid_prefix, Step(0)])))
+            suggestions.append(
+                suggestion(
+                    "get_in", "the first item", handle=entry.key, path=format_path([*miss.valid_prefix, Step(0)])
+                )
+            )
             suggestions.append(suggestion("item_schema", "the keys of the items", handle=entry.key, path=prefix))
     else:
         fields["value_type"] = kind_of(node)
         suggestions.append(suggestion("get_in", "the value that is there", handle=entry.key, path=prefix))
     suggestions.append(suggestion("schema", "see the structure", handle=entry.key))
-    return ToolError("key_path_not_found", f"path {miss.requested!r} not found: at {prefix}, {miss.reason}",
-                     suggestions, **fields)
+    return ToolError(
+        "key_path_not_found", f"path {miss.requested!r} not found: at {prefix}, {miss.reason}", suggestions, **fields
+    )
 
 
 def _as_items(entry: Entry, node: Any, path: str) -> list[Any]:
@@ -311,13 +348,20 @@ def _as_items(entry: Entry, node: Any, path: str) -> list[Any]:
         base = _steps_or_error(path)
         for key, v in node.items():
             if isinstance(v, list):
-                sugg.append(suggestion("item_schema", f"{key!r} is an array of {len(v):,}", handle=entry.key,
-                                       path=format_path([*base, Step(str(key), True)])))
+                sugg.append(
+                    suggestion(
+                        "item_schema",
+                        f"{key!r} is an array of {len(v):,}",
+                        handle=entry.key,
+                        path=format_path([*base, Step(str(key), True)]),
+                    )
+                )
             if len(sugg) >= 3:
                 break
     sugg.append(suggestion("schema", "see the structure", handle=entry.key))
-    raise ToolError("not_an_array", f"{path or '$'} is a {kind_of(node)}, not an array", sugg,
-                    path=path, value_type=kind_of(node))
+    raise ToolError(
+        "not_an_array", f"{path or '$'} is a {kind_of(node)}, not an array", sugg, path=path, value_type=kind_of(node)
+    )
 
 
 def _window(offset: Any, limit: Any, total: int, default_limit: int | None) -> tuple[int, int]:
@@ -358,8 +402,10 @@ def item_schema(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0,
                 c = counts[key] = Counter()
             c[kind] += 1
     n = hi - lo
-    rows = [{"key": k, "types": "|".join(t for t, _ in c.most_common()), "present": sum(c.values()), "of": n}
-            for k, c in sorted(counts.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))]
+    rows: list[dict[str, Any]] = [
+        {"key": k, "types": "|".join(t for t, _ in c.most_common()), "present": sum(c.values()), "of": n}
+        for k, c in sorted(counts.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
+    ]
     canonical = format_path(_steps_or_error(path))
     if hi - lo < total or lo:
         size = max(1, hi - lo)
@@ -368,13 +414,11 @@ def item_schema(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0,
         window = f"all {total:,} items"
     width = min(60, max((len(r["key"]) for r in rows), default=3))
     twidth = min(30, max((len(r["types"]) for r in rows), default=4))
-    lines = [f"item_schema of {canonical} in {entry.key}: {window}",
-             f"{'key':<{width}}  {'type':<{twidth}}  present"]
+    lines = [f"item_schema of {canonical} in {entry.key}: {window}", f"{'key':<{width}}  {'type':<{twidth}}  present"]
     lines += [f"{r['key']:<{width}}  {r['types']:<{twidth}}  {r['present']:,}/{r['of']:,}" for r in rows]
     if len(counts) >= MAX_ITEM_KEYS:
         lines.append(f"… more than {MAX_ITEM_KEYS} distinct keys; narrow the window or the path")
-    data = {"handle": entry.key, "path": canonical, "offset": lo, "limit": hi - lo, "total_items": total,
-            "keys": rows}
+    data = {"handle": entry.key, "path": canonical, "offset": lo, "limit": hi - lo, "total_items": total, "keys": rows}
     return Output("\n".join(lines), data, budget_footer(window))
 
 
@@ -391,8 +435,14 @@ def get_in(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0, limi
         shown = all_lines[lo:hi]
         text = "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(shown, start=lo + 1))
         summary = f"lines {lo + 1:,}-{lo + len(shown):,} of {len(all_lines):,} of the string at {canonical}"
-        data = {"handle": entry.key, "path": canonical, "kind": "string", "offset": lo,
-                "total_lines": len(all_lines), "lines": shown}
+        data = {
+            "handle": entry.key,
+            "path": canonical,
+            "kind": "string",
+            "offset": lo,
+            "total_lines": len(all_lines),
+            "lines": shown,
+        }
         ctx.guard_bytes(sum(len(s) for s in shown), lambda n: text[:n])
         return Output(text, data, budget_footer(summary))
     rendered = orjson.dumps(node, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
@@ -403,7 +453,9 @@ def get_in(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0, limi
     return Output(rendered, node, budget_footer(summary))
 
 
-def get_in_suggestions(entry: Entry | None, value: Any, args: dict[str, Any], estimated: int, limit: int) -> list[dict[str, Any]]:
+def get_in_suggestions(
+    entry: Entry | None, value: Any, args: dict[str, Any], estimated: int, limit: int
+) -> list[dict[str, Any]]:
     handle = args.get("handle")
     path = args.get("path") or "$"
     out = [suggestion("schema", "see the structure under it first", handle=handle)]
@@ -411,24 +463,50 @@ def get_in_suggestions(entry: Entry | None, value: Any, args: dict[str, Any], es
         out.append(suggestion("item_schema", "the keys of its items", handle=handle, path=path))
         fields = _first_keys(value)
         if fields:
-            out.append(suggestion("iterate_over", "a few fields of the first items", handle=handle, path=path,
-                                  fields=",".join(fields), limit=20))
-        out.append(suggestion("get_in", "just the first item", handle=handle, path=f"{path}[0]" if path != "$" else "$[0]"))
+            out.append(
+                suggestion(
+                    "iterate_over",
+                    "a few fields of the first items",
+                    handle=handle,
+                    path=path,
+                    fields=",".join(fields),
+                    limit=20,
+                )
+            )
+        out.append(
+            suggestion("get_in", "just the first item", handle=handle, path=f"{path}[0]" if path != "$" else "$[0]")
+        )
     elif isinstance(value, dict):
         for key in list(value)[:3]:
-            out.append(suggestion("get_in", f"only {key!r}", handle=handle,
-                                  path=format_path([*parse_path(path), Step(str(key), True)])))
+            out.append(
+                suggestion(
+                    "get_in",
+                    f"only {key!r}",
+                    handle=handle,
+                    path=format_path([*parse_path(path), Step(str(key), True)]),
+                )
+            )
     elif isinstance(value, str):
         per_line = max(1.0, estimated / max(1, value.count("\n") + 1))
-        out.append(suggestion("get_in", "page the string by lines", handle=handle, path=path, offset=0,
-                              limit=max(1, int(limit * 0.8 / per_line))))
+        out.append(
+            suggestion(
+                "get_in",
+                "page the string by lines",
+                handle=handle,
+                path=path,
+                offset=0,
+                limit=max(1, int(limit * 0.8 / per_line)),
+            )
+        )
     return out
 
 
 def _first_keys(items: list[Any]) -> list[str]:
     for item in items[:50]:
         if isinstance(item, dict):
-            return [str(k) for k, v in item.items() if not isinstance(v, (dict, list))][:4] or [str(k) for k in item][:3]
+            return [str(k) for k, v in item.items() if not isinstance(v, (dict, list))][:4] or [str(k) for k in item][
+                :3
+            ]
     return []
 
 
@@ -439,9 +517,9 @@ def _cut_string(value: str, where: str) -> str:
     lines = value.split("\n")
     if len(lines) > STRING_LINES:
         kept = "\n".join(lines[:STRING_LINES])
-        return f"{kept}\n… [+{len(lines) - STRING_LINES:,} more lines: get_in(path=\"{where}\")]"
+        return f'{kept}\n… [+{len(lines) - STRING_LINES:,} more lines: get_in(path="{where}")]'
     if len(value) > STRING_CHARS:
-        return f"{value[:STRING_CHARS]}… [+{len(value) - STRING_CHARS:,} chars: get_in(path=\"{where}\")]"
+        return f'{value[:STRING_CHARS]}… [+{len(value) - STRING_CHARS:,} chars: get_in(path="{where}")]'
     return value
 
 
@@ -451,7 +529,7 @@ def _cut(value: Any, where: str) -> Any:
     if isinstance(value, (dict, list)):
         text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
         if len(text) > STRING_CHARS:
-            return f"{kind_of(value)} of {len(value):,}: {text[:200]}… [get_in(path=\"{where}\")]"
+            return f'{kind_of(value)} of {len(value):,}: {text[:200]}… [get_in(path="{where}")]'
     return value
 
 
@@ -461,8 +539,11 @@ def _fields(fields: Any) -> list[str]:
     elif isinstance(fields, list) and all(isinstance(f, str) for f in fields):
         names = [f.strip() for f in fields]
     else:
-        raise ToolError("invalid_argument", "'fields' must be a comma-separated string or a list of strings, "
-                        "e.g. \"metadata.name,status\"", argument="fields")
+        raise ToolError(
+            "invalid_argument",
+            "'fields' must be a comma-separated string or a list of strings, e.g. \"metadata.name,status\"",
+            argument="fields",
+        )
     names = [n for n in names if n]
     if not names:
         raise ToolError("invalid_argument", "'fields' names no field", argument="fields")
@@ -470,17 +551,33 @@ def _fields(fields: Any) -> list[str]:
 
 
 def iterate_over(
-    ctx: ToolContext, handle: str, path: str = "$", fields: Any = None, offset: int = 0, limit: int | None = None,
+    ctx: ToolContext,
+    handle: str,
+    path: str = "$",
+    fields: Any = None,
+    offset: int = 0,
+    limit: int | None = None,
 ) -> Output:
     entry = ctx.entry(handle)
     items = _as_items(entry, _resolve_or_error(entry, ctx.json_value(entry), path), path)
     if fields is None:
         keys = _first_keys(items)
-        raise ToolError("invalid_argument", "iterate_over needs 'fields': the keys (or dot paths) to show",
-                        [suggestion("iterate_over", "the first scalar keys", handle=entry.key, path=path,
-                                    fields=",".join(keys) or "…", limit=20),
-                         suggestion("item_schema", "see every key first", handle=entry.key, path=path)],
-                        argument="fields")
+        raise ToolError(
+            "invalid_argument",
+            "iterate_over needs 'fields': the keys (or dot paths) to show",
+            [
+                suggestion(
+                    "iterate_over",
+                    "the first scalar keys",
+                    handle=entry.key,
+                    path=path,
+                    fields=",".join(keys) or "…",
+                    limit=20,
+                ),
+                suggestion("item_schema", "see every key first", handle=entry.key, path=path),
+            ],
+            argument="fields",
+        )
     names = _fields(fields)
     parsed = {}
     for name in names:
@@ -504,11 +601,15 @@ def iterate_over(
         rows.append(row)
     text = "\n".join(orjson.dumps(r, option=orjson.OPT_NON_STR_KEYS).decode() for r in rows)
     nxt = f" · next: offset={hi}" if hi < total else ""
-    summary = f"items {lo:,}-{hi - 1:,} of {total:,} of {base}{nxt}" if rows else f"no items at offset {lo:,} of {total:,}"
+    summary = (
+        f"items {lo:,}-{hi - 1:,} of {total:,} of {base}{nxt}" if rows else f"no items at offset {lo:,} of {total:,}"
+    )
     return Output(text or "(no items in that window)", rows, budget_footer(summary))
 
 
-def window_suggestions(tool: str, args: dict[str, Any], estimated: int, limit: int, total: int | None) -> list[dict[str, Any]]:
+def window_suggestions(
+    tool: str, args: dict[str, Any], estimated: int, limit: int, total: int | None
+) -> list[dict[str, Any]]:
     handle = args.get("handle")
     offset = int(args.get("offset") or 0)
     asked = args.get("limit")
@@ -518,6 +619,9 @@ def window_suggestions(tool: str, args: dict[str, Any], estimated: int, limit: i
     base["handle"] = handle
     out = [suggestion(tool, f"about {fit} items fit", **{**base, "offset": offset, "limit": fit})]
     if tool == "iterate_over" and isinstance(args.get("fields"), str) and "," in args["fields"]:
-        out.append(suggestion(tool, "fewer fields", **{**base, "fields": args["fields"].split(",")[0], "offset": offset,
-                                                     "limit": fit}))
+        out.append(
+            suggestion(
+                tool, "fewer fields", **{**base, "fields": args["fields"].split(",")[0], "offset": offset, "limit": fit}
+            )
+        )
     return out

@@ -22,16 +22,23 @@ def scratch_write(ctx: ToolContext, key: str, value: Any, ttl_s: float | None = 
         entry = ctx.store.put_note(ctx.pad.scope, key, value, ttl_s)
     except InvalidArgumentError as exc:
         raise ToolError("invalid_argument", exc.message) from None
-    return Output(f"saved note {key!r} ({fmt_bytes(entry.size_bytes)}), expires {_iso(entry.expires_at)}",
-                  {"key": key, "expires_at": _iso(entry.expires_at)})
+    return Output(
+        f"saved note {key!r} ({fmt_bytes(entry.size_bytes)}), expires {_iso(entry.expires_at)}",
+        {"key": key, "expires_at": _iso(entry.expires_at)},
+    )
 
 
 def scratch_read(ctx: ToolContext, key: str) -> Output:
     entry = ctx.store.get_entry(ctx.pad.scope, "note", key)
     if entry is None:
         keys = [e.key for e in ctx.store.entries(ctx.pad.scope, "note")]
-        raise ToolError("unknown_key", f"no live note {key!r}", [suggestion("scratch_list", "see the live notes")],
-                        key=key, available_keys=keys[:100])
+        raise ToolError(
+            "unknown_key",
+            f"no live note {key!r}",
+            [suggestion("scratch_list", "see the live notes")],
+            key=key,
+            available_keys=keys[:100],
+        )
     value = entry.value
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2)
     ctx.guard_bytes(len(text.encode("utf-8", "surrogatepass")), lambda n: text[:n])
@@ -43,15 +50,27 @@ def scratch_list(ctx: ToolContext) -> Output:
     rows = []
     lines = []
     for e in entries:
-        row = {"kind": e.kind, "key": e.key, "source_tool": e.source_tool, "format": e.format,
-               "size": e.size_bytes, "tokens": e.tokens, "lines": e.line_count, "expires_at": _iso(e.expires_at)}
+        row = {
+            "kind": e.kind,
+            "key": e.key,
+            "source_tool": e.source_tool,
+            "format": e.format,
+            "size": e.size_bytes,
+            "tokens": e.tokens,
+            "lines": e.line_count,
+            "expires_at": _iso(e.expires_at),
+        }
         rows.append(row)
         if e.kind == "handle":
-            lines.append(f"handle {e.key}  {e.format}  {fmt_bytes(e.size_bytes)}  {e.tokens or 0:,} tokens  "
-                         f"from {e.source_tool or '?'}  expires {row['expires_at']}")
+            lines.append(
+                f"handle {e.key}  {e.format}  {fmt_bytes(e.size_bytes)}  {e.tokens or 0:,} tokens  "
+                f"from {e.source_tool or '?'}  expires {row['expires_at']}"
+            )
         else:
-            lines.append(f"note   {json.dumps(e.key, ensure_ascii=False)}  {fmt_bytes(e.size_bytes)}  "
-                         f"expires {row['expires_at']}")
+            lines.append(
+                f"note   {json.dumps(e.key, ensure_ascii=False)}  {fmt_bytes(e.size_bytes)}  "
+                f"expires {row['expires_at']}"
+            )
     text = "\n".join(lines) if lines else "(the scratchpad of this run is empty)"
     return Output(text, rows, budget_footer(f"{len(rows)} entries"))
 
@@ -65,6 +84,7 @@ def scratch_delete(ctx: ToolContext, key: str | None = None, handle: str | None 
         return Output(f"deleted handle {handle}", {"deleted": handle, "kind": "handle"})
     assert key is not None
     if not ctx.store.delete_entry(ctx.pad.scope, "note", key):
-        raise ToolError("unknown_key", f"no live note {key!r}", [suggestion("scratch_list", "see the live notes")],
-                        key=key)
+        raise ToolError(
+            "unknown_key", f"no live note {key!r}", [suggestion("scratch_list", "see the live notes")], key=key
+        )
     return Output(f"deleted note {key!r}", {"deleted": key, "kind": "note"})

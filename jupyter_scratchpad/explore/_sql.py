@@ -43,8 +43,10 @@ def _quote_literal(text: str) -> str:
 
 def relation_names(ctx: ToolContext) -> list[dict[str, Any]]:
     """The relations a query of this caller can see, with their formats."""
-    out = [{"name": e.key, "format": e.format, "source_tool": e.source_tool}
-           for e in ctx.store.entries(ctx.pad.scope, "handle")]
+    out = [
+        {"name": e.key, "format": e.format, "source_tool": e.source_tool}
+        for e in ctx.store.entries(ctx.pad.scope, "handle")
+    ]
     out.append({"name": "scratch_notes", "format": "notes", "source_tool": None})
     return out
 
@@ -54,26 +56,35 @@ def _view_sql(ctx: ToolContext, entry: Entry) -> tuple[str, str]:
     path = str(reader.body_path)
     name = _quote_ident(entry.key)
     if entry.format == "json":
-        source = (f"read_json({_quote_literal(path)}, format='auto', sample_size=-1, "
-                  f"maximum_object_size={max(16 << 20, reader.body_bytes + 1)})")
+        source = (
+            f"read_json({_quote_literal(path)}, format='auto', sample_size=-1, "
+            f"maximum_object_size={max(16 << 20, reader.body_bytes + 1)})"
+        )
     elif entry.format == "jsonl":
-        source = (f"read_json({_quote_literal(path)}, format='newline_delimited', sample_size=-1, "
-                  f"maximum_object_size={max(16 << 20, reader.longest_line + 1)})")
+        source = (
+            f"read_json({_quote_literal(path)}, format='newline_delimited', sample_size=-1, "
+            f"maximum_object_size={max(16 << 20, reader.longest_line + 1)})"
+        )
     else:
-        source = (f"(SELECT CAST(generate_subscripts(parts, 1) AS BIGINT) AS line_no, unnest(parts) AS line FROM "
-                  f"(SELECT string_split(CASE WHEN suffix(content, chr(10)) THEN content[:-2] ELSE content END, "
-                  f"chr(10)) AS parts FROM read_text({_quote_literal(path)})))")
+        source = (
+            f"(SELECT CAST(generate_subscripts(parts, 1) AS BIGINT) AS line_no, unnest(parts) AS line FROM "
+            f"(SELECT string_split(CASE WHEN suffix(content, chr(10)) THEN content[:-2] ELSE content END, "
+            f"chr(10)) AS parts FROM read_text({_quote_literal(path)})))"
+        )
     return path, f"CREATE VIEW {name} AS SELECT * FROM {source}"
 
 
 def _connect(ctx: ToolContext, entries: list[Entry]) -> duckdb.DuckDBPyConnection:
-    conn = duckdb.connect(":memory:", config={
-        "autoinstall_known_extensions": "false",
-        "autoload_known_extensions": "false",
-        "memory_limit": SQL_MEMORY_LIMIT,
-        "threads": "2",
-        "temp_directory": "",
-    })
+    conn = duckdb.connect(
+        ":memory:",
+        config={
+            "autoinstall_known_extensions": "false",
+            "autoload_known_extensions": "false",
+            "memory_limit": SQL_MEMORY_LIMIT,
+            "threads": "2",
+            "temp_directory": "",
+        },
+    )
     paths = []
     views = []
     for entry in entries:
@@ -83,8 +94,10 @@ def _connect(ctx: ToolContext, entries: list[Entry]) -> duckdb.DuckDBPyConnectio
     conn.execute(f"SET allowed_paths = [{', '.join(_quote_literal(p) for p in paths)}]")
     for view in views:
         conn.execute(view)
-    notes = [(e.key, e.value_json, _dt.datetime.fromtimestamp(e.expires_at, tz=_dt.timezone.utc))
-             for e in ctx.store.entries(ctx.pad.scope, "note")]
+    notes = [
+        (e.key, e.value_json, _dt.datetime.fromtimestamp(e.expires_at, tz=_dt.timezone.utc))
+        for e in ctx.store.entries(ctx.pad.scope, "note")
+    ]
     conn.execute("CREATE TABLE scratch_notes (key VARCHAR, value JSON, expires_at TIMESTAMPTZ)")
     if notes:
         conn.executemany("INSERT INTO scratch_notes VALUES (?, ?, ?)", notes)
@@ -141,7 +154,7 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
         raise ToolError("invalid_argument", f"'query' is longer than {MAX_QUERY_CHARS:,} characters", argument="query")
     if isinstance(max_rows, bool) or not isinstance(max_rows, int) or not 1 <= max_rows <= 10_000:
         raise ToolError("invalid_argument", "'max_rows' must be an integer in 1..10000", argument="max_rows")
-    entries = [e for e in ctx.store.entries(ctx.pad.scope, "handle")]
+    entries = list(ctx.store.entries(ctx.pad.scope, "handle"))
     try:
         conn = _connect(ctx, entries)
     except duckdb.Error as exc:
@@ -150,21 +163,23 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
     timer.start()
     try:
         cursor = conn.execute(query)
-        if cursor.description is None:
+        description: list[Any] | None = cursor.description
+        if not description:
             columns, fetched = [], []
         else:
-            columns = [d[0] for d in cursor.description]
+            columns = [d[0] for d in description]
             fetched = cursor.fetchmany(max_rows + 1)
     except duckdb.Error as exc:
         kind = _error_kind(exc)
         names = [e.key for e in entries]
-        sugg = [suggestion("sql", "list the columns of a relation",
-                           query=f"DESCRIBE {names[0]}")] if names else []
+        sugg = [suggestion("sql", "list the columns of a relation", query=f"DESCRIBE {names[0]}")] if names else []
         sugg.append(suggestion("scratch_list", "see the relations (one per handle)"))
         message = str(exc).split("\n")[0]
         if kind == "sql_forbidden":
-            message = ("this is a sandbox: only the relations named by your handles (and scratch_notes) "
-                       f"can be read; no files, URLs, ATTACH, COPY, extensions or settings. ({message})")
+            message = (
+                "this is a sandbox: only the relations named by your handles (and scratch_notes) "
+                f"can be read; no files, URLs, ATTACH, COPY, extensions or settings. ({message})"
+            )
         elif kind == "sql_timeout":
             message = f"the query ran longer than {SQL_TIMEOUT_S:.0f} s and was stopped; add filters or a LIMIT"
         raise ToolError(kind, message, sugg, relations=names) from None
@@ -176,8 +191,10 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
     if not columns:
         return Output("(statement ran; it returns no rows)", [], budget_footer("0 rows"))
     text = _table(columns, rows)
-    more = f" (more rows exist: only the first {max_rows} are shown; add LIMIT/OFFSET or aggregate)" if truncated else ""
-    data = [dict(zip(columns, row)) for row in rows]
+    more = (
+        f" (more rows exist: only the first {max_rows} are shown; add LIMIT/OFFSET or aggregate)" if truncated else ""
+    )
+    data = [dict(zip(columns, row, strict=True)) for row in rows]
     return Output(text, data, budget_footer(f"{len(rows):,} rows × {len(columns)} columns{more}"))
 
 

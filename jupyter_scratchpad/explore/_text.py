@@ -10,7 +10,7 @@ from typing import Any
 import re2
 
 from ..store import BodyReader, Entry
-from ._base import Output, ToolContext, ToolError, TooLarge, fmt_bytes, suggestion
+from ._base import Output, TooLarge, ToolContext, ToolError, fmt_bytes, suggestion
 
 __all__ = ["grep", "head", "read", "read_handle", "slice_lines", "tail"]
 
@@ -51,15 +51,19 @@ def _line_output(ctx: ToolContext, entry: Entry, start: int, end: int, note: str
     else:
         text = numbered(start, lines)
         summary = f"lines {start:,}-{start + len(lines) - 1:,} of {total:,}{note} · {_describe(entry)}"
-    data = {"handle": entry.key, "start": start, "end": start + len(lines) - 1 if lines else start - 1,
-            "total_lines": total, "lines": lines}
+    data = {
+        "handle": entry.key,
+        "start": start,
+        "end": start + len(lines) - 1 if lines else start - 1,
+        "total_lines": total,
+        "lines": lines,
+    }
     return Output(text, data, budget_footer(summary))
 
 
 def _positive_int(value: Any, name: str, minimum: int = 1) -> int:
     if value is None or isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ToolError("invalid_argument", f"'{name}' must be an integer >= {minimum}, got {value!r}",
-                        argument=name)
+        raise ToolError("invalid_argument", f"'{name}' must be an integer >= {minimum}, got {value!r}", argument=name)
     return value
 
 
@@ -83,15 +87,18 @@ def slice_lines(ctx: ToolContext, handle: str, start: int, end: int) -> Output:
         raise ToolError("invalid_argument", f"'end' must be an integer, got {end!r}", argument="end")
     if end < start:
         raise ToolError(
-            "invalid_argument", f"end ({end}) is before start ({start}); lines are 1-indexed and inclusive",
+            "invalid_argument",
+            f"end ({end}) is before start ({start}); lines are 1-indexed and inclusive",
             [suggestion("slice", "the same start with a valid end", handle=entry.key, start=start, end=start + 49)],
             argument="end",
         )
     total = entry.line_count or 0
     if start > total:
         raise ToolError(
-            "invalid_argument", f"start ({start}) is past the last line ({total:,})",
-            [suggestion("tail", "read the last lines", handle=entry.key, lines=50)], argument="start",
+            "invalid_argument",
+            f"start ({start}) is past the last line ({total:,})",
+            [suggestion("tail", "read the last lines", handle=entry.key, lines=50)],
+            argument="start",
             total_lines=total,
         )
     note = f" (end {end:,} clamped to {total:,})" if end > total else ""
@@ -172,15 +179,22 @@ def _scan(reader: BodyReader, rx: Any, max_matches: int) -> tuple[list[tuple[int
 
 
 def grep(
-    ctx: ToolContext, handle: str, pattern: str, context: int = 3, ignore_case: bool = False,
+    ctx: ToolContext,
+    handle: str,
+    pattern: str,
+    context: int = 3,
+    ignore_case: bool = False,
     max_matches: int = 100,
 ) -> Output:
     entry = ctx.entry(handle)
     if not isinstance(pattern, str) or not pattern:
         raise ToolError("invalid_argument", "'pattern' must be a non-empty string (a regex)", argument="pattern")
     if len(pattern.encode("utf-8", "surrogatepass")) > MAX_PATTERN_BYTES:
-        raise ToolError("invalid_argument", f"'pattern' is longer than {MAX_PATTERN_BYTES} bytes; search for a "
-                        "distinctive part of it", argument="pattern")
+        raise ToolError(
+            "invalid_argument",
+            f"'pattern' is longer than {MAX_PATTERN_BYTES} bytes; search for a distinctive part of it",
+            argument="pattern",
+        )
     context = _positive_int(context, "context", minimum=0)
     if context > 50:
         raise ToolError("invalid_argument", "'context' must be at most 50 lines", argument="context")
@@ -195,8 +209,14 @@ def grep(
         text = f"No matches for {pattern!r} in {total:,} lines of {entry.key}."
         if fallback:
             text = f"Note: {fallback}.\n{text}"
-        data = {"handle": entry.key, "pattern": pattern, "matches": [], "total_matches": 0,
-                "total_lines": total, "literal_fallback": bool(fallback)}
+        data = {
+            "handle": entry.key,
+            "pattern": pattern,
+            "matches": [],
+            "total_matches": 0,
+            "total_lines": total,
+            "literal_fallback": bool(fallback),
+        }
         return Output(text, data, budget_footer(f"0 matching lines of {total:,}"))
     match_lines = {line for line, _ in hits}
     columns = dict(hits)
@@ -211,9 +231,9 @@ def grep(
     matches: list[dict[str, Any]] = []
     for lo, hi in windows:
         rows = []
-        for n, line in enumerate(reader.read_lines(lo, hi), start=lo):
+        for n, text_line in enumerate(reader.read_lines(lo, hi), start=lo):
             is_match = n in match_lines
-            shown = _clip(line, columns.get(n))
+            shown = _clip(text_line, columns.get(n))
             rows.append(f"{'>' if is_match else ' '}{n:>6}\t{shown}")
             if is_match:
                 matches.append({"line": n, "text": shown})
@@ -222,19 +242,29 @@ def grep(
     if fallback:
         text = f"Note: {fallback}.\n{text}"
     more = "" if complete else "+"
-    summary = (f"{len(hits):,} of {counted:,}{more} matching lines shown"
-               + (f" (max_matches={max_matches})" if counted > len(hits) else "")
-               + f" · {total:,} lines · {_describe(entry)}")
-    data = {"handle": entry.key, "pattern": pattern, "matches": matches, "windows": windows,
-            "total_matches": counted, "total_complete": complete, "total_lines": total,
-            "literal_fallback": bool(fallback)}
+    summary = (
+        f"{len(hits):,} of {counted:,}{more} matching lines shown"
+        + (f" (max_matches={max_matches})" if counted > len(hits) else "")
+        + f" · {total:,} lines · {_describe(entry)}"
+    )
+    data = {
+        "handle": entry.key,
+        "pattern": pattern,
+        "matches": matches,
+        "windows": windows,
+        "total_matches": counted,
+        "total_complete": complete,
+        "total_lines": total,
+        "literal_fallback": bool(fallback),
+    }
     return Output(text, data, budget_footer(summary))
 
 
 def grep_suggestions(args: dict[str, Any], estimated: int, limit: int) -> list[dict[str, Any]]:
     handle = args.get("handle")
     max_matches = int(args.get("max_matches") or 100)
-    context = int(args.get("context") if args.get("context") is not None else 3)
+    context = args.get("context")
+    context = 3 if context is None else int(context)
     fit = max(1, int(max_matches * limit * 0.8 / max(estimated, 1)))
     out = [suggestion("grep", f"about {fit} matches fit", **{**args, "max_matches": fit, "handle": handle})]
     if context:
@@ -253,39 +283,53 @@ def _decode(chunk: bytes) -> tuple[str, bool]:
 
 
 def read_handle(
-    ctx: ToolContext, handle: str, start: int | None = None, end: int | None = None,
-    match: str | None = None, window: int = 200,
+    ctx: ToolContext,
+    handle: str,
+    start: int | None = None,
+    end: int | None = None,
+    match: str | None = None,
+    window: int = 200,
 ) -> Output:
     entry = ctx.entry(handle)
     reader = ctx.reader(entry)
     size = reader.raw_size
     if match is not None:
         if start is not None or end is not None:
-            raise ToolError("invalid_argument", "give either start/end or match (+ window), not both",
-                            argument="match")
+            raise ToolError("invalid_argument", "give either start/end or match (+ window), not both", argument="match")
         return _read_matches(ctx, entry, reader, match, _positive_int(window, "window", 0), size)
     start = 0 if start is None else _positive_int(start, "start", 0)
     end = min(size, start + 4096) if end is None else _positive_int(end, "end", 0)
     if end <= start:
-        raise ToolError("invalid_argument", f"end ({end}) must be greater than start ({start}); the range is "
-                        "[start, end) in bytes of the original output", argument="end", size=size)
+        raise ToolError(
+            "invalid_argument",
+            f"end ({end}) must be greater than start ({start}); the range is "
+            "[start, end) in bytes of the original output",
+            argument="end",
+            size=size,
+        )
     if start >= size and size:
-        raise ToolError("invalid_argument", f"start ({start:,}) is past the end ({size:,} bytes)",
-                        argument="start", size=size)
+        raise ToolError(
+            "invalid_argument", f"start ({start:,}) is past the end ({size:,} bytes)", argument="start", size=size
+        )
     end = min(end, size)
     ctx.guard_bytes(end - start, lambda n: reader.read_raw(start, start + n).decode("utf-8", "replace"))
     chunk = reader.read_raw(start, end)
     text, valid = _decode(chunk)
-    data: dict[str, Any] = {"handle": entry.key, "start": start, "end": end, "size": size, "text": text,
-                            "valid_utf8": valid}
+    data: dict[str, Any] = {
+        "handle": entry.key,
+        "start": start,
+        "end": end,
+        "size": size,
+        "text": text,
+        "valid_utf8": valid,
+    }
     if not valid:
         data["base64"] = base64.b64encode(chunk).decode("ascii")
     note = "" if valid else " · not valid UTF-8: shown with U+FFFD, exact bytes in .data['base64']"
     return Output(text, data, budget_footer(f"bytes {start:,}-{end:,} of {size:,}{note}"))
 
 
-def _read_matches(ctx: ToolContext, entry: Entry, reader: BodyReader, match: str, window: int,
-                  size: int) -> Output:
+def _read_matches(ctx: ToolContext, entry: Entry, reader: BodyReader, match: str, window: int, size: int) -> Output:
     if not isinstance(match, str) or not match:
         raise ToolError("invalid_argument", "'match' must be a non-empty string", argument="match")
     needle = match.encode("utf-8", "surrogatepass")
@@ -306,9 +350,11 @@ def _read_matches(ctx: ToolContext, entry: Entry, reader: BodyReader, match: str
                     break
                 pos = mm.find(needle, pos + 1)
     if not spans:
-        return Output(f"No occurrence of {match!r} in the {size:,} bytes of {entry.key}.",
-                      {"handle": entry.key, "match": match, "windows": [], "occurrences": 0},
-                      budget_footer("0 occurrences"))
+        return Output(
+            f"No occurrence of {match!r} in the {size:,} bytes of {entry.key}.",
+            {"handle": entry.key, "match": match, "windows": [], "occurrences": 0},
+            budget_footer("0 occurrences"),
+        )
     total_bytes = sum(hi - lo for lo, hi in spans)
     ctx.guard_bytes(total_bytes, lambda n: reader.read_raw(spans[0][0], spans[0][0] + n).decode("utf-8", "replace"))
     blocks, windows = [], []
@@ -318,8 +364,11 @@ def _read_matches(ctx: ToolContext, entry: Entry, reader: BodyReader, match: str
         windows.append({"start": lo, "end": hi, "text": text, "valid_utf8": valid})
     more = "+" if found > 10_000 else ""
     summary = f"{len(spans)} windows around {found:,}{more} occurrences of {match!r} · {size:,} bytes"
-    return Output("\n".join(blocks), {"handle": entry.key, "match": match, "windows": windows,
-                                      "occurrences": found}, budget_footer(summary))
+    return Output(
+        "\n".join(blocks),
+        {"handle": entry.key, "match": match, "windows": windows, "occurrences": found},
+        budget_footer(summary),
+    )
 
 
 def read_handle_suggestions(args: dict[str, Any], estimated: int, limit: int) -> list[dict[str, Any]]:
@@ -327,10 +376,13 @@ def read_handle_suggestions(args: dict[str, Any], estimated: int, limit: int) ->
     start = int(args.get("start") or 0)
     fit_bytes = max(256, int(limit * 0.8 * 3))
     if args.get("match"):
-        return [suggestion("read_handle", "a smaller window", handle=handle, match=args["match"], window=50),
-                suggestion("grep", "find the lines instead", handle=handle, pattern=args["match"], context=0)]
-    return [suggestion("read_handle", f"about {fit_bytes:,} bytes fit", handle=handle, start=start,
-                       end=start + fit_bytes)]
+        return [
+            suggestion("read_handle", "a smaller window", handle=handle, match=args["match"], window=50),
+            suggestion("grep", "find the lines instead", handle=handle, pattern=args["match"], context=0),
+        ]
+    return [
+        suggestion("read_handle", f"about {fit_bytes:,} bytes fit", handle=handle, start=start, end=start + fit_bytes)
+    ]
 
 
 def read(ctx: ToolContext, handle: str) -> Output:

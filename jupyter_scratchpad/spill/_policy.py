@@ -38,10 +38,25 @@ ERROR_MAX_BYTES = 8 * 1024
 DEFAULT_SPILL_CLASSES = frozenset({"query", "workspace", "browser"})
 DEFAULT_OOB_METADATA_KEYS = frozenset({"artifact_id", "mutation_complete", "memory_entry_id", "persisted"})
 # Our own tool set: reading a spill back must never spill again.
-OWN_TOOLS = frozenset({
-    "head", "tail", "slice", "read_handle", "grep", "schema", "item_schema", "get_in",
-    "iterate_over", "read", "sql", "scratch_write", "scratch_read", "scratch_list", "scratch_delete",
-})
+OWN_TOOLS = frozenset(
+    {
+        "head",
+        "tail",
+        "slice",
+        "read_handle",
+        "grep",
+        "schema",
+        "item_schema",
+        "get_in",
+        "iterate_over",
+        "read",
+        "sql",
+        "scratch_write",
+        "scratch_read",
+        "scratch_list",
+        "scratch_delete",
+    }
+)
 DEFAULT_INTERNAL_TOOLS = frozenset({"report_progress", "tool_search", *OWN_TOOLS})
 INTERNAL_PREFIXES = ("memory_", "scratch_", "scratchpad_")
 
@@ -90,9 +105,14 @@ class SpillDecision:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "spill": self.spill, "rule": self.rule, "tokens": self.tokens,
-            "tokens_exact": self.tokens_exact, "threshold": self.threshold,
-            "size_bytes": self.size_bytes, "pattern": self.pattern, "detail": self.detail,
+            "spill": self.spill,
+            "rule": self.rule,
+            "tokens": self.tokens,
+            "tokens_exact": self.tokens_exact,
+            "threshold": self.threshold,
+            "size_bytes": self.size_bytes,
+            "pattern": self.pattern,
+            "detail": self.detail,
         }
 
 
@@ -188,7 +208,9 @@ class SpillPolicy:
         if text is None:
             text = as_text(result)
         if is_error:
-            return SpillDecision(False, "is_error", detail=f"errors are never spilled; bounded to {self.error_max_bytes} bytes")
+            return SpillDecision(
+                False, "is_error", detail=f"errors are never spilled; bounded to {self.error_max_bytes} bytes"
+            )
         if metadata:
             keys = sorted(k for k in metadata if k in self.oob_metadata_keys)
             if keys:
@@ -197,20 +219,38 @@ class SpillPolicy:
             return SpillDecision(False, "internal_tool", detail=f"{tool!r} is an internal verb")
         if result_class is not None and result_class not in self.spill_classes:
             return SpillDecision(
-                False, "result_class",
+                False,
+                "result_class",
                 detail=f"result_class {result_class!r} is not one of {sorted(self.spill_classes)}",
             )
         threshold, pattern = self.resolve(tool, server)
         size = len(text.encode("utf-8", "surrogatepass"))
         if self.min_bytes is not None and size >= self.min_bytes:
-            return SpillDecision(True, "bytes_threshold", None, False, threshold, size, pattern,
-                                 f"{size} bytes >= min_bytes {self.min_bytes}")
+            return SpillDecision(
+                True,
+                "bytes_threshold",
+                None,
+                False,
+                threshold,
+                size,
+                pattern,
+                f"{size} bytes >= min_bytes {self.min_bytes}",
+            )
         tokens, exact = tokenizer_for(model).count_upto(text, threshold)
         if tokens >= threshold:
-            return SpillDecision(True, "threshold", tokens, exact, threshold, size, pattern,
-                                 f"{'at least ' if not exact else ''}{tokens} tokens >= {threshold}")
-        return SpillDecision(False, "below_threshold", tokens, True, threshold, size, pattern,
-                             f"{tokens} tokens < {threshold}")
+            return SpillDecision(
+                True,
+                "threshold",
+                tokens,
+                exact,
+                threshold,
+                size,
+                pattern,
+                f"{'at least ' if not exact else ''}{tokens} tokens >= {threshold}",
+            )
+        return SpillDecision(
+            False, "below_threshold", tokens, True, threshold, size, pattern, f"{tokens} tokens < {threshold}"
+        )
 
     def with_(self, **changes: Any) -> SpillPolicy:
         """A copy with some fields changed (``policy.with_(min_tokens=1000)``)."""

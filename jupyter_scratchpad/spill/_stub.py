@@ -71,8 +71,9 @@ def _clean(line: str) -> str:
     return line if len(line) <= PREVIEW_LINE_CHARS else line[: PREVIEW_LINE_CHARS - 1] + "…"
 
 
-def build_stub(entry: Entry, reader: BodyReader, *, preview_lines: int, value: Any = None,
-               model: str, tokens_estimate: bool) -> dict[str, Any]:
+def build_stub(
+    entry: Entry, reader: BodyReader, *, preview_lines: int, value: Any = None, model: str, tokens_estimate: bool
+) -> dict[str, Any]:
     total = entry.line_count or 0
     lines = [_clean(line) for line in reader.read_lines(1, min(preview_lines, total))]
     kept: list[str] = []
@@ -84,9 +85,11 @@ def build_stub(entry: Entry, reader: BodyReader, *, preview_lines: int, value: A
         chars += len(line) + 1
     shown = len(kept)
     preview = "\n".join(kept)
-    note = (f"preview: lines 1-{shown:,} of {total:,} of the {entry.format} body"
-            + (", long lines cut" if any(a != b for a, b in zip(kept, lines)) else "")
-            + ("" if shown >= total else f"; {total - shown:,} lines not shown"))
+    note = (
+        f"preview: lines 1-{shown:,} of {total:,} of the {entry.format} body"
+        + (", long lines cut" if any(a != b for a, b in zip(kept, lines, strict=False)) else "")
+        + ("" if shown >= total else f"; {total - shown:,} lines not shown")
+    )
     if entry.format == "json":
         note += " (pretty-printed, 2-space indent)"
     stub: dict[str, Any] = {
@@ -115,11 +118,19 @@ def build_stub(entry: Entry, reader: BodyReader, *, preview_lines: int, value: A
 def next_calls(entry: Entry) -> list[str]:
     h = entry.key
     if entry.format in ("json", "jsonl"):
-        return [f'schema(handle="{h}")', f'item_schema(handle="{h}", path="…")',
-                f'iterate_over(handle="{h}", path="…", fields="…", limit=20)',
-                f'grep(handle="{h}", pattern="…")', f'sql(query="SELECT count(*) FROM {h}")']
-    return [f'grep(handle="{h}", pattern="…")', f'head(handle="{h}", lines=50)',
-            f'slice(handle="{h}", start=…, end=…)', f'schema(handle="{h}")']
+        return [
+            f'schema(handle="{h}")',
+            f'item_schema(handle="{h}", path="…")',
+            f'iterate_over(handle="{h}", path="…", fields="…", limit=20)',
+            f'grep(handle="{h}", pattern="…")',
+            f'sql(query="SELECT count(*) FROM {h}")',
+        ]
+    return [
+        f'grep(handle="{h}", pattern="…")',
+        f'head(handle="{h}", lines=50)',
+        f'slice(handle="{h}", start=…, end=…)',
+        f'schema(handle="{h}")',
+    ]
 
 
 def _size(n: int) -> str:
@@ -133,9 +144,11 @@ def render_stub_text(stub: dict[str, Any]) -> str:
     tokens = stub.get("tokens")
     est = " (estimate)" if stub.get("tokens_estimate") else ""
     tool = stub.get("source_tool") or "output"
-    head = (f"[scratchpad] The output of {tool} was too large for the context and was stored as handle "
-            f"\"{stub['handle']}\": {stub['format']}, {_size(stub['size'])}, {stub['lines']:,} lines, "
-            f"{tokens:,} tokens{est}.")
+    head = (
+        f"[scratchpad] The output of {tool} was too large for the context and was stored as handle "
+        f'"{stub["handle"]}": {stub["format"]}, {_size(stub["size"])}, {stub["lines"]:,} lines, '
+        f"{tokens:,} tokens{est}."
+    )
     parts = [head, f"{stub['note'][0].upper()}{stub['note'][1:]}:", stub["preview"]]
     if stub.get("schema"):
         parts += ["Schema sketch:", *("  " + s for s in stub["schema"])]

@@ -72,8 +72,12 @@ def policy_from_toml(cls: type[SpillPolicy], source: str | Any) -> SpillPolicy:
         raise InvalidArgumentError(f"{where}: [agent.scratchpad] must be a table")
     kwargs: dict[str, Any] = {}
     for name, kind in (
-        ("enabled", bool), ("context_safety_margin", float), ("max_extraction_tokens", int),
-        ("turn_depth_bonus", int), ("min_tokens", int), ("min_bytes", int),
+        ("enabled", bool),
+        ("context_safety_margin", float),
+        ("max_extraction_tokens", int),
+        ("turn_depth_bonus", int),
+        ("min_tokens", int),
+        ("min_bytes", int),
     ):
         if name in agent:
             value = agent[name]
@@ -123,8 +127,11 @@ def policy_to_toml(policy: SpillPolicy) -> str:
     if policy.min_bytes is not None:
         lines.append(f"min_bytes = {policy.min_bytes}  # jupyter-scratchpad: byte threshold")
     if policy.patterns:
-        lines += ["", "# jupyter-scratchpad: patterns for every server (Aura ignores this table)",
-                  "[agent.scratchpad.patterns]"]
+        lines += [
+            "",
+            "# jupyter-scratchpad: patterns for every server (Aura ignores this table)",
+            "[agent.scratchpad.patterns]",
+        ]
         lines += [f"{_key(g)} = {{ min_tokens = {t} }}" for g, t in sorted(policy.patterns.items())]
     for server, table in sorted((policy.server_patterns or {}).items()):
         lines += ["", f"[mcp.servers.{_key(server)}.scratchpad]"]

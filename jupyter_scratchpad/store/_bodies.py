@@ -63,9 +63,7 @@ class LineIndexer:
             by_bytes = (starts // BYTE_STEP) > (previous // BYTE_STEP)
             keep = by_line | by_bytes
             if keep.any():
-                self._entries.append(
-                    np.stack([lines[keep], starts[keep]], axis=1).astype("<u8", copy=False)
-                )
+                self._entries.append(np.stack([lines[keep], starts[keep]], axis=1).astype("<u8", copy=False))
             self._newlines += int(nl.size)
             self._last_start = int(starts[-1])
         self._offset += int(arr.size)

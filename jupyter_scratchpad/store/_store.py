@@ -141,7 +141,7 @@ class Entry:
     def from_row(cls, row: tuple[Any, ...]) -> Entry:
         values = list(row)
         meta = json.loads(values[15]) if values[15] else {}
-        return cls(*values[:15], meta, float(values[16]), float(values[17]))
+        return cls(*values[:15], meta, float(values[16]), float(values[17]))  # type: ignore[call-arg]
 
     @property
     def handle(self) -> str | None:
@@ -320,7 +320,7 @@ class ScratchStore:
         try:
             if not self._closed:
                 self.close()
-        except Exception:  # noqa: S110 - interpreter shutdown; nothing useful to do
+        except Exception:
             pass
 
     def __repr__(self) -> str:
@@ -363,9 +363,7 @@ class ScratchStore:
         agent_id = _validate_id(agent_id, "agent_id")
         now = self.now()
         with self._transaction() as conn:
-            conn.execute(
-                "INSERT INTO agents VALUES (?, ?) ON CONFLICT DO NOTHING", [agent_id, now]
-            )
+            conn.execute("INSERT INTO agents VALUES (?, ?) ON CONFLICT DO NOTHING", [agent_id, now])
             row = conn.execute("SELECT agent_id FROM runs WHERE run_id = ?", [run_id]).fetchone()
             if row is None:
                 conn.execute("INSERT INTO runs VALUES (?, ?, ?)", [run_id, agent_id, now])
@@ -438,10 +436,7 @@ class ScratchStore:
 
     def entries(self, scope: Scope, kind: str | None = None) -> list[Entry]:
         """Live entries of ``scope``, oldest first."""
-        sql = (
-            f"SELECT {_COLUMNS} FROM scratch_entries WHERE run_id = ? AND agent_id = ? "
-            "AND expires_at > ?"
-        )
+        sql = f"SELECT {_COLUMNS} FROM scratch_entries WHERE run_id = ? AND agent_id = ? AND expires_at > ?"
         params: list[Any] = [scope.run_id, scope.agent_id, self.now()]
         if kind is not None:
             sql += " AND kind = ?"
@@ -514,8 +509,19 @@ class ScratchStore:
                 os.rename(tmp_dir, self.path / "bodies" / body_id)
                 try:
                     entry, old_body = self._insert_entry(
-                        scope, handle, body_id, stats, content_hash, fmt, size_bytes, tokens,
-                        preview, source_tool, server, meta or {}, ttl,
+                        scope,
+                        handle,
+                        body_id,
+                        stats,
+                        content_hash,
+                        fmt,
+                        size_bytes,
+                        tokens,
+                        preview,
+                        source_tool,
+                        server,
+                        meta or {},
+                        ttl,
                     )
                 except BaseException:
                     remove_body_dir(self.path / "bodies" / body_id)
@@ -534,44 +540,79 @@ class ScratchStore:
     def _row_any_expiry(self, scope: Scope, kind: str, key: str) -> Entry | None:
         with self._db() as conn:
             row = conn.execute(
-                f"SELECT {_COLUMNS} FROM scratch_entries WHERE run_id = ? AND agent_id = ? "
-                "AND kind = ? AND key = ?",
+                f"SELECT {_COLUMNS} FROM scratch_entries WHERE run_id = ? AND agent_id = ? AND kind = ? AND key = ?",
                 [scope.run_id, scope.agent_id, kind, key],
             ).fetchone()
         return Entry.from_row(row) if row else None
 
     def _insert_entry(
-        self, scope: Scope, handle: str, body_id: str, stats: BodyStats, content_hash: str,
-        fmt: str, size_bytes: int, tokens: int | None, preview: str, source_tool: str | None,
-        server: str | None, meta: dict[str, Any], ttl: float,
+        self,
+        scope: Scope,
+        handle: str,
+        body_id: str,
+        stats: BodyStats,
+        content_hash: str,
+        fmt: str,
+        size_bytes: int,
+        tokens: int | None,
+        preview: str,
+        source_tool: str | None,
+        server: str | None,
+        meta: dict[str, Any],
+        ttl: float,
     ) -> tuple[Entry, str | None]:
         now = self.now()
         with self._transaction() as conn:
             old = conn.execute(
-                "SELECT body_id FROM scratch_entries WHERE run_id = ? AND agent_id = ? "
-                "AND kind = 'handle' AND key = ?",
+                "SELECT body_id FROM scratch_entries WHERE run_id = ? AND agent_id = ? AND kind = 'handle' AND key = ?",
                 [scope.run_id, scope.agent_id, handle],
             ).fetchone()
             if old is not None:
                 conn.execute(
-                    "DELETE FROM scratch_entries WHERE run_id = ? AND agent_id = ? "
-                    "AND kind = 'handle' AND key = ?",
+                    "DELETE FROM scratch_entries WHERE run_id = ? AND agent_id = ? AND kind = 'handle' AND key = ?",
                     [scope.run_id, scope.agent_id, handle],
                 )
             conn.execute(
                 f"INSERT INTO scratch_entries ({_COLUMNS}) VALUES "
                 "(?, ?, 'handle', ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    scope.run_id, scope.agent_id, handle, body_id, fmt, size_bytes,
-                    stats.body_bytes, stats.line_count, tokens, preview, source_tool, server,
-                    content_hash, json.dumps({**meta, "longest_line": stats.longest_line}),
-                    now, now + ttl,
+                    scope.run_id,
+                    scope.agent_id,
+                    handle,
+                    body_id,
+                    fmt,
+                    size_bytes,
+                    stats.body_bytes,
+                    stats.line_count,
+                    tokens,
+                    preview,
+                    source_tool,
+                    server,
+                    content_hash,
+                    json.dumps({**meta, "longest_line": stats.longest_line}),
+                    now,
+                    now + ttl,
                 ],
             )
         entry = Entry(
-            scope.run_id, scope.agent_id, "handle", handle, body_id, None, fmt, size_bytes,
-            stats.body_bytes, stats.line_count, tokens, preview, source_tool, server,
-            content_hash, {**meta, "longest_line": stats.longest_line}, now, now + ttl,
+            scope.run_id,
+            scope.agent_id,
+            "handle",
+            handle,
+            body_id,
+            None,
+            fmt,
+            size_bytes,
+            stats.body_bytes,
+            stats.line_count,
+            tokens,
+            preview,
+            source_tool,
+            server,
+            content_hash,
+            {**meta, "longest_line": stats.longest_line},
+            now,
+            now + ttl,
         )
         return entry, (old[0] if old else None)
 
@@ -612,8 +653,7 @@ class ScratchStore:
         self.require_entry(scope, kind, key)
         with self._db() as conn:
             conn.execute(
-                "UPDATE scratch_entries SET expires_at = ? WHERE run_id = ? AND agent_id = ? "
-                "AND kind = ? AND key = ?",
+                "UPDATE scratch_entries SET expires_at = ? WHERE run_id = ? AND agent_id = ? AND kind = ? AND key = ?",
                 [self.now() + ttl, scope.run_id, scope.agent_id, kind, key],
             )
         return self.require_entry(scope, kind, key)
@@ -639,9 +679,12 @@ class ScratchStore:
     def delete_run(self, run_id: str) -> int:
         """Delete a run with every entry and body of it, in one transaction; returns entries deleted."""
         with self._transaction() as conn:
-            bodies = [r[0] for r in conn.execute(
-                "SELECT body_id FROM scratch_entries WHERE run_id = ? AND body_id IS NOT NULL", [run_id]
-            ).fetchall()]
+            bodies = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT body_id FROM scratch_entries WHERE run_id = ? AND body_id IS NOT NULL", [run_id]
+                ).fetchall()
+            ]
             count = self._count(conn, "SELECT count(*) FROM scratch_entries WHERE run_id = ?", [run_id])
             conn.execute("DELETE FROM scratch_entries WHERE run_id = ?", [run_id])
             conn.execute("DELETE FROM runs WHERE run_id = ?", [run_id])
@@ -651,9 +694,12 @@ class ScratchStore:
     def delete_agent(self, agent_id: str) -> int:
         """Delete an agent, its runs, and every entry and body of them; returns entries deleted."""
         with self._transaction() as conn:
-            bodies = [r[0] for r in conn.execute(
-                "SELECT body_id FROM scratch_entries WHERE agent_id = ? AND body_id IS NOT NULL", [agent_id]
-            ).fetchall()]
+            bodies = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT body_id FROM scratch_entries WHERE agent_id = ? AND body_id IS NOT NULL", [agent_id]
+                ).fetchall()
+            ]
             count = self._count(conn, "SELECT count(*) FROM scratch_entries WHERE agent_id = ?", [agent_id])
             conn.execute("DELETE FROM scratch_entries WHERE agent_id = ?", [agent_id])
             conn.execute("DELETE FROM runs WHERE agent_id = ?", [agent_id])
@@ -672,9 +718,12 @@ class ScratchStore:
         """Delete expired entries and their bodies, and any orphan body; returns entries deleted."""
         now = self.now()
         with self._transaction() as conn:
-            bodies = [r[0] for r in conn.execute(
-                "SELECT body_id FROM scratch_entries WHERE expires_at <= ? AND body_id IS NOT NULL", [now]
-            ).fetchall()]
+            bodies = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT body_id FROM scratch_entries WHERE expires_at <= ? AND body_id IS NOT NULL", [now]
+                ).fetchall()
+            ]
             count = self._count(conn, "SELECT count(*) FROM scratch_entries WHERE expires_at <= ?", [now])
             conn.execute("DELETE FROM scratch_entries WHERE expires_at <= ?", [now])
         self._drop_bodies(bodies)
@@ -683,9 +732,9 @@ class ScratchStore:
 
     def _remove_orphans(self) -> None:
         with self._db() as conn:
-            referenced = {r[0] for r in conn.execute(
-                "SELECT body_id FROM scratch_entries WHERE body_id IS NOT NULL"
-            ).fetchall()}
+            referenced = {
+                r[0] for r in conn.execute("SELECT body_id FROM scratch_entries WHERE body_id IS NOT NULL").fetchall()
+            }
             # Under the lock: a body renamed into bodies/ gets its row before the lock is released.
             for child in (self.path / "bodies").iterdir():
                 if child.name not in referenced:

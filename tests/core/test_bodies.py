@@ -78,7 +78,7 @@ def test_empty_body(tmp_path: Path) -> None:
 
 def test_raw_bytes_are_kept_exactly(pad) -> None:  # type: ignore[no-untyped-def]
     payloads = [
-        bytes(range(256)) * 400,                       # not UTF-8, NULs included
+        bytes(range(256)) * 400,  # not UTF-8, NULs included
         "caf\u00e9 \U0001f600 \x00 NUL\n".encode() * 3000,
         ('{"k": "v", "n": 1.0000, "e": 1E5}' + " " * 3).encode() * 1 + b"\n" * 20000,
     ]
@@ -89,7 +89,11 @@ def test_raw_bytes_are_kept_exactly(pad) -> None:  # type: ignore[no-untyped-def
         assert size == len(raw)
         res = pad.call_tool("read_handle", {"handle": r.handle, "start": 0, "end": size})
         if res.ok:
-            got = res.data["text"].encode() if res.data["valid_utf8"] else __import__("base64").b64decode(res.data["base64"])
+            got = (
+                res.data["text"].encode()
+                if res.data["valid_utf8"]
+                else __import__("base64").b64decode(res.data["base64"])
+            )
             assert got == raw
         else:  # too large for one call: check in ranges
             got = b""
@@ -110,9 +114,19 @@ def test_slicing_a_big_body_does_not_load_it(tmp_path: Path) -> None:
         line = b"2026-12-02T10:00:00Z INFO request served path=/api/v1/items latency_ms=12\n"
         n_lines = 400_000  # ~30 MB
         chunks = (line * 10_000 for _ in range(n_lines // 10_000))
-        entry, _ = store.put_body(pad.scope, handle="biglog", raw=chunks, body=None, content_hash="x" * 64,
-                                  fmt="text", size_bytes=len(line) * n_lines, tokens=None, preview="",
-                                  source_tool="bench", server=None)
+        entry, _ = store.put_body(
+            pad.scope,
+            handle="biglog",
+            raw=chunks,
+            body=None,
+            content_hash="x" * 64,
+            fmt="text",
+            size_bytes=len(line) * n_lines,
+            tokens=None,
+            preview="",
+            source_tool="bench",
+            server=None,
+        )
         assert entry.line_count == n_lines
         tracemalloc.start()
         try:
@@ -148,8 +162,13 @@ def test_bad_input_never_crashes_and_loses_nothing(pad, result: object) -> None:
     r = pad.intercept(result, tool="weird", force=True)
     assert r.failure is None
     assert r.spilled
-    for tool, args in [("head", {"lines": 3}), ("tail", {"lines": 3}), ("schema", {}),
-                       ("grep", {"pattern": "x", "max_matches": 2}), ("read_handle", {"start": 0, "end": 64})]:
+    for tool, args in [
+        ("head", {"lines": 3}),
+        ("tail", {"lines": 3}),
+        ("schema", {}),
+        ("grep", {"pattern": "x", "max_matches": 2}),
+        ("read_handle", {"start": 0, "end": 64}),
+    ]:
         res = pad.call_tool(tool, {"handle": r.handle, **args})
         assert res.ok or res.error["error"] in ("invalid_argument", f"{tool}_too_large"), res.error
     assert pad.call_tool("head", {"handle": before.handle, "lines": 1}).data["lines"] == ["kept safe"]

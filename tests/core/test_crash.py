@@ -57,8 +57,9 @@ CHILD = textwrap.dedent(
 def _run_and_kill(tmp_path: Path, stage: str, delay: float = 0.0) -> Path:
     store_dir = tmp_path / "store"
     ready = tmp_path / f"ready-{stage}"
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(store_dir), stage, str(ready)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(store_dir), stage, str(ready)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     try:
         deadline = time.monotonic() + 60
         while not ready.exists():

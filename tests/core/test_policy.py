@@ -36,17 +36,26 @@ def test_default_threshold_is_5120() -> None:
 
 @pytest.mark.parametrize(
     ("pattern", "name", "matches"),
-    [("k8s_*", "k8s_list", True), ("k8s_*", "xk8s_list", False), ("k8s_?", "k8s_a", True),
-     ("k8s_?", "k8s_ab", False), ("*", "", True), ("a.b", "axb", False), ("a[b]", "a[b]", True),
-     ("a[b]", "ab", False), ("*_list_*", "k8s_list_pods", True)],
+    [
+        ("k8s_*", "k8s_list", True),
+        ("k8s_*", "xk8s_list", False),
+        ("k8s_?", "k8s_a", True),
+        ("k8s_?", "k8s_ab", False),
+        ("*", "", True),
+        ("a.b", "axb", False),
+        ("a[b]", "a[b]", True),
+        ("a[b]", "ab", False),
+        ("*_list_*", "k8s_list_pods", True),
+    ],
 )
 def test_globs_are_anchored_with_only_star_and_question(pattern: str, name: str, matches: bool) -> None:
     assert glob_matches(pattern, name) is matches
 
 
 def test_longest_pattern_wins_ties_go_to_the_smallest() -> None:
-    policy = SpillPolicy(patterns={"k8s_*": 512, "k8s_list_*": 2048, "*": 9000, "k8s_list_po*": 100,
-                                   "k8s_list_?ods": 50})
+    policy = SpillPolicy(
+        patterns={"k8s_*": 512, "k8s_list_*": 2048, "*": 9000, "k8s_list_po*": 100, "k8s_list_?ods": 50}
+    )
     assert policy.threshold_for("k8s_list_pods") == 50  # "k8s_list_po*" and "k8s_list_?ods": 12 vs 13 chars
     assert policy.threshold_for("k8s_list_nodes") == 2048
     assert policy.threshold_for("k8s_get") == 512
@@ -168,8 +177,13 @@ def test_intercept_spills_with_an_honest_stub(pad) -> None:  # type: ignore[no-u
     text = r.content
     assert stub["handle"] in text and "schema(" in text and "item_schema(" in text
     assert count_tokens(text) < 1000
-    assert pad.usage() == {"agent_id": "agent-1", "run_id": "run-1", "tokens_intercepted": stub["tokens"],
-                           "tokens_extracted": 0, "spills": 1}
+    assert pad.usage() == {
+        "agent_id": "agent-1",
+        "run_id": "run-1",
+        "tokens_intercepted": stub["tokens"],
+        "tokens_extracted": 0,
+        "spills": 1,
+    }
     pad.intercept(data, tool="k8s_list_pods", server="k8s")  # the same again: intercepted again
     assert pad.usage()["tokens_intercepted"] == 2 * stub["tokens"]
 

@@ -227,8 +227,17 @@ def test_list_entries_is_metadata_only(store: ScratchStore, pad) -> None:  # typ
     assert handle_row["source_tool"] == "k8s_list_pods"
     assert handle_row["size"] == len(BIG.encode()) and handle_row["tokens"] == r.stub["tokens"]
     assert handle_row["preview"].startswith("line 0")
-    assert set(handle_row) >= {"handle", "key", "kind", "size", "tokens", "preview", "source_tool",
-                               "created_at", "expires_at"}
+    assert set(handle_row) >= {
+        "handle",
+        "key",
+        "kind",
+        "size",
+        "tokens",
+        "preview",
+        "source_tool",
+        "created_at",
+        "expires_at",
+    }
     assert note_row["key"] == "plan" and note_row["kind"] == "note"
     assert all(not isinstance(v, (bytes, bytearray)) for v in handle_row.values())
     assert len(json.dumps(handle_row, default=str)) < 1000
@@ -279,9 +288,17 @@ def test_second_process_gets_a_clear_lock_error(tmp_path: Path) -> None:
         # and the store is intact for its owner
         assert len(store.list_entries("default")) == 1
     # once closed, another process may open it
-    proc = subprocess.run([sys.executable, "-c", f"from jupyter_scratchpad import ScratchStore; "
-                           f"s = ScratchStore({str(path)!r}); print(len(s.list_entries('default'))); s.close()"],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"from jupyter_scratchpad import ScratchStore; "
+            f"s = ScratchStore({str(path)!r}); print(len(s.list_entries('default'))); s.close()",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.stdout.strip() == "1", proc.stderr
 
 

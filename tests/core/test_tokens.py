@@ -60,11 +60,18 @@ def test_tampered_data_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(
     ("model", "encoding", "estimate"),
     [
-        ("gpt-4o", "o200k_base", False), ("gpt-4o-mini", "o200k_base", False), ("gpt-4.1", "o200k_base", False),
-        ("gpt-5", "o200k_base", False), ("o3-mini", "o200k_base", False), ("o1", "o200k_base", False),
-        ("gpt-4", "cl100k_base", False), ("gpt-3.5-turbo", "cl100k_base", False),
-        ("claude-sonnet-4-5", "cl100k_base", True), ("claude-3-opus-20240229", "cl100k_base", True),
-        ("mystery-model", "o200k_base", False), ("gemini-2.5-pro", "o200k_base", False),
+        ("gpt-4o", "o200k_base", False),
+        ("gpt-4o-mini", "o200k_base", False),
+        ("gpt-4.1", "o200k_base", False),
+        ("gpt-5", "o200k_base", False),
+        ("o3-mini", "o200k_base", False),
+        ("o1", "o200k_base", False),
+        ("gpt-4", "cl100k_base", False),
+        ("gpt-3.5-turbo", "cl100k_base", False),
+        ("claude-sonnet-4-5", "cl100k_base", True),
+        ("claude-3-opus-20240229", "cl100k_base", True),
+        ("mystery-model", "o200k_base", False),
+        ("gemini-2.5-pro", "o200k_base", False),
     ],
 )
 def test_model_rules(model: str, encoding: str, estimate: bool) -> None:
@@ -89,8 +96,9 @@ def test_long_texts_equal_whole_text_tiktoken() -> None:
     import json
 
     enc = load_encoding("o200k_base")
-    doc = json.dumps([{"id": i, "name": f"item-{i}", "tags": ["a", "b/c"], "v": i * 1.5} for i in range(20_000)],
-                     indent=2)
+    doc = json.dumps(
+        [{"id": i, "name": f"item-{i}", "tags": ["a", "b/c"], "v": i * 1.5} for i in range(20_000)], indent=2
+    )
     assert len(doc) > 4 * _count.CHUNK_CHARS
     assert count_tokens(doc) == len(enc.encode_ordinary(doc))
     minified = doc.replace("\n", "").replace("  ", "")
@@ -174,8 +182,11 @@ def test_chunked_count_is_exact_on_adversarial_text(parts: list[str], encoding: 
 
 
 @settings(max_examples=300, deadline=None)
-@given(parts=st.lists(_ALPHABET, max_size=120), limit=st.integers(1, 80),
-       model=st.sampled_from(["gpt-4o", "gpt-4", "claude-sonnet-4"]))
+@given(
+    parts=st.lists(_ALPHABET, max_size=120),
+    limit=st.integers(1, 80),
+    model=st.sampled_from(["gpt-4o", "gpt-4", "claude-sonnet-4"]),
+)
 def test_count_upto_decides_like_the_full_count(parts: list[str], limit: int, model: str) -> None:
     text = "".join(parts) * 3
     tok = tokenizer_for(model)

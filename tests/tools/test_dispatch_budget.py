@@ -1,0 +1,211 @@
+"""The dispatcher's error shapes, the tool specs, and the budget rules."""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+
+import jsonschema
+import pytest
+
+from jupyter_scratchpad import ContextBudget, InvalidArgumentError, Scratchpad, ScratchStore, count_tokens
+from jupyter_scratchpad.budget import context_window_for
+from jupyter_scratchpad.tools import TOOL_NAMES
+
+TOOLS = {
+    "head",
+    "tail",
+    "slice",
+    "read_handle",
+    "grep",
+    "schema",
+    "item_schema",
+    "get_in",
+    "iterate_over",
+    "read",
+    "sql",
+    "scratch_write",
+    "scratch_read",
+    "scratch_list",
+    "scratch_delete",
+}
+
+
+@pytest.mark.parametrize("flavor", ["openai", "anthropic"])
+def test_specs_are_valid_json_schema_for_every_tool(pad: Scratchpad, flavor: str) -> None:
+    specs = pad.tool_specs(flavor=flavor)
+    names = {s["function"]["name"] if flavor == "openai" else s["name"] for s in specs}
+    assert names == TOOLS == set(TOOL_NAMES)
+    for spec in specs:
+        params = spec["function"]["parameters"] if flavor == "openai" else spec["input_schema"]
+        jsonschema.Draft202012Validator.check_schema(params)
+        assert params["additionalProperties"] is False and params["type"] == "object"
+        assert set(params["required"]) <= set(params["properties"])
+        json.dumps(spec)  # plain JSON
+
+
+def test_descriptions_teach_the_order_of_use(pad: Scratchpad) -> None:
+    by_name = {s["name"]: s["description"] for s in pad.tool_specs("anthropic")}
+    assert "Step 1" in by_name["schema"] and "item_schema" in by_name["schema"]
+    assert "Step 2" in by_name["item_schema"] and "Step 3" in by_name["iterate_over"]
+    assert "prefer schema" in by_name["read"].lower() or "only for small" in by_name["read"].lower()
+
+
+def test_calls_validate_against_the_specs(pad: Scratchpad, pods_handle: str) -> None:
+    specs = {s["name"]: s["input_schema"] for s in pad.tool_specs("anthropic")}
+    jsonschema.validate({"handle": pods_handle, "path": "items", "fields": "a,b"}, specs["iterate_over"])
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"handle": pods_handle, "bogus": 1}, specs["head"])
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "code"),
+    [
+        ("no_such_tool", {}, "unknown_tool"),
+        ("head", {}, "invalid_argument"),
+        ("head", {"handle": "x", "bogus": 1}, "invalid_argument"),
+        ("head", {"handle": "x", "lines": "many"}, "invalid_argument"),
+        ("head", {"handle": "x", "lines": 0}, "unknown_handle"),
+        ("grep", {"handle": "nope_123"}, "invalid_argument"),
+        ("get_in", {"handle": "unknown_handle_1", "path": "a"}, "unknown_handle"),
+        ("sql", {"query": 42}, "invalid_argument"),
+        ("head", "not json", "invalid_argument"),
+        ("head", ["a", "list"], "invalid_argument"),
+    ],
+)
+def test_mistakes_are_results_not_exceptions(pad: Scratchpad, name: str, args: object, code: str) -> None:
+    res = pad.call_tool(name, args)  # type: ignore[arg-type]
+    assert not res.ok and res.tokens == 0 and res.data is None
+    assert res.error["error"] == code
+    assert isinstance(res.error["message"], str) and isinstance(res.error["suggestions"], list)
+    assert json.loads(res.text) == json.loads(json.dumps(res.error, default=str))
+
+
+def test_unknown_tool_suggests_close_names(pad: Scratchpad) -> None:
+    res = pad.call_tool("item_shcema", {})
+    assert res.error["close_matches"][0] == "item_schema"
+
+
+def test_common_model_slips_are_forgiven(pad: Scratchpad, log_handle: str) -> None:
+    res = pad.call_tool("head", {"handle": log_handle, "lines": "3"})
+    assert res.ok and len(res.data["lines"]) == 3
+    res = pad.call_tool(
+        "grep", json.dumps({"file": log_handle, "pattern": "ERROR", "ignore_case": "true", "max_matches": 2.0})
+    )
+    assert res.ok and len(res.data["matches"]) == 2
+
+
+def test_budget_math_and_initial_use(pad: Scratchpad) -> None:
+    b = pad.budget
+    assert b.context_window == 128_000 and b.usable == math.floor(128_000 * 0.8)
+    assert b.used == count_tokens(json.dumps(pad.tool_specs("openai")))
+    assert b.remaining == b.usable - b.used
+
+
+def test_each_success_is_charged_exactly(pad: Scratchpad, log_handle: str) -> None:
+    before = pad.budget.used
+    res = pad.call_tool("head", {"handle": log_handle, "lines": 20})
+    assert res.tokens == count_tokens(res.text)
+    assert pad.budget.used == before + res.tokens
+    assert pad.usage()["tokens_extracted"] == res.tokens
+
+
+def test_per_call_cap_is_checked_first(store: ScratchStore, log_handle: str) -> None:
+    pad = store.scratchpad("run-1", "agent-1", max_extraction_tokens=500)
+    res = pad.call_tool("head", {"handle": log_handle, "lines": 200})
+    e = res.error
+    assert e["error"] == "head_too_large" and e["per_call_limit"] == 500 and "remaining_budget_tokens" not in e
+    assert e["estimated_tokens"] > 500 and res.tokens == 0
+    for s in e["suggestions"]:  # every suggestion is a concrete call that works
+        follow = pad.call_tool(s["tool"], s["arguments"])
+        assert follow.ok, (s, follow.error)
+    fit = next(s for s in e["suggestions"] if s["tool"] == "head")
+    assert fit["arguments"]["lines"] < 200
+
+
+def test_remaining_budget_is_checked_second(store: ScratchStore, log_handle: str) -> None:
+    pad = store.scratchpad("run-1", "agent-1", context_window=5000)
+    assert pad.budget.remaining < 2000
+    res = pad.call_tool("head", {"handle": log_handle, "lines": 100})
+    assert res.error["error"] == "head_too_large"
+    assert res.error["remaining_budget_tokens"] == pad.budget.remaining
+    used = pad.budget.used
+    assert pad.call_tool("head", {"handle": log_handle, "lines": 2}).ok
+    assert pad.budget.used > used
+
+
+def test_record_llm_usage_only_raises(pad: Scratchpad) -> None:
+    base = pad.budget.used
+    pad.record_llm_usage(input_tokens=10, output_tokens=5)
+    assert pad.budget.used == base
+    pad.record_llm_usage(input_tokens=50_000, output_tokens=1_000)
+    assert pad.budget.used == 51_000
+    pad.record_llm_usage(input_tokens=100)
+    assert pad.budget.used == 51_000
+    with pytest.raises(InvalidArgumentError):
+        pad.record_llm_usage(input_tokens=-1)
+    assert pad.usage()["tokens_extracted"] == 0  # ground truth is not an extraction
+
+
+def test_concurrent_charges_never_overdraw() -> None:
+    budget = ContextBudget(10_000, 0.0, initial_used=0, max_extraction_tokens=1_000)
+    accepted: list[int] = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(16)
+
+    def worker() -> None:
+        barrier.wait()
+        for _ in range(200):
+            if budget.try_charge(7) is None:
+                with lock:
+                    accepted.append(7)
+
+    threads = [threading.Thread(target=worker) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(accepted) == budget.used <= budget.usable
+    assert budget.usable - budget.used < 7
+
+
+def test_concurrent_tool_calls_charge_consistently(store: ScratchStore, log_handle: str) -> None:
+    pad = store.scratchpad("run-1", "agent-1", context_window=8_000, safety_margin=0.0)
+    start = pad.budget.used
+    results = []
+
+    def worker(i: int) -> None:
+        results.append(pad.call_tool("slice", {"handle": log_handle, "start": 1 + i * 10, "end": 10 + i * 10}))
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    charged = sum(r.tokens for r in results if r.ok)
+    assert pad.budget.used == start + charged <= pad.budget.usable
+    assert any(not r.ok for r in results)  # the window ran out for some
+    assert all(r.error["error"] == "slice_too_large" for r in results if not r.ok)
+
+
+def test_context_windows_table() -> None:
+    assert context_window_for("gpt-4o-2024-08-06") == 128_000
+    assert context_window_for("gpt-4.1-mini") == 1_047_576
+    assert context_window_for("claude-sonnet-4-5") == 200_000
+    assert context_window_for("gemini-1.5-pro") == 2_097_152
+    assert context_window_for("gpt-4") == 8_192
+    assert context_window_for("who-knows") == 128_000
+
+
+def test_notes_tools(pad: Scratchpad, pods_handle: str) -> None:
+    assert pad.call_tool("scratch_write", {"key": 'k "q"', "value": [1, {"a": None}], "ttl_s": 60}).ok
+    assert pad.call_tool("scratch_read", {"key": 'k "q"'}).data == [1, {"a": None}]
+    listing = pad.call_tool("scratch_list", {})
+    assert {r["kind"] for r in listing.data} == {"handle", "note"}
+    assert pad.call_tool("scratch_delete", {"key": 'k "q"'}).ok
+    assert pad.call_tool("scratch_read", {"key": 'k "q"'}).error["error"] == "unknown_key"
+    assert pad.call_tool("scratch_delete", {}).error["error"] == "invalid_argument"
+    assert pad.call_tool("scratch_write", {"key": "t", "value": 1, "ttl_s": -1}).error["error"] == "invalid_argument"
+    assert pad.call_tool("scratch_delete", {"handle": pods_handle}).ok
+    assert pad.call_tool("head", {"handle": pods_handle}).error["error"] == "unknown_handle"

@@ -1,0 +1,168 @@
+"""SQL over spills, and the sandbox around it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from jupyter_scratchpad import Scratchpad, ScratchStore
+
+
+def test_json_array_is_rows_with_columns(pad: Scratchpad) -> None:
+    r = pad.intercept(
+        [{"id": i, "team": "ab"[i % 2], "meta": {"score": i / 10}, "tags": ["x"] * (i % 3)} for i in range(2000)],
+        tool="list_things",
+    )
+    res = pad.call_tool(
+        "sql",
+        {"query": f"SELECT team, count(*) AS n, max(meta.score) AS top FROM {r.handle} GROUP BY team ORDER BY team"},
+    )
+    assert res.ok, res.error
+    assert res.data == [{"team": "a", "n": 1000, "top": 199.8}, {"team": "b", "n": 1000, "top": 199.9}]
+    assert res.text.startswith("| team | n | top |")
+    lens = pad.call_tool("sql", {"query": f"SELECT sum(len(tags)) AS t FROM {r.handle}"})
+    assert lens.data == [{"t": sum(i % 3 for i in range(2000))}]
+
+
+def test_object_with_array_unnests(pad: Scratchpad, pods_handle: str) -> None:
+    res = pad.call_tool(
+        "sql",
+        {
+            "query": f"SELECT i.status.phase AS phase, count(*) AS n FROM "
+            f"(SELECT unnest(items) AS i FROM {pods_handle}) GROUP BY 1 ORDER BY 1"
+        },
+    )
+    assert res.data == [
+        {"phase": "Failed", "n": 1000},
+        {"phase": "Pending", "n": 1000},
+        {"phase": "Running", "n": 1000},
+    ]
+
+
+def test_text_handle_is_line_no_and_line(pad: Scratchpad, log_handle: str) -> None:
+    res = pad.call_tool(
+        "sql", {"query": f"SELECT line_no, line FROM {log_handle} WHERE line LIKE '%ERROR%' ORDER BY line_no LIMIT 2"}
+    )
+    assert [r["line_no"] for r in res.data] == [1, 51]
+    count = pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {log_handle}"})
+    assert count.data == [{"n": 5000}]
+
+
+def test_jsonl_and_notes(pad: Scratchpad) -> None:
+    jl = pad.intercept("\n".join(json.dumps({"n": i}) for i in range(3000)), tool="stream")
+    pad.scratch_write("plan", {"step": 2})
+    res = pad.call_tool("sql", {"query": f"SELECT sum(n) AS s FROM {jl.handle}"})
+    assert res.data == [{"s": sum(range(3000))}]
+    notes = pad.call_tool("sql", {"query": "SELECT key, value->>'step' AS step FROM scratch_notes"})
+    assert notes.data == [{"key": "plan", "step": "2"}]
+
+
+def test_inference_sees_every_record(pad: Scratchpad) -> None:
+    records = [{"id": i} for i in range(100_000)]
+    records[-1]["only_in_the_last"] = "here"
+    r = pad.intercept(records, tool="big")
+    res = pad.call_tool(
+        "sql", {"query": f"SELECT id, only_in_the_last FROM {r.handle} WHERE only_in_the_last IS NOT NULL"}
+    )
+    assert res.ok, res.error
+    assert res.data == [{"id": 99_999, "only_in_the_last": "here"}]
+
+
+def test_rows_are_bounded(pad: Scratchpad, pods_handle: str) -> None:
+    res = pad.call_tool("sql", {"query": "SELECT * FROM range(1000)"})
+    assert res.ok and len(res.data) == 200 and "only the first 200" in res.text
+    big = pad.call_tool("sql", {"query": "SELECT repeat('word ', 200) AS w FROM range(5000)", "max_rows": 5000})
+    assert big.error["error"] == "sql_too_large"
+    assert "LIMIT" in big.error["suggestions"][0]["arguments"]["query"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT * FROM read_text('/etc/passwd')",
+        "SELECT * FROM read_csv('/etc/passwd')",
+        "SELECT * FROM read_json('/etc/hostname')",
+        "SELECT * FROM glob('/*')",
+        "SELECT * FROM '/etc/passwd'",
+        "COPY (SELECT 1) TO '/tmp/escape.csv'",
+        "ATTACH '/tmp/escape.duckdb' AS x",
+        "INSTALL httpfs",
+        "LOAD httpfs",
+        "SET enable_external_access = true",
+        "RESET enable_external_access",
+        "SET lock_configuration = false",
+        "SELECT * FROM read_parquet('https://example.com/x.parquet')",
+        "EXPORT DATABASE '/tmp/escape_dir'",
+        "PRAGMA enable_external_access",
+    ],
+)
+def test_sandbox_refuses_escapes(pad: Scratchpad, pods_handle: str, query: str) -> None:
+    res = pad.call_tool("sql", {"query": query})
+    assert not res.ok, query
+    assert res.error["error"] in ("sql_forbidden", "sql_error")
+    assert not Path("/tmp/escape.csv").exists() and not Path("/tmp/escape.duckdb").exists()
+    assert not Path("/tmp/escape_dir").exists()
+
+
+def test_sandbox_hides_the_catalog_and_other_scopes(store: ScratchStore, pad: Scratchpad, pods_handle: str) -> None:
+    other = store.scratchpad("run-other", "mallory")
+    secret = other.intercept([{"secret": "mallory's"}] * 3000, tool="secret_tool")
+    other.scratch_write("mallory-note", "hidden")
+    for query in [
+        "SELECT * FROM scratch_entries",
+        "SELECT * FROM runs",
+        "SELECT * FROM agents",
+        f"SELECT * FROM {secret.handle}",
+    ]:
+        res = pad.call_tool("sql", {"query": query})
+        assert not res.ok and res.error["error"] == "sql_error", query
+    views = pad.call_tool("sql", {"query": "SELECT view_name FROM duckdb_views() WHERE NOT internal"})
+    assert [v["view_name"] for v in views.data] == [pods_handle]
+    dbs = pad.call_tool("sql", {"query": "SELECT database_name FROM duckdb_databases() WHERE NOT internal"})
+    assert [d["database_name"] for d in dbs.data] == ["memory"]
+    notes = pad.call_tool("sql", {"query": "SELECT count(*) AS n FROM scratch_notes"})
+    assert notes.data == [{"n": 0}]
+    # and the other agent's body path cannot be read even when guessed
+    body = store.reader(store.get_entry(other.scope, "handle", secret.handle)).body_path
+    res = pad.call_tool("sql", {"query": f"SELECT * FROM read_json('{body}')"})
+    assert res.error["error"] == "sql_forbidden"
+
+
+def test_one_agent_cannot_see_anothers_handle_through_any_tool(store: ScratchStore, pad: Scratchpad) -> None:
+    other = store.scratchpad("run-other", "mallory")
+    h = other.intercept("secret line\n" * 3000, tool="secret").handle
+    calls = {
+        "head": {},
+        "tail": {},
+        "slice": {"start": 1, "end": 2},
+        "grep": {"pattern": "secret"},
+        "read_handle": {"start": 0, "end": 10},
+        "read": {},
+        "schema": {},
+        "item_schema": {"path": "$"},
+        "get_in": {"path": "$"},
+        "iterate_over": {"path": "$", "fields": "x"},
+        "scratch_delete": {},
+    }
+    for tool, args in calls.items():
+        res = pad.call_tool(tool, {"handle": h, **args})
+        assert res.error["error"] == "unknown_handle", tool
+    assert other.call_tool("head", {"handle": h, "lines": 1}).ok  # still there for its owner
+    listing = pad.call_tool("scratch_list", {})
+    assert h not in listing.text
+
+
+def test_writes_stay_in_the_throwaway_connection(pad: Scratchpad, pods_handle: str) -> None:
+    assert pad.call_tool("sql", {"query": "CREATE TABLE t AS SELECT 1 AS x"}).ok
+    assert pad.call_tool("sql", {"query": "SELECT * FROM t"}).error["error"] == "sql_error"
+    assert pad.call_tool("sql", {"query": f"DROP VIEW {pods_handle}"}).ok
+    assert pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {pods_handle}"}).data == [{"n": 1}]
+
+
+def test_bad_sql_is_a_result_with_suggestions(pad: Scratchpad, pods_handle: str) -> None:
+    res = pad.call_tool("sql", {"query": "SELEC nonsense"})
+    assert res.error["error"] == "sql_error" and res.error["relations"] == [pods_handle]
+    assert res.error["suggestions"][0]["arguments"]["query"] == f"DESCRIBE {pods_handle}"
+    assert pad.call_tool("sql", {"query": ""}).error["error"] == "invalid_argument"

@@ -1,0 +1,156 @@
+"""head, tail, slice, grep, read_handle, read: Aura's semantics with the gaps closed."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from jupyter_scratchpad import Scratchpad
+
+LINE_RE = re.compile(r"^ {0,5}\d{1,6}\t")
+
+
+def body_lines(text: str) -> list[str]:
+    return [ln for ln in text.split("\n") if not ln.startswith("---")]
+
+
+def test_head_numbers_lines_and_ends_with_a_footer(pad: Scratchpad, log_handle: str) -> None:
+    res = pad.call_tool("head", {"handle": log_handle})
+    assert res.ok
+    lines = body_lines(res.text)
+    assert len(lines) == 50
+    assert lines[0] == f"{1:>6}\t2026-12-02T10:00:00Z ERROR svc=api req=0 msg=handled"
+    footer = res.text.split("\n")[-1]
+    assert footer.startswith("--- lines 1-50 of 5,000")
+    assert f"{res.tokens:,} this call" in footer
+    assert f"{pad.budget.used:,} used" in footer and f"{pad.budget.remaining:,} remaining" in footer
+    assert res.data["lines"][1].endswith("req=1 msg=handled") and res.data["total_lines"] == 5000
+
+
+def test_tail_and_file_alias(pad: Scratchpad, log_handle: str) -> None:
+    res = pad.call_tool("tail", {"file": log_handle, "lines": 3})
+    assert res.ok and [ln.split("\t")[0].strip() for ln in body_lines(res.text)] == ["4998", "4999", "5000"]
+    small = pad.intercept("a\nb\nc\n", tool="t", force=True).handle
+    assert pad.call_tool("tail", {"handle": small, "lines": 9999}).data["lines"] == ["a", "b", "c"]
+    too_many = pad.call_tool("tail", {"handle": log_handle, "lines": 5000})
+    assert too_many.error["error"] == "tail_too_large"
+
+
+def test_slice_is_one_indexed_inclusive_and_clamps(pad: Scratchpad, log_handle: str) -> None:
+    res = pad.call_tool("slice", {"handle": log_handle, "start": 10, "end": 12})
+    assert [d.split(" req=")[1].split(" ")[0] for d in res.data["lines"]] == ["9", "10", "11"]
+    clamped = pad.call_tool("slice", {"handle": log_handle, "start": 4990, "end": 6000})
+    assert clamped.ok and clamped.data["end"] == 5000
+    assert "lines 4,990-5,000 of 5,000 (end 6,000 clamped to 5,000)" in clamped.text
+    for args in (
+        {"start": 0, "end": 5},
+        {"start": 10, "end": 9},
+        {"start": -3, "end": 2},
+        {"start": 6000, "end": 6001},
+    ):
+        bad = pad.call_tool("slice", {"handle": log_handle, **args})
+        assert not bad.ok and bad.error["error"] == "invalid_argument" and bad.tokens == 0
+
+
+def test_grep_marks_matches_merges_windows(pad: Scratchpad, log_handle: str) -> None:
+    res = pad.call_tool("grep", {"handle": log_handle, "pattern": r"req=10[01] ", "context": 2})
+    assert res.ok
+    rows = [ln for ln in res.text.split("\n") if ln and not ln.startswith("---")]
+    assert [r[:7] for r in rows] == [
+        " " + f"{n:>6}" if n not in (101, 102) else ">" + f"{n:>6}" for n in range(99, 105)
+    ]
+    assert res.data["windows"] == [[99, 104]]  # two overlapping windows merged
+    assert [m["line"] for m in res.data["matches"]] == [101, 102]
+    two = pad.call_tool("grep", {"handle": log_handle, "pattern": "req=(100|300) ", "context": 1})
+    assert two.data["windows"] == [[100, 102], [300, 302]] and "\n--\n" in two.text
+
+
+def test_grep_options(pad: Scratchpad, log_handle: str) -> None:
+    assert pad.call_tool("grep", {"handle": log_handle, "pattern": "error"}).data["matches"] == []
+    res = pad.call_tool(
+        "grep", {"handle": log_handle, "pattern": "error", "ignore_case": True, "max_matches": 5, "context": 0}
+    )
+    assert len(res.data["matches"]) == 5 and res.data["total_matches"] == 100
+    assert "5 of 100 matching lines shown (max_matches=5)" in res.text
+
+
+def test_grep_no_match_and_literal_fallback(pad: Scratchpad, log_handle: str) -> None:
+    res = pad.call_tool("grep", {"handle": log_handle, "pattern": "zebra"})
+    assert res.ok and "No matches for 'zebra' in 5,000 lines" in res.text
+    lit = pad.call_tool("grep", {"handle": log_handle, "pattern": "req=1 msg=handled("})
+    assert lit.ok and lit.data["literal_fallback"] and "literal" in lit.text
+    assert pad.call_tool("grep", {"handle": log_handle, "pattern": "(a)\\1"}).data["literal_fallback"]
+
+
+def test_grep_refuses_huge_patterns_and_survives_redos(pad: Scratchpad) -> None:
+    r = pad.intercept("a" * 50_000 + "!\n" + "ok\n" * 3000, tool="t", force=True)
+    assert pad.call_tool("grep", {"handle": r.handle, "pattern": "x" * 1025}).error["error"] == "invalid_argument"
+    res = pad.call_tool("grep", {"handle": r.handle, "pattern": "(a+)+$", "max_matches": 1})
+    assert res.ok  # RE2: linear time, no catastrophic backtracking
+
+
+def test_grep_clips_long_lines_around_the_match(pad: Scratchpad) -> None:
+    r = pad.intercept("x" * 5000 + "NEEDLE" + "y" * 5000 + "\nshort\n" * 2000, tool="t", force=True)
+    res = pad.call_tool("grep", {"handle": r.handle, "pattern": "NEEDLE", "context": 0})
+    line = res.data["matches"][0]["text"]
+    assert "NEEDLE" in line and len(line) < 1200 and "chars clipped" in line
+
+
+def test_grep_and_slices_do_not_span_lines(pad: Scratchpad) -> None:
+    r = pad.intercept("alpha\nbeta\n" * 3000, tool="t", force=True)
+    assert pad.call_tool("grep", {"handle": r.handle, "pattern": r"alpha\sbeta"}).data["matches"] == []
+
+
+def test_read_handle_byte_range_and_match_windows(pad: Scratchpad, pods_handle: str) -> None:
+    raw = pad.store.reader(pad.entry(pods_handle)).read_raw(0, 10**9)
+    res = pad.call_tool("read_handle", {"handle": pods_handle, "start": 10, "end": 50})
+    assert res.ok and res.data["text"].encode() == raw[10:50]
+    m = pad.call_tool("read_handle", {"handle": pods_handle, "match": '"pod-2999"', "window": 10})
+    (w,) = m.data["windows"]
+    assert raw[w["start"] : w["end"]].decode() == w["text"] and '"pod-2999"' in w["text"]
+    many = pad.call_tool("read_handle", {"handle": pods_handle, "match": "Failed", "window": 5})
+    assert many.data["occurrences"] == 1000 and len(many.data["windows"]) <= 21
+    close = pad.intercept("..key=1..key=2" + "-" * 100 + "key=3" + "-" * 1000, tool="t", force=True).handle
+    near = pad.call_tool("read_handle", {"handle": close, "match": "key=", "window": 6})
+    assert [(w["start"], w["end"]) for w in near.data["windows"]] == [(0, 19), (108, 124)]  # overlaps merged
+    assert near.data["occurrences"] == 3
+    for bad in (
+        {"start": 50, "end": 10},
+        {"start": -1, "end": 5},
+        {"start": 0, "end": 5, "match": "x"},
+        {"start": 10**9, "end": 10**9 + 5},
+    ):
+        assert pad.call_tool("read_handle", {"handle": pods_handle, **bad}).error["error"] == "invalid_argument"
+
+
+def test_read_whole_body_when_it_fits(pad: Scratchpad) -> None:
+    r = pad.intercept("small but spilled\n" * 10, tool="t", force=True)
+    res = pad.call_tool("read", {"handle": r.handle})
+    assert res.ok and res.data["text"] == "small but spilled\n" * 10
+
+
+def test_read_refuses_before_loading(pad: Scratchpad, pods_handle: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from jupyter_scratchpad.store._bodies import BodyReader
+
+    def no_read(*a: object, **k: object) -> bytes:
+        raise AssertionError("loaded the body")
+
+    monkeypatch.setattr(BodyReader, "read_raw", no_read)
+    res = pad.call_tool("read", {"handle": pods_handle})
+    assert not res.ok and res.error["error"] == "read_too_large" and res.tokens == 0
+    assert res.error["estimated_tokens"] == pad.entry(pods_handle).tokens
+    assert res.error["per_call_limit"] == 10_000
+    tools = [s["tool"] for s in res.error["suggestions"]]
+    assert tools[0] == "schema" and "item_schema" in tools
+
+
+def test_unknown_and_hostile_handles(pad: Scratchpad, pods_handle: str) -> None:
+    near = pods_handle[:-1] + ("0" if pods_handle[-1] != "0" else "1")
+    res = pad.call_tool("head", {"handle": near})
+    assert res.error["error"] == "unknown_handle" and pods_handle in res.error["close_matches"]
+    assert res.error["suggestions"][0]["arguments"]["handle"] == pods_handle
+    for hostile in ("../../etc/passwd", "x'; DROP TABLE scratch_entries; --", "A" * 10_000, "", 42, None):
+        bad = pad.call_tool("head", {"handle": hostile})
+        assert not bad.ok and bad.error["error"] in ("invalid_handle", "invalid_argument"), hostile
+    assert pad.call_tool("head", {"handle": pods_handle, "lines": 1}).ok
