@@ -27,6 +27,7 @@ __all__ = [
     "BaselineFailed",
     "check",
     "median",
+    "profile_summary",
     "result",
     "run_child",
     "silenced_stderr",
@@ -172,3 +173,22 @@ def run_child(task: dict[str, Any]) -> dict[str, Any]:
         )
     report: dict[str, Any] = json.loads(proc.stdout.decode())
     return report
+
+
+def profile_summary(fn: Callable[[], Any], top: int = 4) -> str:
+    """Where one call of ``fn`` spends its time: the ``top`` functions by own time (cProfile)."""
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    fn()
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    entries = []
+    for (filename, line, func), (_, _, own_s, _, _) in stats.stats.items():  # type: ignore[attr-defined]
+        where = func if filename == "~" else f"{Path(filename).name}:{line} {func}"
+        entries.append((own_s, where))
+    entries.sort(reverse=True)
+    total = sum(s for s, _ in entries) or 1.0
+    return "; ".join(f"`{w}` {s * 1e3:,.0f} ms ({s / total:.0%})" for s, w in entries[:top])
