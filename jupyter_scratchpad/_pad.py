@@ -165,7 +165,7 @@ class Scratchpad:
         ttl_s: float | None,
         metadata: Mapping[str, Any] | None,
     ) -> dict[str, Any]:
-        norm = normalise(result)
+        norm = normalise(result, text)
         digest = hashlib.sha256(norm.raw).hexdigest()
         name = handle or self._free_handle(tool, digest)
         tokens = self.tokenizer.count(text)

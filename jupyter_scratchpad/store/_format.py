@@ -131,9 +131,16 @@ def _looks_like_markdown(text: bytes) -> bool:
     return len(_MD_FENCE.findall(head)) >= 2 and headings >= 1
 
 
-def normalise(result: Any) -> Normalised:
-    """Detect the format of ``result`` and build the body the line tools read."""
-    raw = to_raw(result)
+def normalise(result: Any, text: str | None = None) -> Normalised:
+    """Detect the format of ``result`` and build the body the line tools read.
+
+    ``text`` is ``as_text(result)`` when the caller already has it (it is the raw bytes of a dict
+    or list), so that big values are serialised once.
+    """
+    if text is not None and isinstance(result, (dict, list)):
+        raw = text.encode("utf-8", "surrogatepass")
+    else:
+        raw = to_raw(result)
     if isinstance(result, (dict, list)):
         return Normalised(raw=raw, body=pretty_json(result), format="json", value=result)
     try:
