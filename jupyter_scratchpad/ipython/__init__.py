@@ -1,0 +1,74 @@
+"""The IPython extension: ``%load_ext jupyter_scratchpad``.
+
+Loading opens one scratch store per kernel with a scratchpad for the notebook, registers the
+``%scratch`` / ``%%scratch`` magics (options: ``%config ScratchMagics``) and installs the
+auto-spill hooks; ``%unload_ext jupyter_scratchpad`` removes every one of them and closes the store.
+
+>>> from IPython.core.interactiveshell import InteractiveShell  # doctest: +SKIP
+>>> shell = InteractiveShell.instance()                          # doctest: +SKIP
+>>> shell.run_line_magic("load_ext", "jupyter_scratchpad")       # doctest: +SKIP
+>>> get_session(shell).pad.budget.remaining > 0                  # doctest: +SKIP
+True
+
+This package is the only one that imports IPython.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._magics import ScratchMagics
+from ._render import STUB_MIME, stub_bundle
+from ._session import ScratchSession, get_session
+
+__all__ = [
+    "STUB_MIME",
+    "ScratchMagics",
+    "ScratchSession",
+    "get_session",
+    "load_ipython_extension",
+    "stub_bundle",
+    "unload_ipython_extension",
+]
+
+
+def load_ipython_extension(ipython: Any) -> ScratchSession:
+    """Set the extension up in ``ipython`` (idempotent: a loaded shell keeps its session)."""
+    existing = get_session(ipython)
+    if existing is not None and not existing.closed:
+        return existing
+    magics = ScratchMagics(shell=ipython)
+    try:
+        session = ScratchSession(ipython, magics)
+    except BaseException:
+        _forget_magics(ipython, magics)
+        raise
+    magics.session = session
+    ipython.register_magics(magics)
+    session.start()
+    policy = session.pad.policy
+    state = (f"outputs of {policy.min_tokens:,}+ tokens ({session.pad.model}) are spilled"
+             if session.auto_spill else "auto-spill off")
+    print(f"jupyter-scratchpad: {state}; %scratch --help for the commands")
+    return session
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """Remove the magics and every hook, and close the store (a temporary one is deleted)."""
+    session = get_session(ipython)
+    if session is None:
+        return
+    session.close()
+    _forget_magics(ipython, session.magics)
+    session.magics.session = None
+
+
+def _forget_magics(ipython: Any, magics: ScratchMagics) -> None:
+    manager = ipython.magics_manager
+    for kind in ("line", "cell"):
+        if getattr(manager.magics[kind].get("scratch"), "__self__", None) is magics:
+            del manager.magics[kind]["scratch"]
+    if manager.registry.get(type(magics).__name__) is magics:
+        del manager.registry[type(magics).__name__]
+    if magics in ipython.configurables:
+        ipython.configurables.remove(magics)

@@ -1,0 +1,165 @@
+"""Argument handling for ``%scratch``: a forgiving tokenizer, parsers that raise ``UsageError``.
+
+>>> split_args('h1 "some pattern" -C 2')
+['h1', 'some pattern', '-C', '2']
+>>> split_args(r'h1 \\d+ a["dotted.key"]')
+['h1', '\\\\d+', 'a["dotted.key"]']
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import shlex
+from collections.abc import Iterable, Sequence
+from typing import Any, NoReturn
+
+from IPython.core.error import UsageError
+
+__all__ = [
+    "HelpShown",
+    "ScratchArgumentParser",
+    "close_match_hint",
+    "split_args",
+    "split_first",
+    "suggestion_as_magic",
+]
+
+_QUOTES = ("'", '"')
+
+
+def split_args(text: str) -> list[str]:
+    """Split on whitespace outside quotes; keep backslashes; strip only quotes that wrap a whole word.
+
+    Regexes (``\\d+``) and paths with quoted keys (``a["b.c"]``) survive as typed, while
+    ``"two words"`` is one argument.
+    """
+    words: list[str] = []
+    current: list[str] = []
+    quote: str | None = None
+    started = False
+    for ch in text:
+        if quote is not None:
+            current.append(ch)
+            if ch == quote:
+                quote = None
+            continue
+        if ch.isspace():
+            if started:
+                words.append(_unwrap("".join(current)))
+                current, started = [], False
+            continue
+        started = True
+        current.append(ch)
+        if ch in _QUOTES:
+            quote = ch
+    if quote is not None:
+        raise UsageError(f"unbalanced {quote} quote in: {text.strip()}")
+    if started:
+        words.append(_unwrap("".join(current)))
+    return words
+
+
+def _unwrap(word: str) -> str:
+    if len(word) >= 2 and word[0] in _QUOTES and word[-1] == word[0] and word[0] not in word[1:-1]:
+        return word[1:-1]
+    return word
+
+
+def split_first(text: str) -> tuple[str, str]:
+    """``(first word, the rest verbatim)``: for commands whose last argument is free text."""
+    stripped = text.strip()
+    if not stripped:
+        return "", ""
+    if stripped[0] in _QUOTES:
+        end = stripped.find(stripped[0], 1)
+        if end < 0:
+            raise UsageError(f"unbalanced {stripped[0]} quote in: {stripped}")
+        return stripped[1:end], stripped[end + 1 :].strip()
+    parts = stripped.split(None, 1)
+    return parts[0], parts[1].strip() if len(parts) > 1 else ""
+
+
+class HelpShown(Exception):
+    """``--help`` printed the help; the command does nothing else."""
+
+
+class ScratchArgumentParser(argparse.ArgumentParser):
+    """An argparse parser for one subcommand that raises ``UsageError`` instead of exiting."""
+
+    def __init__(self, command: str, description: str, epilog: str | None = None,
+                 prog: str | None = None) -> None:
+        super().__init__(prog=prog or f"%scratch {command}", description=description, epilog=epilog,
+                         formatter_class=argparse.RawDescriptionHelpFormatter, add_help=True,
+                         allow_abbrev=False)
+        self.command = command
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if status:
+            raise UsageError(f"{self.prog}: {message or 'bad arguments'}")
+        raise HelpShown
+
+    def parse(self, text: str) -> argparse.Namespace:
+        return self.parse_args(split_args(text))
+
+
+def close_match_hint(word: str, choices: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` when one of ``choices`` is close to ``word``, else ``""``."""
+    close = difflib.get_close_matches(word, list(choices), n=3, cutoff=0.5)
+    if not close:
+        return ""
+    return f"; did you mean {' or '.join(repr(c) for c in close)}?"
+
+
+def _quote(value: Any) -> str:
+    text = value if isinstance(value, str) else str(value)
+    if text and all(c.isalnum() or c in "_-.$[]*,:/" for c in text):
+        return text
+    return shlex.quote(text)
+
+
+# How a tool call suggested by the core is typed as a %scratch command: (subcommand, positional
+# argument names, {tool argument: option}).
+_MAGIC_FORMS: dict[str, tuple[str, Sequence[str], dict[str, str]]] = {
+    "head": ("head", ("handle",), {"lines": "-n"}),
+    "tail": ("tail", ("handle",), {"lines": "-n"}),
+    "slice": ("slice", ("handle", "start", "end"), {}),
+    "grep": ("grep", ("handle", "pattern"), {"context": "-C", "max_matches": "--max"}),
+    "schema": ("schema", ("handle",), {"max_depth": "--depth"}),
+    "item_schema": ("items", ("handle", "path"), {"offset": "--offset", "limit": "--limit"}),
+    "get_in": ("get", ("handle", "path"), {"offset": "--offset", "limit": "--limit"}),
+    "iterate_over": ("iter", ("handle", "path"), {"fields": "--fields", "offset": "--offset",
+                                                  "limit": "--limit"}),
+    "read": ("get", ("handle",), {}),
+    "scratch_list": ("list", (), {}),
+    "scratch_read": ("read", ("key",), {}),
+}
+
+
+def suggestion_as_magic(suggestion: dict[str, Any]) -> str:
+    """A core suggestion (a runnable tool call) as the ``%scratch`` command that does the same."""
+    tool = suggestion.get("tool")
+    args = dict(suggestion.get("arguments") or {})
+    if tool == "sql" and "query" in args:
+        return f"%scratch sql {args['query']}"
+    form = _MAGIC_FORMS.get(str(tool))
+    if form is None:
+        return str(suggestion.get("call") or tool)
+    sub, positional, options = form
+    words = [f"%scratch {sub}"]
+    for name in positional:
+        if name in args:
+            words.append(_quote(args.pop(name)))
+    if tool == "grep" and args.pop("ignore_case", False):
+        words.append("-i")
+    for name, value in args.items():
+        flag = options.get(name)
+        if flag is None:
+            continue
+        if isinstance(value, list):
+            value = ",".join(map(str, value))
+        words.append(f"{flag} {_quote(value)}")
+    return " ".join(words)

@@ -1,0 +1,158 @@
+"""The hooks auto-spill puts into a shell, each one removable: ``OutputHooks.install/uninstall``.
+
+* displayhook (the last expression's value): an instance-level ``compute_format_data`` on
+  ``shell.displayhook``. ``DisplayHook.__call__`` formats with it, then stores the *real* value in
+  ``_``/``Out[n]`` and sends (ipykernel: ``execute_result``) or prints (terminal) the formatted
+  bundle — so the stub replaces only what is shown. JSON-like values are decided on before
+  formatting, so a spilled giant list is never pretty-printed.
+* display publisher (``display(...)``): an instance-level ``publish`` on ``shell.display_pub``,
+  the one method both ipykernel's ``ZMQDisplayPublisher`` and the terminal's publisher send
+  through. Its ``register_hook`` is not used: the hook list is thread-local, so a display from
+  another thread would slip past it.
+* streams: see ``_streams``.
+* ``pre_run_cell``/``post_run_cell`` events start and end each cell's stream gates.
+* a ``text/html`` formatter for ``ToolResult`` (what ``%scratch head`` and friends return).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from ..tools import ToolResult
+from ._render import tool_result_html
+from ._streams import StreamTaps
+
+if TYPE_CHECKING:
+    from ._session import ScratchSession
+
+__all__ = ["OutputHooks"]
+
+log = logging.getLogger("jupyter_scratchpad.ipython")
+
+_MISSING = object()
+
+
+class _InstancePatch:
+    """Shadow ``obj.name`` with ``replacement`` on the instance; undo only what we did."""
+
+    def __init__(self, obj: Any, name: str, replacement: Any) -> None:
+        self.obj, self.name, self.replacement = obj, name, replacement
+        self.previous = vars(obj).get(name, _MISSING)
+        self.original = getattr(obj, name)
+
+    def install(self) -> None:
+        setattr(self.obj, self.name, self.replacement)
+
+    def uninstall(self) -> None:
+        if vars(self.obj).get(self.name, _MISSING) is not self.replacement:
+            return  # replaced again by someone else since: leave theirs alone
+        if self.previous is _MISSING:
+            delattr(self.obj, self.name)
+        else:
+            setattr(self.obj, self.name, self.previous)
+
+
+class OutputHooks:
+    """Every hook of one session; ``install`` once, ``uninstall`` restores the shell exactly."""
+
+    def __init__(self, session: ScratchSession) -> None:
+        self.session = session
+        self.shell = session.shell
+        self.streams = StreamTaps(session)
+        self._patches: list[_InstancePatch] = []
+        self._html_formatter: Any = None
+        self._previous_html: Any = _MISSING
+        self._depth = 0  # nested run_cell calls belong to the outer cell
+        self._format_data: Any = None
+        self._send_display: Any = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def install(self) -> None:
+        shell = self.shell
+        self._format_data = self._patch(shell.displayhook, "compute_format_data", self._compute_format_data)
+        self._send_display = self._patch(shell.display_pub, "publish", self._publish)
+        shell.events.register("pre_run_cell", self._pre_run_cell)
+        shell.events.register("post_run_cell", self._post_run_cell)
+        self.streams.attach()
+        formatter = shell.display_formatter.formatters.get("text/html")
+        if formatter is not None:
+            self._html_formatter = formatter
+            self._previous_html = formatter.type_printers.get(ToolResult, _MISSING)
+            formatter.for_type(ToolResult, tool_result_html)
+
+    def uninstall(self) -> None:
+        for event, callback in (("pre_run_cell", self._pre_run_cell), ("post_run_cell", self._post_run_cell)):
+            with contextlib.suppress(ValueError):  # already gone
+                self.shell.events.unregister(event, callback)
+        self.streams.detach()
+        for patch in reversed(self._patches):
+            patch.uninstall()
+        self._patches.clear()
+        if self._html_formatter is not None:
+            self._html_formatter.type_printers.pop(ToolResult, None)
+            if self._previous_html is not _MISSING:
+                self._html_formatter.for_type(ToolResult, self._previous_html)
+            self._html_formatter = None
+
+    def _patch(self, obj: Any, name: str, replacement: Any) -> Any:
+        """Install the patch; return the method it shadows (what the replacement calls on)."""
+        patch = _InstancePatch(obj, name, replacement)
+        patch.install()
+        self._patches.append(patch)
+        return patch.original
+
+    # -- cell events -------------------------------------------------------------------------
+
+    def _cell_number(self) -> int:
+        return int(getattr(self.shell, "execution_count", 0) or 0)
+
+    def _pre_run_cell(self, info: Any = None) -> None:
+        self._depth += 1
+        if self._depth > 1 or self.session.capturing or not self.session.auto_spill:
+            return
+        n = self._cell_number()
+        try:
+            self.streams.begin_cell({name: f"cell_{n}_{name}" for name in ("stdout", "stderr")})
+        except Exception:
+            log.exception("starting the stream gates failed; this cell's streams are not spilled")
+
+    def _post_run_cell(self, result: Any = None) -> None:
+        self._depth = max(0, self._depth - 1)
+        if self._depth:
+            return
+        try:
+            self.streams.end_cell()
+        except Exception:
+            log.exception("ending the stream gates failed")
+        self.session.forget_own_results()
+
+    # -- displayhook and display publisher ---------------------------------------------------
+
+    def _compute_format_data(self, result: Any) -> Any:
+        dh = self.shell.displayhook
+        original = self._format_data
+        if not self.session.auto_spill:
+            return original(result)
+        n = getattr(dh, "prompt_count", None) or self._cell_number()
+        where = f"The value itself is still in Out[{n}] and _." if getattr(dh, "do_full_cache", True) else None
+        try:
+            replaced = self.session.spiller.for_result(result, f"cell_{n}", where, original)
+        except Exception:
+            log.exception("auto-spill of cell %s's result failed; showing it in full", n)
+            replaced = None
+        return original(result) if replaced is None else replaced
+
+    def _publish(self, data: Any, metadata: Any = None, *args: Any, **kwargs: Any) -> Any:
+        original = self._send_display
+        if self.session.auto_spill and isinstance(data, dict):
+            try:
+                bundle = self.session.spiller.spill_bundle(data, f"cell_{self._cell_number()}_display")
+            except Exception:
+                log.exception("auto-spill of a display failed; showing it in full")
+                bundle = None
+            if bundle is not None:
+                data, metadata = bundle, {}
+        return original(data, metadata, *args, **kwargs)

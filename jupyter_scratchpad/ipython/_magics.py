@@ -1,0 +1,134 @@
+"""``ScratchMagics``: the ``%scratch`` / ``%%scratch`` magics, configured by traitlets."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from traitlets import Bool, Float, Int, TraitError, Unicode, observe, validate
+
+from .. import ScratchpadError, SpillPolicy
+
+if TYPE_CHECKING:
+    from ._session import ScratchSession
+
+__all__ = ["ScratchMagics"]
+
+_LIVE_OPTIONS = ("auto_spill", "spill_threshold", "spill_bytes", "policy_file", "model", "context_window",
+                 "max_extraction_tokens", "preview_lines", "store_path", "ttl_s", "run_id", "agent_id")
+
+
+@magics_class
+class ScratchMagics(Magics):
+    """The scratchpad magics; every option is ``%config ScratchMagics.<name>`` or ``c.ScratchMagics``."""
+
+    auto_spill = Bool(True, help="Replace large cell outputs (the last value, display(...) of text/HTML/JSON, "
+                      "stdout/stderr) with a stub before they reach the front end.").tag(config=True)
+    spill_threshold = Int(None, allow_none=True, help="Spill outputs of at least this many tokens. None: "
+                          "the policy file's min_tokens, else 5,120.").tag(config=True)
+    spill_bytes = Int(None, allow_none=True, help="Also spill outputs of at least this many UTF-8 bytes. "
+                      "None: the policy file's min_bytes, else no byte rule.").tag(config=True)
+    policy_file = Unicode(None, allow_none=True, help="An Aura TOML spill policy ([agent.scratchpad], "
+                          "[mcp.servers.<s>.scratchpad]); patterns like cell_*_stdout apply to cell "
+                          "outputs.").tag(config=True)
+    model = Unicode("gpt-4o", help="The model whose tokens are counted and whose context window sizes "
+                    "the budget.").tag(config=True)
+    context_window = Int(None, allow_none=True, help="Context window in tokens. None: the model's "
+                         "published window.").tag(config=True)
+    max_extraction_tokens = Int(None, allow_none=True, help="Most tokens one exploration may return. None: "
+                                "the policy's (10,000).").tag(config=True)
+    preview_lines = Int(20, help="Lines of preview in a stub.").tag(config=True)
+    store_path = Unicode(None, allow_none=True, help="Directory of the scratch store; kept after the kernel "
+                         "exits. None: a temporary directory, deleted when the kernel shuts down.").tag(config=True)
+    ttl_s = Float(3600.0, help="Seconds an entry lives before it expires (each entry; extend with the "
+                  "sidebar or Scratchpad.extend).").tag(config=True)
+    run_id = Unicode("notebook", help="Run id of the notebook's scratchpad.").tag(config=True)
+    agent_id = Unicode("notebook", help="Agent id of the notebook's scratchpad.").tag(config=True)
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        self.session: ScratchSession | None = None
+
+    # -- validation: a bad value is refused before it is set ---------------------------------
+
+    @validate("spill_threshold", "spill_bytes", "context_window", "max_extraction_tokens")
+    def _positive_or_none(self, proposal: Any) -> Any:
+        value = proposal["value"]
+        if value is not None and value <= 0:
+            raise TraitError(f"ScratchMagics.{proposal['trait'].name} must be a positive integer or None, "
+                             f"not {value!r}")
+        return value
+
+    @validate("preview_lines")
+    def _non_negative(self, proposal: Any) -> Any:
+        if proposal["value"] < 0:
+            raise TraitError(f"ScratchMagics.preview_lines must be >= 0, not {proposal['value']!r}")
+        return proposal["value"]
+
+    @validate("ttl_s")
+    def _ttl(self, proposal: Any) -> Any:
+        if not 0 < proposal["value"] <= 10 * 365 * 86400:
+            raise TraitError(f"ScratchMagics.ttl_s must be a positive number of seconds (at most ten "
+                             f"years), not {proposal['value']!r}")
+        return proposal["value"]
+
+    @validate("policy_file")
+    def _policy_file(self, proposal: Any) -> Any:
+        path = proposal["value"]
+        if path:
+            try:
+                SpillPolicy.from_toml(path)
+            except ScratchpadError as exc:
+                raise TraitError(f"ScratchMagics.policy_file: {exc.message}") from None
+        return path
+
+    @validate("run_id", "agent_id", "model")
+    def _non_empty(self, proposal: Any) -> Any:
+        if not proposal["value"]:
+            raise TraitError(f"ScratchMagics.{proposal['trait'].name} must not be empty")
+        return proposal["value"]
+
+    @observe(*_LIVE_OPTIONS)
+    def _option_changed(self, change: Any) -> None:
+        if self.session is not None and not self.session.closed:
+            try:
+                self.session.configure(change["name"])
+            except ScratchpadError as exc:
+                raise UsageError(f"ScratchMagics.{change['name']}: {exc.message}") from None
+
+    # -- the magic ---------------------------------------------------------------------------
+
+    @line_cell_magic
+    def scratch(self, line: str = "", cell: str | None = None) -> Any:
+        """Explore the kernel's scratch store: large outputs spilled out of the notebook.
+
+        Usage: ``%scratch SUBCOMMAND ARGS`` (``%scratch SUBCOMMAND --help`` for each);
+        ``%%scratch [--name NAME] [--tool TOOL] [--force]`` stores the cell's output;
+        ``%%scratch sql`` runs the cell as a query. Subcommands::
+
+          list  show H  head H [-n N]  tail H [-n N]  slice H START END
+          grep H PATTERN [-C N] [-i] [--max N]  schema H [--depth N]  items H PATH
+          get H [PATH]  iter H PATH --fields a,b [--offset N] [--limit N]  sql QUERY
+          write KEY VALUE  read KEY  delete KEY|H  budget [--model M] [--window N]
+          auto on|off  explore [H]  replay TRACE [--policy F] [--model M]  policy show|load [FILE]
+
+        Example::
+
+          In [1]: %load_ext jupyter_scratchpad
+          In [2]: {"items": [{"id": i, "ok": i % 7 > 0} for i in range(20_000)]}
+          Out[2]: [scratchpad] The output of cell_2 was stored as handle "cell_2_5be1c0b7d3e2": ...
+          In [3]: %scratch items cell_2_5be1c0b7d3e2 items
+          In [4]: %%scratch sql
+             ...: SELECT count(*) AS failing
+             ...: FROM (SELECT unnest(items) AS i FROM cell_2_5be1c0b7d3e2) WHERE NOT i.ok
+          In [5]: %scratch budget
+        """
+        from .commands import run_cell_magic, run_line_magic
+
+        session = self.session
+        if session is None or session.closed:
+            raise UsageError("jupyter-scratchpad is not loaded: run %load_ext jupyter_scratchpad")
+        if cell is None:
+            return run_line_magic(session, line)
+        return run_cell_magic(session, line, cell)

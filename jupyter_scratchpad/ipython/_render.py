@@ -1,0 +1,128 @@
+"""How the extension shows things: the stub MIME bundle, tool results, rows and the budget.
+
+>>> bundle = stub_bundle({"handle": "h_1", "format": "text", "size": 10, "lines": 1, "tokens": 3,
+...                       "preview": "x", "note": "preview: lines 1-1 of 1", "source_tool": "t"})
+>>> sorted(bundle)
+['application/vnd.jupyter.scratchpad.stub+json', 'text/html', 'text/plain']
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+from ..explore._base import fmt_bytes
+
+__all__ = ["STUB_MIME", "next_commands", "rows_html", "stub_bundle", "stub_html", "stub_text",
+           "tool_result_html"]
+
+STUB_MIME = "application/vnd.jupyter.scratchpad.stub+json"
+
+_CARD = ("border:1px solid #b9c4d0;border-left:4px solid #4a7ab5;border-radius:3px;padding:6px 10px;"
+         "margin:2px 0;font-family:var(--jp-ui-font-family,sans-serif);font-size:var(--jp-ui-font-size1,13px);"
+         "max-width:72em")
+_PRE = ("margin:4px 0;padding:4px 6px;background:var(--jp-layout-color2,#f5f5f5);max-height:18em;"
+        "overflow:auto;font-size:var(--jp-code-font-size,12px)")
+_MUTED = "color:var(--jp-ui-font-color2,#666)"
+
+
+def next_commands(stub: dict[str, Any]) -> list[str]:
+    """The ``%scratch`` commands worth running next on this stub's handle."""
+    h = stub["handle"]
+    if stub.get("format") in ("json", "jsonl"):
+        path = _first_array_path(stub.get("schema") or []) or "PATH"
+        return [f"%scratch schema {h}", f"%scratch items {h} {path}",
+                f"%scratch iter {h} {path} --fields a,b --limit 20", f"%scratch grep {h} PATTERN",
+                f"%scratch sql SELECT count(*) FROM {h}", f"%scratch explore {h}"]
+    return [f"%scratch grep {h} PATTERN", f"%scratch head {h} -n 50", f"%scratch slice {h} START END",
+            f"%scratch schema {h}", f"%scratch explore {h}"]
+
+
+def _first_array_path(sketch: list[str]) -> str | None:
+    """``$.items`` from a schema-sketch line like ``$.items: array(3,000 items)``."""
+    for line in sketch:
+        path, _, kind = line.partition(": ")
+        if kind.startswith("array(") and not path.endswith("[*]"):
+            return path
+    return None
+
+
+def _headline(stub: dict[str, Any]) -> str:
+    est = " (estimate)" if stub.get("tokens_estimate") else ""
+    model = f" for {stub['tokens_model']}" if stub.get("tokens_model") else ""
+    return (f"{stub.get('format')}, {fmt_bytes(stub.get('size'))}, {stub.get('lines') or 0:,} lines, "
+            f"{stub.get('tokens') or 0:,} tokens{est}{model}")
+
+
+def stub_text(stub: dict[str, Any], where: str | None = None) -> str:
+    """``text/plain`` of a stub: what was stored, a preview with what was cut, what to run next."""
+    source = stub.get("source_tool") or "output"
+    lines = [f"[scratchpad] The output of {source} was stored as handle \"{stub['handle']}\": "
+             f"{_headline(stub)}."]
+    note = str(stub.get("note") or "preview")
+    lines.append(f"{note[:1].upper()}{note[1:]}:")
+    lines += ["  " + line for line in str(stub.get("preview") or "").split("\n")]
+    if stub.get("schema"):
+        lines.append("Schema sketch:")
+        lines += ["  " + s for s in stub["schema"]]
+    lines.append("Next:")
+    lines += ["  " + c for c in next_commands(stub)]
+    if where:
+        lines.append(where)
+    return "\n".join(lines)
+
+
+def stub_html(stub: dict[str, Any], where: str | None = None) -> str:
+    """``text/html`` of a stub: the same facts as a compact card."""
+    esc = html.escape
+    preview = str(stub.get("preview") or "")
+    parts = [
+        f'<div class="jp-scratchpad-stub" style="{_CARD}">',
+        f'<div><b>scratchpad</b> · <code>{esc(stub["handle"])}</code> · {esc(_headline(stub))}</div>',
+        f'<div style="{_MUTED}">from <code>{esc(str(stub.get("source_tool") or "output"))}</code>'
+        f' · {esc(str(stub.get("note") or ""))}</div>',
+        f'<details><summary>preview</summary><pre style="{_PRE}">{esc(preview)}</pre></details>',
+    ]
+    if stub.get("schema"):
+        parts.append(f'<pre style="{_PRE}">{esc(chr(10).join(stub["schema"]))}</pre>')
+    cmds = " ".join(f"<code>{esc(c)}</code>" for c in next_commands(stub))
+    parts.append(f'<div style="{_MUTED}">next: {cmds}</div>')
+    if where:
+        parts.append(f'<div style="{_MUTED}">{esc(where)}</div>')
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def stub_bundle(stub: dict[str, Any], where: str | None = None) -> dict[str, Any]:
+    """The MIME bundle that replaces a spilled output (all three parts, always)."""
+    return {"text/plain": stub_text(stub, where), "text/html": stub_html(stub, where),
+            STUB_MIME: _jsonable(stub)}
+
+
+def _jsonable(stub: dict[str, Any]) -> dict[str, Any]:
+    """The stub as plain JSON data (what the JupyterLab renderer reads)."""
+    return json.loads(json.dumps(stub, default=str))
+
+
+def tool_result_html(result: Any) -> str:
+    """``text/html`` of a ``ToolResult``: its text, preformatted, errors marked."""
+    style = _PRE + ";max-height:40em" + ("" if result.ok else ";border-left:3px solid #c33")
+    return f'<pre style="{style}">{html.escape(result.text)}</pre>'
+
+
+def rows_html(rows: list[dict[str, Any]], max_cell_chars: int = 200) -> str:
+    """A list of dicts as an HTML table (columns: the union of keys, in first-seen order)."""
+    columns: dict[str, None] = {}
+    for row in rows:
+        columns.update(dict.fromkeys(row))
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
+
+    def cell(value: Any) -> str:
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        if len(text) > max_cell_chars:
+            text = text[: max_cell_chars - 1] + "…"
+        return f"<td>{html.escape(text)}</td>"
+
+    body = "".join("<tr>" + "".join(cell(row.get(c)) for c in columns) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"

@@ -1,0 +1,222 @@
+"""``ScratchSession``: one kernel's store, its notebook scratchpad, the magics and the hooks.
+
+>>> from IPython.testing.globalipapp import get_ipython     # doctest: +SKIP
+>>> shell.run_line_magic("load_ext", "jupyter_scratchpad")  # doctest: +SKIP
+>>> session = get_session(shell)                            # doctest: +SKIP
+>>> session.pad.call_tool("scratch_list").ok                # doctest: +SKIP
+True
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+
+from .. import ScratchpadError, ScratchStore, SpillPolicy
+from ..budget import ContextBudget, context_window_for
+from ..tokens import encoding_for_model, tokenizer_for
+from ._hooks import OutputHooks
+from ._render import stub_bundle
+from ._spill import OutputSpiller
+
+if TYPE_CHECKING:
+    from .._pad import Scratchpad
+    from ._magics import ScratchMagics
+
+__all__ = ["ScratchSession", "get_session"]
+
+log = logging.getLogger("jupyter_scratchpad.ipython")
+
+_SESSIONS: weakref.WeakKeyDictionary[Any, ScratchSession] = weakref.WeakKeyDictionary()
+
+
+def get_session(shell: Any = None) -> ScratchSession | None:
+    """The active session of ``shell`` (default: the running IPython), or None when not loaded."""
+    if shell is None:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    return _SESSIONS.get(shell) if shell is not None else None
+
+
+class ScratchSession:
+    """Everything ``%load_ext jupyter_scratchpad`` set up in one shell; ``close`` undoes it.
+
+    ``store`` (the kernel's ``ScratchStore``), ``pad`` (the notebook's ``Scratchpad``: always read
+    it from the session, ``%config ScratchMagics.run_id`` replaces it), ``magics`` (the
+    ``ScratchMagics`` instance holding the configuration) and ``auto_spill``.
+    """
+
+    def __init__(self, shell: Any, magics: ScratchMagics) -> None:
+        self.shell = shell
+        self.magics = magics
+        self.capturing = False  # %%scratch is running its cell: the hooks stand aside
+        self._own: list[tuple[Any, str]] = []
+        self.store = self._open_store()
+        try:
+            self.pad = self._open_pad()
+        except BaseException:
+            self.store.close()
+            raise
+        self.spiller = OutputSpiller(self)
+        self.hooks = OutputHooks(self)
+        self._closed = False
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def _open_store(self) -> ScratchStore:
+        m = self.magics
+        try:
+            return ScratchStore(m.store_path or None, ttl_s=m.ttl_s)
+        except ScratchpadError as exc:
+            raise UsageError(f"jupyter-scratchpad: {exc.message}") from None
+
+    def _open_pad(self) -> Scratchpad:
+        m = self.magics
+        policy = self.build_policy()
+        try:
+            return self.store.scratchpad(
+                run_id=m.run_id, agent_id=m.agent_id, model=m.model, context_window=m.context_window,
+                safety_margin=policy.context_safety_margin,
+                max_extraction_tokens=m.max_extraction_tokens or policy.max_extraction_tokens,
+                policy=policy, turn_depth_bonus=policy.turn_depth_bonus, preview_lines=m.preview_lines)
+        except ScratchpadError as exc:
+            raise UsageError(f"jupyter-scratchpad: {exc.message}") from None
+
+    def start(self) -> None:
+        """Install the hooks and register with the shell (and the JupyterLab comm, if present)."""
+        _SESSIONS[self.shell] = self
+        self.hooks.install()
+        atexit.register(self.close)
+        self._call_comm("register_comm_target")
+
+    def close(self) -> None:
+        """Remove every hook, unregister, close the store (a temporary one is deleted); idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._call_comm("unregister_comm_target")
+        try:
+            self.hooks.uninstall()
+        finally:
+            atexit.unregister(self.close)
+            if _SESSIONS.get(self.shell) is self:
+                del _SESSIONS[self.shell]
+            self._own.clear()
+            self.store.close()
+
+    def _call_comm(self, name: str) -> None:
+        # The kernel side of the JupyterLab bridge is optional: without it, nothing changes.
+        try:
+            from .. import comm
+
+            function = getattr(comm, name)
+        except (ImportError, AttributeError):
+            return
+        try:
+            function(self, self.shell)
+        except Exception:
+            log.warning("jupyter_scratchpad.comm.%s failed; the JupyterLab panel will not see this kernel",
+                        name, exc_info=True)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # -- state -------------------------------------------------------------------------------
+
+    @property
+    def auto_spill(self) -> bool:
+        """Whether large outputs are replaced by stubs (``%scratch auto on|off``)."""
+        return bool(self.magics.auto_spill)
+
+    @auto_spill.setter
+    def auto_spill(self, value: bool) -> None:
+        self.magics.auto_spill = bool(value)
+
+    def mark_own(self, value: Any, handle: str = "") -> Any:
+        """Remember that ``value`` was returned by ``%scratch`` (until the cell ends)."""
+        if value is not None:
+            self._own.append((value, handle))
+        return value
+
+    def own_result(self, value: Any) -> str | None:
+        """The handle ``value`` came from ("" for none) if ``%scratch`` returned it, else None."""
+        for obj, handle in self._own:
+            if obj is value:
+                return handle
+        return None
+
+    def forget_own_results(self) -> None:
+        self._own.clear()
+
+    def publish_stub(self, stub: dict[str, Any], where: str | None = None) -> None:
+        """Display ``stub`` as its MIME bundle (text/plain, text/html, stub JSON)."""
+        self.shell.display_pub.publish(stub_bundle(stub, where), {})
+
+    # -- configuration -----------------------------------------------------------------------
+
+    def build_policy(self) -> SpillPolicy:
+        """The policy file's (or the default) policy, with the thresholds set on the magics."""
+        m = self.magics
+        policy = SpillPolicy.from_toml(m.policy_file) if m.policy_file else SpillPolicy()
+        changes: dict[str, Any] = {}
+        if m.spill_threshold is not None:
+            changes["min_tokens"] = m.spill_threshold
+        if m.spill_bytes is not None:
+            changes["min_bytes"] = m.spill_bytes
+        return policy.with_(**changes) if changes else policy
+
+    def configure(self, name: str) -> None:
+        """Apply a changed option of ``ScratchMagics`` to the live store and pad."""
+        if name == "auto_spill":
+            return
+        if name == "store_path":
+            self._reopen(store=True)
+        elif name in ("run_id", "agent_id"):
+            self._reopen(store=False)
+        elif name == "ttl_s":
+            self.store.ttl_s = float(self.magics.ttl_s)
+        elif name == "preview_lines":
+            self.pad.preview_lines = int(self.magics.preview_lines)
+        else:  # thresholds, policy file, model, window, per-call cap
+            self.pad.policy = self.build_policy()
+            self.retarget()
+
+    def _reopen(self, store: bool) -> None:
+        old_store = self.store
+        if store:
+            self.store = self._open_store()
+        try:
+            self.pad = self._open_pad()
+        except BaseException:
+            if store:
+                self.store.close()
+                self.store = old_store
+            raise
+        if store:
+            old_store.close()
+
+    def retarget(self) -> None:
+        """Point the pad at the configured model and window, keeping the tokens already used.
+
+        The core has no setter for a pad's model, so the pad's public attributes are updated here
+        (tokenizer and budget together); see the report's request for ``Scratchpad.set_model``.
+        """
+        m, pad = self.magics, self.pad
+        policy = pad.policy
+        if m.model != pad.model:
+            pad.tokenizer = tokenizer_for(m.model)
+            pad.tokens_are_estimates = encoding_for_model(m.model).is_estimate
+            pad.model = m.model
+        old = pad.budget
+        window = m.context_window or context_window_for(m.model)
+        cap = m.max_extraction_tokens or policy.max_extraction_tokens
+        if (window, policy.context_safety_margin, cap) != (old.context_window, old.safety_margin,
+                                                           old.max_extraction_tokens):
+            pad.budget = ContextBudget(window, policy.context_safety_margin, initial_used=old.used,
+                                       max_extraction_tokens=cap, turn_depth_bonus=policy.turn_depth_bonus)

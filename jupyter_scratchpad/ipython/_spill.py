@@ -1,0 +1,105 @@
+"""Deciding, for one cell output, whether it spills, and building the stub bundle that replaces it.
+
+Every decision is the core's (``Scratchpad.intercept``, i.e. the ``SpillPolicy``); this module only
+picks *what* to hand it (the value itself when it is JSON-like, else the largest text of a MIME
+bundle) and skips, without tokenizing, outputs too short to reach any threshold.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..store._format import as_text
+from ._render import stub_bundle
+
+if TYPE_CHECKING:
+    from ._session import ScratchSession
+
+__all__ = ["NATIVE_TYPES", "SPILLABLE_MIMES", "OutputSpiller"]
+
+log = logging.getLogger("jupyter_scratchpad.ipython")
+
+# Values stored as themselves (JSON or text) rather than as their printed repr.
+NATIVE_TYPES = (str, bytes, bytearray, dict, list, tuple)
+# A bundle is spilled only when all its parts are text: images, widgets, plots, maps and other
+# rich renderings are left alone, however large (they are meant to be looked at).
+SPILLABLE_MIMES = ("application/json", "text/plain", "text/markdown", "text/html")
+# Tokens of a text never exceed its UTF-8 bytes (times the largest provider factor, Claude's 1.1),
+# and a character is at most 4 bytes: below this bound nothing needs tokenizing.
+_MAX_TOKENS_PER_CHAR = 4 * 1.1
+
+
+class OutputSpiller:
+    """Spill cell outputs through the session's pad (never raises into the user's cell)."""
+
+    def __init__(self, session: ScratchSession) -> None:
+        self.session = session
+
+    def could_spill(self, chars: int, tool: str) -> bool:
+        """Whether an output of ``chars`` characters might reach ``tool``'s threshold."""
+        policy = self.session.pad.policy
+        if not policy.enabled:
+            return False
+        if policy.min_bytes is not None and 4 * chars >= policy.min_bytes:
+            return True
+        return chars * _MAX_TOKENS_PER_CHAR + 1 >= policy.threshold_for(tool)
+
+    def _too_large(self, value: Any, tool: str) -> bool:
+        text = value if isinstance(value, str) else as_text(value)
+        if not self.could_spill(len(text), tool):
+            return False
+        pad = self.session.pad
+        return pad.policy.explain(value, tool=tool, model=pad.model, text=text).spill
+
+    def _intercept(self, payload: Any, tool: str) -> dict[str, Any] | None:
+        result = self.session.pad.intercept(payload, tool=tool, result_class="query")
+        if result.failure:
+            log.error("auto-spill of %s failed (%s); the output is shown in full", tool, result.failure)
+        return result.stub if result.spilled else None
+
+    def spill_value(self, value: Any, tool: str, where: str | None = None) -> dict[str, Any] | None:
+        """The stub bundle for a JSON-like value or text, or None when it stays."""
+        text = value if isinstance(value, str) else as_text(value)
+        if not self.could_spill(len(text), tool):
+            return None
+        stub = self._intercept(value, tool)
+        return stub_bundle(stub, where) if stub else None
+
+    def spill_bundle(self, data: Mapping[str, Any], tool: str,
+                     where: str | None = None) -> dict[str, Any] | None:
+        """The stub bundle replacing a MIME bundle, or None when it stays as it is."""
+        if not data or any(mime not in SPILLABLE_MIMES for mime in data):
+            return None
+        for mime in SPILLABLE_MIMES:  # structured first, then the plainest text
+            if mime not in data:
+                continue
+            payload = data[mime]
+            text = payload if isinstance(payload, str) else as_text(payload)
+            if not self.could_spill(len(text), tool):
+                continue
+            stub = self._intercept(payload if mime == "application/json" else text, tool)
+            if stub:
+                return stub_bundle(stub, where)
+        return None
+
+    def for_result(self, result: Any, tool: str, where: str | None,
+                   format_data: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """Displayhook: ``(bundle, metadata)`` replacing ``result``'s display, or None.
+
+        A JSON-like value is decided on before it is formatted, so a spilled 100 MB list is never
+        pretty-printed; anything else is formatted first and its bundle decided on.
+        """
+        handle = self.session.own_result(result)
+        if handle is not None:  # returned by %scratch itself: never stored a second time
+            if handle and isinstance(result, NATIVE_TYPES) and self._too_large(result, tool):
+                note = f"This is the value of {handle}, already in the scratchpad (not stored again)."
+                return stub_bundle(self.session.pad.stub(handle), note), {}
+            return None
+        if isinstance(result, NATIVE_TYPES):
+            bundle = self.spill_value(result, tool, where)
+            return (bundle, {}) if bundle else None
+        data, metadata = format_data(result)
+        bundle = self.spill_bundle(data, tool, where)
+        return (bundle, {}) if bundle else (data, metadata)

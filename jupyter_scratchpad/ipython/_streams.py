@@ -1,0 +1,235 @@
+"""Auto-spill of large stdout/stderr: a gate on each stream, per cell.
+
+A cell's stream text passes through as it is written until it could reach the spill threshold;
+from the write that reaches it on, the text is held back (never sent to the front end). When the
+cell ends the whole stream of the cell (what was shown and what was held) goes to the core, which
+spills it, and one stub is displayed. If the core does not spill it after all (a chunked count
+ran over, or the spill failed), the held text is written out then: nothing is ever lost.
+
+How a gate is attached: ipykernel's ``OutStream`` (and any stream with a writable ``write``
+attribute) gets an instance-level ``write`` — every writer goes through it, including the
+fd watcher that forwards C-level and subprocess output. ``OutStream.register_hook`` is not used
+because its hook list is thread-local and ``_flush`` runs on the IOPub thread, so a hook
+registered from the cell would never see the messages. Streams whose ``write`` cannot be replaced
+(a terminal's ``TextIOWrapper``) are wrapped by a proxy in ``sys.stdout`` for the cell's duration.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._session import ScratchSession
+
+__all__ = ["StreamGate", "StreamTaps"]
+
+log = logging.getLogger("jupyter_scratchpad.ipython")
+
+_STREAMS = ("stdout", "stderr")
+_MAX_TOKENS_PER_CHAR = 4 * 1.1  # see _spill: below this bound nothing needs tokenizing
+Writer = Callable[[str], Any]
+
+
+class StreamGate:
+    """The per-cell state of one stream (``stdout`` or ``stderr``); thread-safe."""
+
+    def __init__(self, session: ScratchSession, name: str) -> None:
+        self.session = session
+        self.name = name
+        self._lock = threading.Lock()
+        self._tool: str | None = None  # None: no cell is running
+        self._reset()
+
+    def _reset(self) -> None:
+        self._chunks: list[str] = []
+        self._held_from: int | None = None
+        self._uncounted: list[str] = []
+        self._uncounted_chars = 0
+        self._counted = 0
+        self._bytes = 0
+        self._writer: Writer | None = None
+
+    def begin(self, tool: str) -> None:
+        with self._lock:
+            self._reset()
+            self._tool = tool
+
+    def write(self, text: str, writer: Writer) -> Any:
+        """Admit ``text`` written to the stream whose real ``write`` is ``writer``."""
+        if not isinstance(text, str) or not text:
+            return writer(text)
+        with self._lock:
+            tool = self._tool
+            if tool is not None:
+                self._writer = writer
+                self._chunks.append(text)
+                if self._held_from is not None:
+                    return len(text)
+                if self._reaches(text, tool):
+                    self._held_from = len(self._chunks) - 1
+                    return len(text)
+        if tool is None:
+            return self._outside_cell(text, writer)
+        return writer(text)
+
+    def _reaches(self, text: str, tool: str) -> bool:
+        """Whether the cell's stream, with ``text``, could reach the threshold (counts lazily)."""
+        pad = self.session.pad
+        policy = pad.policy
+        if not policy.enabled:
+            return False
+        if policy.min_bytes is not None:
+            self._bytes += len(text.encode("utf-8", "surrogatepass"))
+            if self._bytes >= policy.min_bytes:
+                return True
+        threshold = policy.threshold_for(tool)
+        self._uncounted.append(text)
+        self._uncounted_chars += len(text)
+        if self._counted + self._uncounted_chars * _MAX_TOKENS_PER_CHAR + 1 < threshold:
+            return False
+        pending = "".join(self._uncounted)
+        tokens, _exact = pad.tokenizer.count_upto(pending, max(1, threshold - self._counted))
+        self._counted += tokens
+        self._uncounted, self._uncounted_chars = [], 0
+        return self._counted >= threshold
+
+    def end(self) -> None:
+        """The cell ended: spill the held stream and display its stub, or let the text out."""
+        with self._lock:
+            tool, held_from, chunks, writer = self._tool, self._held_from, self._chunks, self._writer
+            self._tool = None
+            self._reset()
+        if held_from is None or writer is None or tool is None:
+            return
+        held = "".join(chunks[held_from:])
+        try:
+            result = self.session.pad.intercept("".join(chunks), tool=tool, result_class="query")
+            if result.spilled and result.stub is not None:
+                self.session.publish_stub(result.stub)
+                return
+        except Exception:  # a failure to spill never loses output
+            log.exception("spilling %s failed; writing it out in full", tool)
+        writer(held)
+
+    def _outside_cell(self, text: str, writer: Writer) -> Any:
+        """Output between cells (a background thread): one large write is spilled on its own."""
+        spiller = self.session.spiller
+        tool = f"background_{self.name}"
+        if not self.session.auto_spill or not spiller.could_spill(len(text), tool):
+            return writer(text)
+        try:
+            result = self.session.pad.intercept(text, tool=tool, result_class="query")
+        except Exception:
+            log.exception("spilling %s failed", tool)
+            return writer(text)
+        if not result.spilled or result.stub is None:
+            return writer(text)
+        from ._render import stub_text
+
+        writer(stub_text(result.stub) + "\n")
+        return len(text)
+
+
+class _Tap:
+    """The instance-level ``write`` put on one stream object."""
+
+    def __init__(self, stream: Any, gate: StreamGate) -> None:
+        self.stream = stream
+        self.gate = gate
+        self.previous = vars(stream).get("write")  # an instance attribute someone else set
+        self.original: Writer = stream.write
+        self.active = True
+
+    def __call__(self, text: str) -> Any:
+        if not self.active:
+            return self.original(text)
+        return self.gate.write(text, self.original)
+
+    def install(self) -> bool:
+        try:
+            self.stream.write = self
+        except (AttributeError, TypeError):
+            return False
+        return True
+
+    def uninstall(self) -> None:
+        self.active = False
+        if vars(self.stream).get("write") is not self:
+            return  # someone wrapped us since: stay in place, inert
+        if self.previous is not None:
+            self.stream.write = self.previous
+        else:
+            del self.stream.write
+
+
+class _ProxyStream:
+    """``sys.stdout`` for one cell when the real stream's ``write`` cannot be replaced."""
+
+    def __init__(self, target: Any, gate: StreamGate) -> None:
+        self._target = target
+        self._gate = gate
+
+    def write(self, text: str) -> Any:
+        return self._gate.write(text, self._target.write)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._target, name)
+
+
+class StreamTaps:
+    """The gates of ``sys.stdout`` and ``sys.stderr``, attached and removed with the extension."""
+
+    def __init__(self, session: ScratchSession) -> None:
+        self.session = session
+        self.gates = {name: StreamGate(session, name) for name in _STREAMS}
+        self._taps: list[_Tap] = []
+        self._proxies: dict[str, _ProxyStream] = {}
+
+    def _tap_for(self, stream: Any) -> _Tap | None:
+        for tap in self._taps:
+            if tap.stream is stream:
+                return tap
+        return None
+
+    def attach(self) -> None:
+        """Tap the current ``sys.stdout``/``sys.stderr`` (streams can change between cells)."""
+        for name in _STREAMS:
+            stream = getattr(sys, name)
+            if stream is None or isinstance(stream, _ProxyStream) or self._tap_for(stream):
+                continue
+            tap = _Tap(stream, self.gates[name])
+            if tap.install():
+                self._taps.append(tap)
+
+    def begin_cell(self, tools: dict[str, str]) -> None:
+        self.attach()
+        for name in _STREAMS:
+            stream = getattr(sys, name)
+            if stream is not None and not self._tap_for(stream) and not isinstance(stream, _ProxyStream):
+                proxy = _ProxyStream(stream, self.gates[name])
+                self._proxies[name] = proxy
+                setattr(sys, name, proxy)
+            self.gates[name].begin(tools[name])
+
+    def end_cell(self) -> None:
+        for name in _STREAMS:
+            proxy = self._proxies.pop(name, None)
+            if proxy is not None and getattr(sys, name) is proxy:
+                setattr(sys, name, proxy._target)
+        for name in _STREAMS:
+            self.gates[name].end()
+
+    def detach(self) -> None:
+        """Let any held text out and remove every tap and proxy."""
+        self.end_cell()
+        for tap in self._taps:
+            tap.uninstall()
+        self._taps.clear()

@@ -1,0 +1,87 @@
+"""What every subcommand shares: its description, one core call, and errors as one-line ``UsageError``s."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+
+from ...errors import InvalidArgumentError, NotFoundError
+from ...tools import ToolResult
+from .._args import close_match_hint, suggestion_as_magic
+
+if TYPE_CHECKING:
+    from .._session import ScratchSession
+
+__all__ = ["Command", "call_tool", "need_pandas", "require_stub", "tool_error"]
+
+Runner = Callable[["ScratchSession", str, "str | None"], Any]
+
+
+@dataclass(frozen=True)
+class Command:
+    """One subcommand: ``run(session, argument_text, cell_or_None)``."""
+
+    name: str
+    usage: str
+    summary: str
+    run: Runner
+    cell_form: bool = False  # ``%%scratch NAME ...`` makes sense (the cell is the last argument)
+
+
+def tool_error(command: str, result: ToolResult) -> UsageError:
+    """A refused tool call as one line: what went wrong, a close match, what to run instead."""
+    err = result.error or {}
+    parts = [f"%scratch {command}: {err.get('message') or err.get('error') or 'failed'}"]
+    close = err.get("close_matches") or []
+    if close:
+        parts.append(f"did you mean {' or '.join(map(str, close[:3]))}?")
+    keys = err.get("available_keys")
+    if keys:
+        shown = ", ".join(map(str, keys[:12])) + (" …" if len(keys) > 12 else "")
+        parts.append(f"keys there: {shown}")
+    if err.get("array_length") is not None:
+        parts.append(f"the array there has {err['array_length']:,} items")
+    tries = [suggestion_as_magic(s) for s in (err.get("suggestions") or [])[:2]]
+    if tries:
+        parts.append("try: " + "  or  ".join(tries))
+    return UsageError("; ".join(parts))
+
+
+def call_tool(session: ScratchSession, command: str, tool: str, arguments: dict[str, Any]) -> ToolResult:
+    """``pad.call_tool`` (charged to the notebook's budget); a refusal becomes a ``UsageError``."""
+    args = {k: v for k, v in arguments.items() if v is not None}
+    result = session.pad.call_tool(tool, args)
+    if not result.ok:
+        raise tool_error(command, result)
+    return result
+
+
+def _handles(session: ScratchSession) -> list[str]:
+    return [e["handle"] for e in session.pad.entries("handle")]
+
+
+def unknown_handle(session: ScratchSession, command: str, handle: str) -> UsageError:
+    hint = close_match_hint(handle, _handles(session))
+    return UsageError(f"%scratch {command}: no live handle {handle!r}{hint} (%scratch list shows them)")
+
+
+def require_stub(session: ScratchSession, command: str, handle: str) -> dict[str, Any]:
+    """The stub of a live handle, or a ``UsageError`` naming close matches."""
+    try:
+        return session.pad.stub(handle)
+    except NotFoundError:
+        raise unknown_handle(session, command, handle) from None
+    except InvalidArgumentError as exc:
+        raise UsageError(f"%scratch {command}: {exc.message}") from None
+
+
+def need_pandas(command: str) -> Any:
+    try:
+        import pandas
+    except ImportError:
+        raise UsageError(f"%scratch {command} returns a pandas DataFrame: pip install "
+                         "'jupyter-scratchpad[jupyter]'") from None
+    return pandas

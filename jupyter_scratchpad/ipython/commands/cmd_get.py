@@ -1,0 +1,39 @@
+"""``%scratch get H [PATH]``: the value itself (whole: parsed JSON or the text), or at PATH."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from ...errors import InvalidArgumentError, NotFoundError
+from .._args import ScratchArgumentParser
+from ._base import Command, call_tool, unknown_handle
+
+PARSER = ScratchArgumentParser(
+    "get", "Without PATH: the whole spilled value as Python data (parsed JSON, or the text), read from "
+    "the store and not charged (it is for Python, not for a model's context; displaying a large value "
+    "shows its stub). With PATH: get_in, the value at PATH (a.b.0, $.a[0], a[\"dotted.key\"], [-1]), "
+    "charged to the budget.", epilog="example: x = %scratch get cell_3_ab12 items.0.metadata")
+PARSER.add_argument("handle", metavar="H")
+PARSER.add_argument("path", metavar="PATH", nargs="?", default=None)
+PARSER.add_argument("--offset", type=int, default=None, metavar="N", help="long strings: first line")
+PARSER.add_argument("--limit", type=int, default=None, metavar="N", help="long strings: number of lines")
+
+
+def run(session: Any, text: str, cell: str | None) -> Any:
+    args = PARSER.parse(text)
+    if args.path is None:
+        try:
+            value = session.pad.get(args.handle)
+        except NotFoundError:
+            raise unknown_handle(session, "get", args.handle) from None
+        except InvalidArgumentError as exc:
+            raise UsageError(f"%scratch get: {exc.message}") from None
+        return session.mark_own(value, args.handle)
+    result = call_tool(session, "get", "get_in", {"handle": args.handle, "path": args.path,
+                                                  "offset": args.offset, "limit": args.limit})
+    return session.mark_own(result.data)
+
+
+COMMAND = Command("get", "get H [PATH]", "the value (or the value at a path)", run)

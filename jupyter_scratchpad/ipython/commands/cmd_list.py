@@ -1,0 +1,26 @@
+"""``%scratch list [--kind handle|note]``: the live entries, as a pandas DataFrame."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._args import ScratchArgumentParser
+from ._base import Command, need_pandas
+
+COLUMNS = ("handle", "key", "kind", "source_tool", "server", "format", "size", "lines", "tokens",
+           "created_at", "expires_at")
+
+PARSER = ScratchArgumentParser("list", "The live entries of the notebook's scratchpad (metadata only; "
+                               "not charged to the budget).")
+PARSER.add_argument("--kind", choices=("handle", "note"), help="only spilled outputs, or only notes")
+
+
+def run(session: Any, text: str, cell: str | None) -> Any:
+    args = PARSER.parse(text)
+    pd = need_pandas("list")
+    rows = session.pad.entries(args.kind)
+    frame = pd.DataFrame([[row[c] for c in COLUMNS] for row in rows], columns=list(COLUMNS))
+    return session.mark_own(frame)
+
+
+COMMAND = Command("list", "list [--kind handle|note]", "live entries as a DataFrame", run)
