@@ -83,13 +83,15 @@ def time_side_by_side(
     runs: int,
     *,
     check_pair: Callable[[Any, Any], None] | None = None,
+    baseline_errors: tuple[type[BaseException], ...] = (),
 ) -> tuple[list[float], list[float], str | None]:
     """Time ``ours(i)`` and ``baseline(i)`` for ``i`` in ``range(runs)``, alternating the order.
 
-    Returns ``(our_seconds, baseline_seconds, baseline_failure)``. A baseline that raises
-    (including a ``BaseException`` such as pyo3's ``PanicException``) is recorded as failed and
-    not run again; only ``KeyboardInterrupt`` and ``SystemExit`` propagate. ``check_pair`` gets
-    both results of each run to verify they agree.
+    Returns ``(our_seconds, baseline_seconds, baseline_failure)``. A baseline that raises one of
+    ``baseline_errors`` (which may be ``BaseException``, for pyo3's ``PanicException``) is
+    recorded as failed and not run again; any other exception, and ``KeyboardInterrupt`` or
+    ``SystemExit`` always, propagates: a mistake in a benchmark is not the baseline failing.
+    ``check_pair`` gets both results of each run to verify they agree.
     """
     our_s: list[float] = []
     base_s: list[float] = []
@@ -107,7 +109,7 @@ def time_side_by_side(
                         seconds, values["base"] = _timed(baseline, i)
                 except (KeyboardInterrupt, SystemExit):
                     raise
-                except BaseException as exc:
+                except baseline_errors as exc:
                     first = str(exc).splitlines()[0] if str(exc) else ""
                     panic = next((ln for ln in err.text.splitlines() if "panicked" in ln), "")
                     failure = f"{type(exc).__name__}: {first or panic}".strip().rstrip(":")

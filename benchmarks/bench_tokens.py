@@ -49,6 +49,7 @@ def _count_row(label: str, text: str, runs: int) -> dict[str, Any]:
         lambda i: len(enc.encode_ordinary(texts[i])),
         runs,
         check_pair=same,
+        baseline_errors=(BaseException,),  # pyo3's PanicException is a BaseException
     )
     tokens = count_tokens(texts[0])
     notes = (
