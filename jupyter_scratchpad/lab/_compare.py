@@ -92,6 +92,7 @@ def compare(
     progress: bool | None = None,
     on_error: str = "skip",
     kind: str = "compare",
+    _stacklevel: int = 3,
 ) -> PolicyComparison:
     """Replay ``trace`` under each of ``policies`` ({name: policy}) in one pass over the trace.
 
@@ -116,7 +117,7 @@ def compare(
             if tokens is not None:
                 decision = decide_with_count(policy, call, item.size_bytes, tokens, model)
             rows.append({"policy": name, **build_row(item, decision, tokens, policy, measurer)})
-    df = report(frame(rows, ["policy", *COLUMNS]), source, model, measurer, policies=resolved)
+    df = report(frame(rows, ["policy", *COLUMNS]), source, model, measurer, stacklevel=_stacklevel, policies=resolved)
     table = policy_table(df, resolved)
     return PolicyComparison(table, df, resolved, kind)
 
@@ -144,6 +145,6 @@ def sweep(
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise InvalidArgumentError(f"a threshold is a non-negative integer of tokens, not {value!r}")
     policies = {f"min_tokens={value:,}": base.with_(min_tokens=value) for value in dict.fromkeys(values)}
-    result = compare(trace, policies, model, kind="sweep", **options)
+    result = compare(trace, policies, model, kind="sweep", _stacklevel=4, **options)
     result.table.insert(0, "threshold", [p.min_tokens for p in policies.values()])
     return result

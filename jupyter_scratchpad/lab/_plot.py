@@ -21,6 +21,8 @@ def _thousands(value: float, _pos: int) -> str:
 
 
 def _trade_off(ax: Any, table: pd.DataFrame, kind: str) -> None:
+    from matplotlib.ticker import MaxNLocator
+
     spills = table["spills"].to_numpy()
     saved = table["tokens_saved"].to_numpy()
     if kind == "sweep":
@@ -31,6 +33,8 @@ def _trade_off(ax: Any, table: pd.DataFrame, kind: str) -> None:
         labels = [str(name) for name in table.index]
     for x, y, text in zip(spills, saved, labels, strict=True):
         ax.annotate(text, (x, y), textcoords="offset points", xytext=(6, 4), fontsize=8)
+    ax.margins(x=0.12, y=0.08)  # room for the labels of the outermost points
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("spills (calls replaced by a stub)")
     ax.set_ylabel("tokens kept out of the context")
     ax.set_title("What each policy keeps out, and at how many spills")
@@ -38,6 +42,8 @@ def _trade_off(ax: Any, table: pd.DataFrame, kind: str) -> None:
 
 
 def _by_threshold(ax: Any, table: pd.DataFrame) -> None:
+    from matplotlib.ticker import MaxNLocator
+
     ordered = table.sort_values("threshold")
     thresholds = ordered["threshold"].to_numpy()
     ax.plot(thresholds, ordered["tokens_saved"].to_numpy(), marker="o", color="C0", label=TRADE_OFF_LABEL)
@@ -48,6 +54,7 @@ def _by_threshold(ax: Any, table: pd.DataFrame) -> None:
     twin = ax.twinx()
     twin.plot(thresholds, ordered["spills"].to_numpy(), marker="s", color="C1", label=SPILLS_LABEL)
     twin.set_ylabel("spills", color="C1")
+    twin.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title("Against the threshold")
     ax.grid(True, alpha=0.3)
 
@@ -63,6 +70,6 @@ def comparison_figure(table: pd.DataFrame, *, kind: str = "compare") -> Any:
     _trade_off(axes[0], table, "sweep" if sweep else "compare")
     if sweep:
         _by_threshold(axes[1], table)
-    for ax in fig.axes:
+    for ax in (axes[0], *(axes[1:] if sweep else [])):
         ax.yaxis.set_major_formatter(FuncFormatter(_thousands))
     return fig

@@ -185,15 +185,20 @@ def _check_malformed(trace: Trace, on_error: str) -> None:
         raise TraceFormatError(f"{trace.name}: {bad}", path=str(trace.path or trace.name), line=bad.line)
 
 
-def report(df: pd.DataFrame, trace: Trace, model: str, measurer: Measurer, **attrs: Any) -> pd.DataFrame:
+def report(
+    df: pd.DataFrame, trace: Trace, model: str, measurer: Measurer, *, stacklevel: int = 3, **attrs: Any
+) -> pd.DataFrame:
     """Attach what happened to ``df.attrs`` and warn, once, about skipped lines and bad rows."""
-    problems = int(df["problem"].notna().sum()) if len(df) else 0
-    missing = int((df["decision"] == "missing").sum()) if len(df) else 0
+    calls = df
+    if "policy" in df.columns and len(df):
+        calls = df[df["policy"] == df["policy"].iloc[0]]  # count calls, not (policy, call) pairs
+    problems = int(calls["problem"].notna().sum())
+    missing = int((calls["decision"] == "missing").sum())
     df.attrs.update(
         trace=trace.name,
         format=trace.format,
         model=model,
-        calls=len(df),
+        calls=len(calls),
         malformed=[{"line": m.line, "message": m.message} for m in trace.malformed],
         skipped_lines=len(trace.malformed),
         missing_results=missing,
@@ -210,7 +215,7 @@ def report(df: pd.DataFrame, trace: Trace, model: str, measurer: Measurer, **att
     if missing:
         parts.append(f"{missing} result(s) could not be read (see the 'problem' column)")
     if parts:
-        warnings.warn(f"{trace.name}: " + "; ".join(parts), TraceWarning, stacklevel=3)
+        warnings.warn(f"{trace.name}: " + "; ".join(parts), TraceWarning, stacklevel=stacklevel)
     return df
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 
 from ..store._format import parse_json_bytes
-from ._trace import MalformedLine, Trace, TraceCall, TraceFormatError, parse_trace_record
+from ._trace import MalformedLine, Trace, TraceCall, TraceFormatError, json_error, parse_trace_record
 from ._transcripts import TRANSCRIPT_FORMATS, detect_transcript_format
 
 __all__ = ["FORMATS", "read_trace"]
@@ -62,7 +62,7 @@ def _read_jsonl_values(path: Path) -> tuple[list[Any], list[MalformedLine]]:
                 try:
                     values.append(orjson.loads(raw))
                 except orjson.JSONDecodeError as exc:
-                    malformed.append(MalformedLine(number, f"not valid JSON ({exc})"))
+                    malformed.append(MalformedLine(number, json_error(exc)))
     return values, malformed
 
 

@@ -31,6 +31,7 @@ from ..store._format import dumps_compact
 
 __all__ = ["MalformedLine", "Trace", "TraceCall", "TraceFormatError", "parse_trace_record", "write_trace"]
 
+
 class TraceFormatError(InvalidArgumentError):
     """A trace or transcript cannot be read (carries ``path`` and, for a line, ``line``)."""
 
@@ -69,6 +70,12 @@ class TraceCall:
     def available(self) -> bool:
         """Whether the result could be read (a missing ``result_path`` makes it unavailable)."""
         return self.problem is None or self.result is not None
+
+
+def json_error(exc: ValueError) -> str:
+    """A line's JSON error, without the parser's "line 1" (the trace line is reported instead)."""
+    msg, col = getattr(exc, "msg", None), getattr(exc, "colno", None)
+    return f"not valid JSON: {msg} at column {col}" if msg and col else f"not valid JSON: {exc}"
 
 
 def _optional_str(record: Mapping[str, Any], key: str, default: str | None) -> str | None:
@@ -181,7 +188,7 @@ class Trace:
         yield from self._iter_file(self.path)
 
     def _iter_file(self, path: Path) -> Iterator[TraceCall]:
-        base_dir = path.parent
+        base_dir = path.absolute().parent
         with open(path, "rb") as fh:
             for number, raw in enumerate(fh, start=1):
                 self.consumed += len(raw)
@@ -190,7 +197,7 @@ class Trace:
                 try:
                     record = orjson.loads(raw)
                 except orjson.JSONDecodeError as exc:
-                    self.malformed.append(MalformedLine(number, f"not valid JSON ({exc})"))
+                    self.malformed.append(MalformedLine(number, json_error(exc)))
                     continue
                 try:
                     yield parse_trace_record(record, line=number, base_dir=base_dir, source=f"{path.name}:{number}")
