@@ -36,7 +36,7 @@ __all__ = [
     "windows_html",
 ]
 
-MAX_CELL_CHARS = 200
+MAX_CELL_CHARS = 700  # iterate_over cuts strings near 600 characters; keep its hint visible
 MAX_PAGE_CHARS = 200_000  # one page of HTML, whatever the page size the user typed
 
 _PRE_STYLE = ("margin:0;padding:4px 6px;max-height:32em;overflow:auto;font-family:var(--jp-code-font-family,"
@@ -44,7 +44,8 @@ _PRE_STYLE = ("margin:0;padding:4px 6px;max-height:32em;overflow:auto;font-famil
 _MATCH_STYLE = "background:var(--jp-warn-color3,#fff3cd);font-weight:bold"
 _TABLE_STYLE = ("border-collapse:collapse;font-family:var(--jp-code-font-family,monospace);"
                 "font-size:var(--jp-code-font-size,12px)")
-_CELL_STYLE = "border:1px solid var(--jp-border-color2,#ddd);padding:1px 6px;text-align:left;vertical-align:top"
+_CELL_STYLE = ("border:1px solid var(--jp-border-color2,#ddd);padding:1px 6px;text-align:left;vertical-align:top;"
+               "white-space:pre-wrap;max-width:40em")
 
 
 def esc(value: Any) -> str:
@@ -53,10 +54,16 @@ def esc(value: Any) -> str:
 
 
 def clip(text: str, max_chars: int = MAX_CELL_CHARS) -> str:
-    """``text`` cut to ``max_chars`` with a marker saying how much was cut."""
+    """``text`` cut to about ``max_chars``: its head, a marker of what was cut, and its tail.
+
+    The tail is kept because the tools end a cut value with the call that reads all of it
+    (``… [+12 more lines: get_in(path="$.items[3].log")]``).
+    """
     if len(text) <= max_chars:
         return text
-    return f"{text[:max_chars]}… [+{len(text) - max_chars:,} chars]"
+    tail = min(160, max_chars // 4)
+    head = max_chars - tail
+    return f"{text[:head]}… [{len(text) - head - tail:,} chars not shown] …{text[-tail:]}"
 
 
 def page_count(total: int, page_size: int) -> int:

@@ -29,7 +29,10 @@ def quote_ident(name: str) -> str:
 
 def _inner(query: str) -> str:
     # On lines of its own, so that a trailing "-- comment" cannot swallow the closing parenthesis.
-    return query.strip().rstrip(";").rstrip()
+    inner = query.strip()
+    while inner.endswith(";"):
+        inner = inner[:-1].rstrip()
+    return inner
 
 
 def count_query(query: str) -> str:
