@@ -29,7 +29,11 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         {"pattern": "ERROR", "max_matches": 20, "context": 0},
         ["-F"],
     ),
-    ("regex, few matches", {"pattern": r"latency_ms=[0-9]{4,}\."}, ["-E", "-C", "3"]),
+    (
+        "regex, few matches, context 1",
+        {"pattern": r"status=404 latency_ms=[0-9]{4,}\.", "context": 1},
+        ["-E", "-C", "1"],
+    ),
     (
         "regex, many matches",
         {"pattern": r"status=5[0-9][0-9]", "max_matches": 20, "context": 0},
