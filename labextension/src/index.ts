@@ -1,0 +1,182 @@
+/**
+ * jupyter-scratchpad for JupyterLab 4: the stub card, the scratchpad sidebar and the budget item.
+ */
+
+import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { Clipboard, Dialog, ICommandPalette, Notification, showDialog } from '@jupyterlab/apputils';
+import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { IStatusBar } from '@jupyterlab/statusbar';
+
+import { createStubRendererFactory, ICardActions } from './card';
+import { findCell, insertAndRunBelow } from './cells';
+import { scratchpadIcon } from './icon';
+import { ScratchpadModel } from './model';
+import { isHandle, ScratchpadRequestError, Target } from './protocol';
+import { ScratchpadSidebar } from './sidebar';
+import { ISidebarActions } from './sidebarView';
+import { BudgetStatus } from './status';
+
+export * from './protocol';
+
+const PLUGIN_ID = 'jupyter-scratchpad:plugin';
+const EXTEND_TTL_S = 3600;
+
+namespace CommandIDs {
+  export const explore = 'scratchpad:explore';
+  export const schema = 'scratchpad:schema';
+  export const openSidebar = 'scratchpad:open-sidebar';
+  export const refresh = 'scratchpad:refresh';
+}
+
+function warn(message: string): void {
+  Notification.warning(message, { autoClose: 5000 });
+}
+
+/** Run `%scratch SUBCOMMAND HANDLE` in a new cell below the card's cell (or the active one). */
+async function runBelow(
+  tracker: INotebookTracker,
+  subcommand: 'explore' | 'schema',
+  handle: string,
+  node?: HTMLElement
+): Promise<void> {
+  if (!isHandle(handle)) {
+    warn(`Not a scratchpad handle: ${handle}`);
+    return;
+  }
+  const found = node ? findCell(tracker, node) : null;
+  const panel: NotebookPanel | null = found ? found[0] : tracker.currentWidget;
+  if (!panel) {
+    warn(`Open a notebook to run %scratch ${subcommand} ${handle}.`);
+    return;
+  }
+  const index = found ? found[1] : panel.content.activeCellIndex;
+  await insertAndRunBelow(panel, index, `%scratch ${subcommand} ${handle}`);
+}
+
+function describe(target: Target): string {
+  return 'handle' in target ? `spilled output ${target.handle}` : `note ${target.key}`;
+}
+
+function sidebarActions(app: JupyterFrontEnd, model: ScratchpadModel): ISidebarActions {
+  const call = async (type: 'delete' | 'extend', target: Target) => {
+    const client = model.client;
+    try {
+      if (!client) {
+        throw new ScratchpadRequestError('not_loaded', 'the notebook has no kernel');
+      }
+      if (type === 'delete') {
+        await client.request('delete', target);
+      } else {
+        await client.request('extend', { ...target, ttl_s: EXTEND_TTL_S });
+      }
+    } catch (reason) {
+      warn(`Could not ${type} the ${describe(target)}: ${(reason as Error).message}`);
+    }
+    await model.refreshNow();
+  };
+  return {
+    explore: handle => void app.commands.execute(CommandIDs.explore, { handle }),
+    extend: target => void call('extend', target),
+    remove: target =>
+      void showDialog({
+        title: 'Delete from the scratchpad?',
+        body: `The ${describe(target)} will be deleted from the kernel's store.`,
+        buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Delete' })]
+      }).then(result => (result.button.accept ? call('delete', target) : undefined)),
+    refresh: () => void model.refreshNow()
+  };
+}
+
+function addCommands(
+  app: JupyterFrontEnd,
+  tracker: INotebookTracker,
+  model: ScratchpadModel,
+  sidebar: ScratchpadSidebar
+): void {
+  app.commands.addCommand(CommandIDs.explore, {
+    label: 'Scratchpad: Explore a Handle',
+    execute: args => runBelow(tracker, 'explore', String(args.handle ?? ''))
+  });
+  app.commands.addCommand(CommandIDs.schema, {
+    label: 'Scratchpad: Schema of a Handle',
+    execute: args => runBelow(tracker, 'schema', String(args.handle ?? ''))
+  });
+  app.commands.addCommand(CommandIDs.openSidebar, {
+    label: 'Scratchpad: Show the Sidebar',
+    execute: () => app.shell.activateById(sidebar.id)
+  });
+  app.commands.addCommand(CommandIDs.refresh, {
+    label: 'Scratchpad: Refresh',
+    execute: () => model.refreshNow()
+  });
+}
+
+function followNotebooks(tracker: INotebookTracker, model: ScratchpadModel): void {
+  const follow = (panel: NotebookPanel | null) => {
+    model.setSession(panel ? panel.sessionContext : null, panel ? panel.title.label : null);
+    if (panel) {
+      void panel.sessionContext.ready.then(() => {
+        if (tracker.currentWidget === panel) {
+          model.refresh();
+        }
+      });
+    }
+  };
+  tracker.currentChanged.connect((_, panel) => follow(panel));
+  follow(tracker.currentWidget);
+  NotebookActions.executed.connect((_, { notebook }) => {
+    if (tracker.currentWidget?.content === notebook) {
+      model.refresh();
+    }
+  });
+}
+
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: PLUGIN_ID,
+  description: 'Stub cards, a scratchpad sidebar and a token-budget status item.',
+  autoStart: true,
+  requires: [INotebookTracker, IRenderMimeRegistry],
+  optional: [IStatusBar, ICommandPalette],
+  activate: (
+    app: JupyterFrontEnd,
+    tracker: INotebookTracker,
+    rendermime: IRenderMimeRegistry,
+    statusBar: IStatusBar | null,
+    palette: ICommandPalette | null
+  ) => {
+    const cardActions: ICardActions = {
+      explore: (handle, node) => runBelow(tracker, 'explore', handle, node),
+      schema: (handle, node) => runBelow(tracker, 'schema', handle, node),
+      copyHandle: handle => {
+        Clipboard.copyToSystem(handle);
+        Notification.info(`Copied ${handle}`, { autoClose: 2000 });
+      }
+    };
+    // Notebooks clone this registry when they open, so the card reaches every notebook.
+    rendermime.addFactory(createStubRendererFactory(cardActions));
+
+    let sidebar: ScratchpadSidebar | null = null;
+    const model = new ScratchpadModel(() => sidebar?.isVisible ?? false);
+    sidebar = new ScratchpadSidebar(model, sidebarActions(app, model));
+    sidebar.title.icon = scratchpadIcon;
+    app.shell.add(sidebar, 'left', { rank: 650 });
+
+    addCommands(app, tracker, model, sidebar);
+    for (const command of Object.values(CommandIDs)) {
+      palette?.addItem({ command, category: 'Scratchpad' });
+    }
+    if (statusBar) {
+      statusBar.registerStatusItem('jupyter-scratchpad:budget', {
+        item: new BudgetStatus(model),
+        align: 'left',
+        rank: 4,
+        isActive: () => model.snapshot.state === 'ready' && model.snapshot.budget !== null,
+        activeStateChanged: model.changed as never
+      });
+    }
+    followNotebooks(tracker, model);
+  }
+};
+
+export default plugin;

@@ -1,0 +1,102 @@
+/**
+ * The stub card, rendered from a stub the real kernel made (tests/fixtures/messages.json).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+
+import { createStubRendererFactory, ICardActions, renderStubCard } from '../src/card';
+import { IStub, STUB_MIME_TYPE } from '../src/protocol';
+
+const messages = JSON.parse(readFileSync(join(__dirname, 'fixtures', 'messages.json'), 'utf8'));
+const stub: IStub = messages.stub;
+
+function actions(): ICardActions & { calls: string[] } {
+  const calls: string[] = [];
+  return {
+    calls,
+    explore: vi.fn((h: string) => void calls.push(`explore ${h}`)),
+    schema: vi.fn((h: string) => void calls.push(`schema ${h}`)),
+    copyHandle: vi.fn((h: string) => void calls.push(`copy ${h}`))
+  };
+}
+
+function text(node: Element, selector: string): string {
+  return node.querySelector(selector)?.textContent ?? '';
+}
+
+describe('stub card', () => {
+  it('shows handle, tool, size, tokens, format, preview, note and schema', () => {
+    const card = renderStubCard(stub, actions());
+    expect(card.dataset.handle).toBe(stub.handle);
+    expect(text(card, '.jp-scratchpad-card-handle')).toBe(stub.handle);
+    const facts = Object.fromEntries(
+      [...card.querySelectorAll<HTMLElement>('.jp-scratchpad-card-fact')].map(f => [
+        f.dataset.fact,
+        f.querySelector('.jp-scratchpad-card-value')?.textContent
+      ])
+    );
+    expect(facts).toEqual({
+      tool: 'k8s_list_pods',
+      format: 'json',
+      size: '80 KiB',
+      lines: '8,005',
+      tokens: '26,411 (gpt-4o)'
+    });
+    expect(text(card, '.jp-scratchpad-card-preview')).toBe(stub.preview);
+    expect(text(card, '.jp-scratchpad-card-note')).toMatch(/lines 1-20 of 8,005/);
+    const schema = [...card.querySelectorAll('.jp-scratchpad-card-schema li')].map(
+      li => li.textContent
+    );
+    expect(schema).toEqual(stub.schema);
+  });
+
+  it('runs its actions with the handle and the card node', () => {
+    const a = actions();
+    const card = renderStubCard(stub, a);
+    for (const name of ['explore', 'schema', 'copy']) {
+      card.querySelector<HTMLButtonElement>(`[data-action="${name}"]`)!.click();
+    }
+    expect(a.calls).toEqual([
+      `explore ${stub.handle}`,
+      `schema ${stub.handle}`,
+      `copy ${stub.handle}`
+    ]);
+    expect(a.explore).toHaveBeenCalledWith(stub.handle, card);
+  });
+
+  it('shows markup in a preview as text, never as elements', () => {
+    const hostile = { ...stub, preview: '<img src=x onerror="alert(1)"><b>bold</b>' };
+    const card = renderStubCard(hostile, actions());
+    expect(card.querySelector('img, b')).toBeNull();
+    expect(text(card, '.jp-scratchpad-card-preview')).toBe(hostile.preview);
+  });
+
+  it('has no schema section for a text stub and marks estimated tokens', () => {
+    const plain = { ...stub, format: 'text' as const, schema: undefined, tokens_estimate: true };
+    const card = renderStubCard(plain, actions());
+    expect(card.querySelector('.jp-scratchpad-card-schema')).toBeNull();
+    expect(card.textContent).toMatch(/26,411 \(estimate\)/);
+  });
+});
+
+describe('renderer factory', () => {
+  it('is safe, claims the stub MIME type and ranks before text/html', () => {
+    const factory = createStubRendererFactory(actions());
+    expect(factory.safe).toBe(true);
+    expect(factory.mimeTypes).toEqual([STUB_MIME_TYPE]);
+    expect(factory.defaultRank).toBeLessThan(50);
+  });
+
+  it('renders a model into a card, and a bad payload into a clear message', async () => {
+    const factory = createStubRendererFactory(actions());
+    const renderer = factory.createRenderer({} as never);
+    const model = (data: unknown) =>
+      ({ data: { [STUB_MIME_TYPE]: data }, metadata: {}, trusted: false }) as never;
+    await renderer.renderModel(model(stub));
+    expect(renderer.node.querySelector('.jp-scratchpad-card')).not.toBeNull();
+    await renderer.renderModel(model({ handle: 'x' }));
+    expect(renderer.node.textContent).toMatch(/^Not a scratchpad stub: size is not a number/);
+    expect(renderer.node.querySelectorAll('.jp-scratchpad-card')).toHaveLength(1);
+  });
+});

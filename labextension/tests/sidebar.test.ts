@@ -1,0 +1,152 @@
+/**
+ * The sidebar view and the status text, from snapshots holding real kernel replies.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+import { formatBudget, formatBytes, formatCount, formatTimeLeft } from '../src/format';
+import { ISnapshot } from '../src/model';
+import { Target } from '../src/protocol';
+import { ISidebarActions, renderSidebar } from '../src/sidebarView';
+import { budgetStatusText } from '../src/status';
+
+const messages = JSON.parse(readFileSync(join(__dirname, 'fixtures', 'messages.json'), 'utf8'));
+const RECEIVED_AT = 1_000_000;
+
+function snapshot(change: Partial<ISnapshot> = {}): ISnapshot {
+  return {
+    notebook: 'analysis.ipynb',
+    state: 'ready',
+    detail: 'run notebook',
+    budget: messages.budget_reply.result,
+    list: messages.list_reply.result,
+    listReceivedAt: RECEIVED_AT,
+    error: null,
+    ...change
+  };
+}
+
+function recorder(): ISidebarActions & { calls: string[] } {
+  const calls: string[] = [];
+  const name = (t: Target) => ('handle' in t ? t.handle : `note:${t.key}`);
+  return {
+    calls,
+    explore: h => void calls.push(`explore ${h}`),
+    extend: t => void calls.push(`extend ${name(t)}`),
+    remove: t => void calls.push(`delete ${name(t)}`),
+    refresh: () => void calls.push('refresh')
+  };
+}
+
+describe('sidebar', () => {
+  it('lists the handle with tool, size, tokens and time left', () => {
+    const node = renderSidebar(snapshot(), recorder(), RECEIVED_AT);
+    const rows = node.querySelectorAll<HTMLTableRowElement>('tr.jp-scratchpad-entry');
+    expect(rows).toHaveLength(1);
+    const cells = [...rows[0].cells].map(c => c.textContent);
+    const entry = messages.list_reply.result.entries[0];
+    expect(rows[0].dataset.handle).toBe(entry.handle);
+    expect(cells.slice(0, 5)).toEqual([
+      entry.handle,
+      'k8s_list_pods',
+      '80 KiB',
+      formatCount(entry.tokens),
+      '58m'
+    ]);
+    expect(node.querySelector('tr.jp-scratchpad-note')?.textContent).toMatch(/plan/);
+    expect(node.querySelector('.jp-scratchpad-sidebar-budget')?.textContent).toMatch(
+      /^Budget: [\d,]+ \/ 102,400 tokens$/
+    );
+  });
+
+  it('counts time left down from when the list arrived, without asking the kernel', () => {
+    const later = renderSidebar(snapshot(), recorder(), RECEIVED_AT + 30 * 60 * 1000);
+    expect(later.querySelector('tr.jp-scratchpad-entry')?.cells[4].textContent).toBe('28m');
+    const gone = renderSidebar(snapshot(), recorder(), RECEIVED_AT + 2 * 3600 * 1000);
+    expect(gone.querySelector('tr.jp-scratchpad-entry')?.cells[4].textContent).toBe('expired');
+  });
+
+  it('wires explore, extend and delete for entries and notes', () => {
+    const a = recorder();
+    const node = renderSidebar(snapshot(), a, RECEIVED_AT);
+    const h = messages.list_reply.result.entries[0].handle;
+    const entry = node.querySelector('tr.jp-scratchpad-entry')!;
+    const note = node.querySelector('tr.jp-scratchpad-note')!;
+    for (const action of ['explore', 'extend', 'delete']) {
+      entry.querySelector<HTMLButtonElement>(`[data-action="${action}"]`)!.click();
+    }
+    note.querySelector<HTMLButtonElement>('[data-action="extend"]')!.click();
+    note.querySelector<HTMLButtonElement>('[data-action="delete"]')!.click();
+    node.querySelector<HTMLButtonElement>('[data-action="refresh"]')!.click();
+    expect(a.calls).toEqual([
+      `explore ${h}`,
+      `extend ${h}`,
+      `delete ${h}`,
+      'extend note:plan',
+      'delete note:plan',
+      'refresh'
+    ]);
+  });
+
+  it('says clearly when the kernel has not loaded the extension', () => {
+    const node = renderSidebar(
+      snapshot({ state: 'not-loaded', budget: null, list: null }),
+      recorder(),
+      0
+    );
+    expect(node.dataset.state).toBe('not-loaded');
+    expect(node.textContent).toMatch(/has not loaded jupyter-scratchpad/);
+    expect(node.textContent).toMatch(/%load_ext jupyter_scratchpad/);
+    expect(node.querySelector('table')).toBeNull();
+  });
+
+  it('says when nothing is spilled, and shows a request error', () => {
+    const empty = { ...messages.list_reply.result, entries: [], notes: [], total_entries: 0 };
+    const node = renderSidebar(snapshot({ list: empty, error: 'timed out' }), recorder(), 0);
+    expect(node.textContent).toMatch(/Nothing spilled yet/);
+    expect(node.querySelector('.jp-scratchpad-sidebar-error')?.textContent).toBe('timed out');
+  });
+});
+
+describe('status bar text', () => {
+  it('shows used / usable tokens when the kernel is ready', () => {
+    const b = messages.budget_reply.result;
+    const { text, title } = budgetStatusText(snapshot());
+    expect(text).toBe(`Scratchpad: ${formatCount(b.used)} / 102,400 tokens`);
+    expect(title).toMatch(/gpt-4o/);
+    expect(title).toMatch(/window 128,000, margin 20%/);
+  });
+
+  it('is empty when the kernel is not loaded', () => {
+    expect(budgetStatusText(snapshot({ state: 'not-loaded' })).text).toBe('');
+    expect(budgetStatusText(snapshot({ budget: null })).text).toBe('');
+  });
+});
+
+describe('formatting', () => {
+  it('sizes, counts, time left, budget', () => {
+    expect([
+      formatBytes(0),
+      formatBytes(1023),
+      formatBytes(1536),
+      formatBytes(5 * 2 ** 30)
+    ]).toEqual(['0 B', '1023 B', '1.5 KiB', '5.0 GiB']);
+    expect([formatCount(1234567), formatCount(null), formatCount(NaN)]).toEqual([
+      '1,234,567',
+      '?',
+      '?'
+    ]);
+    expect([0, -1, 5.7, 61, 3599, 3600, 3660, 90000].map(formatTimeLeft)).toEqual([
+      'expired',
+      'expired',
+      '5s',
+      '1m',
+      '59m',
+      '1h 00m',
+      '1h 01m',
+      '1d 1h'
+    ]);
+    expect(formatBudget(1500, 102400)).toBe('1,500 / 102,400 tokens');
+  });
+});

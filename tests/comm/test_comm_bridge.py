@@ -1,0 +1,157 @@
+"""The comm target on a real ``comm`` CommManager, with comms that record what they publish.
+
+Like ipywidgets' dummy comm: the manager, the comm and the bridge are the real classes; only
+the wire (``publish_msg``) is replaced by a list, so no kernel or browser is needed.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import comm.base_comm
+import pytest
+from comm_helpers import check
+
+from jupyter_scratchpad import Scratchpad
+from jupyter_scratchpad.comm import (
+    COMM_TARGET,
+    PROTOCOL_VERSION,
+    bridge_for,
+    comm_manager_for,
+    register_comm_target,
+    unregister_comm_target,
+)
+
+
+class RecordingComm(comm.base_comm.BaseComm):
+    """A comm whose messages to the front end are kept in ``sent``."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.sent: list[tuple[str, Any]] = []
+        super().__init__(**kwargs)
+
+    def publish_msg(self, msg_type: str, data: Any = None, metadata: Any = None, buffers: Any = None,
+                    **keys: Any) -> None:
+        self.sent.append((msg_type, data))
+
+
+class Session:
+    """What ``%load_ext`` hands over: an object with a ``pad``."""
+
+    def __init__(self, pad: Scratchpad | None) -> None:
+        self.pad = pad
+
+
+@pytest.fixture
+def manager() -> comm.base_comm.CommManager:
+    return comm.base_comm.CommManager()
+
+
+def open_comm(manager: comm.base_comm.CommManager, data: Any = None) -> RecordingComm:
+    """Do what the manager does on a comm_open from the front end."""
+    comm_id = uuid.uuid4().hex
+    c = RecordingComm(comm_id=comm_id, primary=False, target_name=COMM_TARGET)
+    manager.register_comm(c)
+    target = manager.targets[COMM_TARGET]
+    target(c, {"content": {"comm_id": comm_id, "target_name": COMM_TARGET, "data": data or {}}})
+    return c
+
+
+def send(c: RecordingComm, data: Any) -> Any:
+    """Deliver a comm_msg from the front end; return the reply the kernel published."""
+    before = len(c.sent)
+    c.handle_msg({"content": {"comm_id": c.comm_id, "data": data}})
+    assert len(c.sent) == before + 1
+    msg_type, reply = c.sent[-1]
+    assert msg_type == "comm_msg"
+    return reply
+
+
+def test_open_greets_with_hello(pad: Scratchpad, manager: Any) -> None:
+    assert register_comm_target(Session(pad), comm_manager=manager)
+    c = open_comm(manager, {"protocol": PROTOCOL_VERSION, "id": "hello"})
+    msg_type, hello = c.sent[-1]
+    assert msg_type == "comm_msg"
+    check("hello_reply", hello)
+    assert hello["id"] == "hello"
+    assert hello["result"]["run_id"] == pad.run_id
+    unregister_comm_target(comm_manager=manager)
+
+
+def test_requests_are_answered_on_the_comm(pad: Scratchpad, manager: Any, spilled: str) -> None:
+    register_comm_target(Session(pad), comm_manager=manager)
+    c = open_comm(manager)
+    listing = send(c, {"protocol": "1.0", "id": "1", "type": "list"})
+    check("list_reply", listing)
+    assert [e["handle"] for e in listing["result"]["entries"]] == [spilled]
+    deleted = send(c, {"protocol": "1.0", "id": "2", "type": "delete", "handle": spilled})
+    assert deleted["result"]["deleted"] is True
+    assert pad.entries("handle") == []
+    refused = send(c, {"protocol": "1.0", "id": "3", "type": "stub"})
+    check("error_reply", refused)
+    unregister_comm_target(comm_manager=manager)
+
+
+def test_the_pad_is_read_from_the_session_at_each_request(store: Any, manager: Any) -> None:
+    # %config ScratchMagics.run_id replaces session.pad; the bridge must follow it.
+    session = Session(store.scratchpad(run_id="a", agent_id="x"))
+    register_comm_target(session, comm_manager=manager)
+    c = open_comm(manager)
+    session.pad = store.scratchpad(run_id="b", agent_id="x")
+    assert send(c, {"protocol": "1.0", "id": "1", "type": "hello"})["result"]["run_id"] == "b"
+    unregister_comm_target(comm_manager=manager)
+
+
+def test_unregister_closes_the_comms_and_removes_the_target(pad: Scratchpad, manager: Any) -> None:
+    register_comm_target(Session(pad), comm_manager=manager)
+    comms = [open_comm(manager), open_comm(manager)]
+    assert unregister_comm_target(comm_manager=manager)
+    assert COMM_TARGET not in manager.targets
+    assert bridge_for(comm_manager=manager) is None
+    for c in comms:
+        msg_type, data = c.sent[-1]
+        assert msg_type == "comm_close"
+        check("closed", data)
+    assert not unregister_comm_target(comm_manager=manager)
+
+
+def test_a_message_after_unload_gets_not_loaded(pad: Scratchpad, manager: Any) -> None:
+    register_comm_target(Session(pad), comm_manager=manager)
+    bridge = bridge_for(comm_manager=manager)
+    c = open_comm(manager)
+    assert bridge is not None
+    bridge.session = None  # as if the session went away while a comm is still open
+    reply = send(c, {"protocol": "1.0", "id": "1", "type": "list"})
+    assert reply["error"]["code"] == "not_loaded"
+    unregister_comm_target(comm_manager=manager)
+
+
+def test_registering_again_replaces_the_bridge(pad: Scratchpad, manager: Any) -> None:
+    register_comm_target(Session(pad), comm_manager=manager)
+    old = open_comm(manager)
+    register_comm_target(Session(pad), comm_manager=manager)
+    assert old.sent[-1][0] == "comm_close"
+    new = open_comm(manager)
+    assert new.sent[-1][1]["type"] == "hello"
+    unregister_comm_target(comm_manager=manager)
+
+
+def test_outside_a_kernel_nothing_is_registered(pad: Scratchpad) -> None:
+    class PlainShell:  # a terminal IPython has no .kernel
+        pass
+
+    assert comm_manager_for(PlainShell()) is None
+    assert register_comm_target(Session(pad), PlainShell()) is False
+    assert unregister_comm_target(Session(pad), PlainShell()) is False
+
+
+def test_a_reply_json_cannot_hold_becomes_an_internal_error(pad: Scratchpad, manager: Any) -> None:
+    pad.budget.safety_margin = float("nan")  # would make the budget reply invalid JSON
+    register_comm_target(Session(pad), comm_manager=manager)
+    c = open_comm(manager)
+    reply = send(c, {"protocol": "1.0", "id": "9", "type": "budget"})
+    check("error_reply", reply)
+    assert reply["error"]["code"] == "internal_error"
+    assert reply["id"] == "9"
+    unregister_comm_target(comm_manager=manager)

@@ -1,0 +1,62 @@
+"""The TypeScript tests read real kernel messages: this test makes them and keeps them current.
+
+``labextension/tests/fixtures/messages.json`` holds one request and reply of each type and a
+displayed stub, produced here by the real handlers on a pad with a fixed clock. When the
+kernel side changes, this test fails; ``SCRATCHPAD_UPDATE_FIXTURES=1`` rewrites the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from comm_helpers import check, pods
+
+from jupyter_scratchpad import ScratchStore
+from jupyter_scratchpad.comm import PROTOCOL_VERSION, handle_request
+
+FIXTURE = Path(__file__).parents[2] / "labextension" / "tests" / "fixtures" / "messages.json"
+
+
+def make_messages(store: ScratchStore, clock: Any) -> dict[str, Any]:
+    pad = store.scratchpad(run_id="notebook", agent_id="kernel", model="gpt-4o")
+    spilled = pad.intercept(pods(800), tool="k8s_list_pods")
+    assert spilled.stub is not None
+    pad.scratch_write("plan", {"next": "count pending pods"}, ttl_s=1800)
+    clock.advance(120)
+    h = spilled.stub["handle"]
+    requests = {
+        "hello": {},
+        "list": {},
+        "budget": {},
+        "stub": {"handle": h},
+        "extend": {"handle": h, "ttl_s": 7200},
+        "delete": {"key": "plan"},
+    }
+    messages: dict[str, Any] = {"protocol": PROTOCOL_VERSION, "stub": spilled.stub}
+    for i, (kind, args) in enumerate(requests.items()):
+        request = {"protocol": PROTOCOL_VERSION, "id": f"r{i + 1}", "type": kind, **args}
+        messages[f"{kind}_request"] = request
+        messages[f"{kind}_reply"] = handle_request(pad, request)
+    bad = {"protocol": PROTOCOL_VERSION, "id": "r99", "type": "stub", "handle": "gone_000000000000"}
+    messages["error_reply"] = handle_request(pad, bad)
+    result: dict[str, Any] = json.loads(json.dumps(messages))
+    return result
+
+
+def test_fixture_messages_match_the_kernel(tmp_path: Path, clock: Any) -> None:
+    with ScratchStore(tmp_path / "s", sweep_interval_s=None, clock=clock) as store:
+        messages = make_messages(store, clock)
+    for name, message in messages.items():
+        if name != "protocol":
+            check(name, message)
+    if os.environ.get("SCRATCHPAD_UPDATE_FIXTURES") == "1":
+        FIXTURE.parent.mkdir(parents=True, exist_ok=True)
+        FIXTURE.write_text(json.dumps(messages, indent=2) + "\n", encoding="utf-8")
+    assert FIXTURE.is_file(), "run with SCRATCHPAD_UPDATE_FIXTURES=1 to create the fixture"
+    committed = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    assert committed == messages, (
+        "the kernel's messages changed: rerun with SCRATCHPAD_UPDATE_FIXTURES=1 and check the TS tests"
+    )
