@@ -81,11 +81,11 @@ class _RecordingPublisher(DisplayPublisher):
         self._events.clear()  # as in the notebook: everything the cell showed so far goes
 
 
-def _execute(shell: Any, cell: str) -> Any:
+def _execute(shell: Any, cell: str, number: int) -> Any:
     """Run ``cell`` in the user namespace; the value of a last expression, else None."""
     code = shell.transform_cell(cell)
     try:
-        filename = shell.compile.cache(code, shell.execution_count, raw_code=cell)
+        filename = shell.compile.cache(code, number, raw_code=cell)
     except Exception:  # older or unusual shells: tracebacks lose the source lines, nothing else
         filename = "<scratch-cell>"
     tree = shell.transform_ast(ast.parse(code, filename=filename))
@@ -182,7 +182,8 @@ def run_capture(session: ScratchSession, line: str, cell: str) -> Any:
         except InvalidArgumentError as exc:
             raise UsageError(f"%%scratch --name: {exc.message}") from None
     shell = session.shell
-    tool = args.tool or f"cell_{shell.execution_count}"
+    number = session.cell_number()
+    tool = args.tool or f"cell_{number}"
     events: list[Event] = []
     value = None
     saved = sys.stdout, sys.stderr, shell.display_pub
@@ -190,7 +191,7 @@ def run_capture(session: ScratchSession, line: str, cell: str) -> Any:
     sys.stdout, sys.stderr = _RecordingStream(events, "stdout"), _RecordingStream(events, "stderr")
     shell.display_pub = _RecordingPublisher(events, shell=shell)
     try:
-        value = _execute(shell, cell)
+        value = _execute(shell, cell, number)
     finally:
         sys.stdout, sys.stderr, shell.display_pub = saved
         session.capturing = False

@@ -76,7 +76,6 @@ class OutputHooks:
         self._send_display = self._patch(shell.display_pub, "publish", self._publish)
         shell.events.register("pre_run_cell", self._pre_run_cell)
         shell.events.register("post_run_cell", self._post_run_cell)
-        self.streams.attach()
         formatter = shell.display_formatter.formatters.get("text/html")
         if formatter is not None:
             self._html_formatter = formatter
@@ -107,7 +106,7 @@ class OutputHooks:
     # -- cell events -------------------------------------------------------------------------
 
     def _cell_number(self) -> int:
-        return int(getattr(self.shell, "execution_count", 0) or 0)
+        return self.session.cell_number()
 
     def _pre_run_cell(self, info: Any = None) -> None:
         self._depth += 1
@@ -136,7 +135,7 @@ class OutputHooks:
         original = self._format_data
         if not self.session.auto_spill:
             return original(result)
-        n = getattr(dh, "prompt_count", None) or self._cell_number()
+        n = self._cell_number()
         where = f"The value itself is still in Out[{n}] and _." if getattr(dh, "do_full_cache", True) else None
         try:
             replaced = self.session.spiller.for_result(result, f"cell_{n}", where, original)

@@ -46,9 +46,9 @@ class ScratchMagics(Magics):
     run_id = Unicode("notebook", help="Run id of the notebook's scratchpad.").tag(config=True)
     agent_id = Unicode("notebook", help="Agent id of the notebook's scratchpad.").tag(config=True)
 
-    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
-        super().__init__(shell=shell, **kwargs)
-        self.session: ScratchSession | None = None
+    # Set by load_ipython_extension once the session exists (options loaded from the config
+    # before that have nothing live to apply to).
+    session: ScratchSession | None = None
 
     # -- validation: a bad value is refused before it is set ---------------------------------
 
@@ -91,9 +91,10 @@ class ScratchMagics(Magics):
 
     @observe(*_LIVE_OPTIONS)
     def _option_changed(self, change: Any) -> None:
-        if self.session is not None and not self.session.closed:
+        session = self.session
+        if session is not None and not session.closed:
             try:
-                self.session.configure(change["name"])
+                session.configure(change["name"])
             except ScratchpadError as exc:
                 raise UsageError(f"ScratchMagics.{change['name']}: {exc.message}") from None
 

@@ -138,6 +138,13 @@ class ScratchSession:
     def auto_spill(self, value: bool) -> None:
         self.magics.auto_spill = bool(value)
 
+    def cell_number(self) -> int:
+        """The number of the running cell (``In[n]``; IPython counts ahead while a cell runs)."""
+        count = getattr(self.shell.displayhook, "prompt_count", None)
+        if isinstance(count, int):
+            return count
+        return int(getattr(self.shell, "execution_count", 0) or 0)
+
     def mark_own(self, value: Any, handle: str = "") -> Any:
         """Remember that ``value`` was returned by ``%scratch`` (until the cell ends)."""
         if value is not None:

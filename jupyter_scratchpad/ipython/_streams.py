@@ -6,12 +6,13 @@ cell ends the whole stream of the cell (what was shown and what was held) goes t
 spills it, and one stub is displayed. If the core does not spill it after all (a chunked count
 ran over, or the spill failed), the held text is written out then: nothing is ever lost.
 
-How a gate is attached: ipykernel's ``OutStream`` (and any stream with a writable ``write``
-attribute) gets an instance-level ``write`` — every writer goes through it, including the
-fd watcher that forwards C-level and subprocess output. ``OutStream.register_hook`` is not used
+How a gate is attached: for the duration of a cell, ipykernel's ``OutStream`` (and any stream
+with a writable ``write`` attribute, a terminal's ``TextIOWrapper`` included) gets an
+instance-level ``write`` — every writer goes through it, including ipykernel's fd watcher that
+forwards C-level and subprocess output. ``OutStream.register_hook`` is not used
 because its hook list is thread-local and ``_flush`` runs on the IOPub thread, so a hook
-registered from the cell would never see the messages. Streams whose ``write`` cannot be replaced
-(a terminal's ``TextIOWrapper``) are wrapped by a proxy in ``sys.stdout`` for the cell's duration.
+registered from the cell would never see the messages. A stream whose ``write`` cannot be
+replaced (``__slots__``, read-only) is wrapped by a proxy in ``sys.stdout`` for the cell instead.
 """
 
 from __future__ import annotations
@@ -72,8 +73,6 @@ class StreamGate:
                 if self._reaches(text, tool):
                     self._held_from = len(self._chunks) - 1
                     return len(text)
-        if tool is None:
-            return self._outside_cell(text, writer)
         return writer(text)
 
     def _reaches(self, text: str, tool: str) -> bool:
@@ -115,24 +114,6 @@ class StreamGate:
             log.exception("spilling %s failed; writing it out in full", tool)
         writer(held)
 
-    def _outside_cell(self, text: str, writer: Writer) -> Any:
-        """Output between cells (a background thread): one large write is spilled on its own."""
-        spiller = self.session.spiller
-        tool = f"background_{self.name}"
-        if not self.session.auto_spill or not spiller.could_spill(len(text), tool):
-            return writer(text)
-        try:
-            result = self.session.pad.intercept(text, tool=tool, result_class="query")
-        except Exception:
-            log.exception("spilling %s failed", tool)
-            return writer(text)
-        if not result.spilled or result.stub is None:
-            return writer(text)
-        from ._render import stub_text
-
-        writer(stub_text(result.stub) + "\n")
-        return len(text)
-
 
 class _Tap:
     """The instance-level ``write`` put on one stream object."""
@@ -140,7 +121,8 @@ class _Tap:
     def __init__(self, stream: Any, gate: StreamGate) -> None:
         self.stream = stream
         self.gate = gate
-        self.previous = vars(stream).get("write")  # an instance attribute someone else set
+        # An instance attribute set before us (IPython's own per-cell _tee sets one): put back.
+        self.previous = getattr(stream, "__dict__", {}).get("write")
         self.original: Writer = stream.write
         self.active = True
 
@@ -158,7 +140,7 @@ class _Tap:
 
     def uninstall(self) -> None:
         self.active = False
-        if vars(self.stream).get("write") is not self:
+        if getattr(self.stream, "__dict__", {}).get("write") is not self:
             return  # someone wrapped us since: stay in place, inert
         if self.previous is not None:
             self.stream.write = self.previous
@@ -185,7 +167,12 @@ class _ProxyStream:
 
 
 class StreamTaps:
-    """The gates of ``sys.stdout`` and ``sys.stderr``, attached and removed with the extension."""
+    """The gates of ``sys.stdout`` and ``sys.stderr``, put on for each cell and taken off after it.
+
+    Per cell, like IPython's own ``_tee`` (which also sets an instance-level ``write`` for the
+    cell and puts back what it found): ours goes on inside it at ``pre_run_cell`` and comes off at
+    ``post_run_cell``, so the two nest cleanly and nothing of ours remains between cells.
+    """
 
     def __init__(self, session: ScratchSession) -> None:
         self.session = session
@@ -193,43 +180,32 @@ class StreamTaps:
         self._taps: list[_Tap] = []
         self._proxies: dict[str, _ProxyStream] = {}
 
-    def _tap_for(self, stream: Any) -> _Tap | None:
-        for tap in self._taps:
-            if tap.stream is stream:
-                return tap
-        return None
-
-    def attach(self) -> None:
-        """Tap the current ``sys.stdout``/``sys.stderr`` (streams can change between cells)."""
+    def begin_cell(self, tools: dict[str, str]) -> None:
+        self.end_cell()  # a cell that never ended (an interrupted post_run_cell): let it out
         for name in _STREAMS:
+            self.gates[name].begin(tools[name])
             stream = getattr(sys, name)
-            if stream is None or isinstance(stream, _ProxyStream) or self._tap_for(stream):
+            if stream is None or isinstance(stream, _ProxyStream):
                 continue
             tap = _Tap(stream, self.gates[name])
             if tap.install():
                 self._taps.append(tap)
-
-    def begin_cell(self, tools: dict[str, str]) -> None:
-        self.attach()
-        for name in _STREAMS:
-            stream = getattr(sys, name)
-            if stream is not None and not self._tap_for(stream) and not isinstance(stream, _ProxyStream):
-                proxy = _ProxyStream(stream, self.gates[name])
-                self._proxies[name] = proxy
+            else:
+                self._proxies[name] = proxy = _ProxyStream(stream, self.gates[name])
                 setattr(sys, name, proxy)
-            self.gates[name].begin(tools[name])
 
     def end_cell(self) -> None:
-        for name in _STREAMS:
-            proxy = self._proxies.pop(name, None)
-            if proxy is not None and getattr(sys, name) is proxy:
+        """Take the taps off, then let each gate spill (or write out) what it held."""
+        for tap in reversed(self._taps):
+            tap.uninstall()
+        self._taps.clear()
+        for name, proxy in list(self._proxies.items()):
+            if getattr(sys, name) is proxy:
                 setattr(sys, name, proxy._target)
+        self._proxies.clear()
         for name in _STREAMS:
             self.gates[name].end()
 
     def detach(self) -> None:
-        """Let any held text out and remove every tap and proxy."""
+        """Let any held text out and remove every tap and proxy (at unload)."""
         self.end_cell()
-        for tap in self._taps:
-            tap.uninstall()
-        self._taps.clear()
