@@ -288,11 +288,10 @@ def summary(df: pd.DataFrame, *, totals: bool = False) -> pd.DataFrame:
     out["spills"] = out["spills"].astype("int64")
     out = out.sort_values(["tokens", "calls"], ascending=False, kind="stable")
     if totals and len(out):
-        total = out.sum(numeric_only=True)
-        total["max_tokens"] = out["max_tokens"].max()
-        total["thresholds"] = _distinct(measured["threshold"])
-        label = tuple("(all)" for _ in keys)
-        out.loc[label if len(keys) > 1 else label[0], :] = total
+        total = {name: out[name].sum() for name in out.columns if name not in ("max_tokens", "thresholds")}
+        total |= {"max_tokens": out["max_tokens"].max(), "thresholds": _distinct(measured["threshold"])}
+        index = pd.MultiIndex.from_tuples([tuple("(all)" for _ in keys)], names=keys)
+        out = pd.concat([out, pd.DataFrame([total], index=index).astype(out.dtypes.to_dict())])
     return out
 
 
