@@ -40,27 +40,30 @@ function action(
   return node;
 }
 
-function row(cells: (string | HTMLElement)[], className: string): HTMLTableRowElement {
-  const tr = el('tr', className);
-  for (const cell of cells) {
-    const td = el('td', '');
-    td.append(cell);
-    tr.append(td);
+/** One entry or note: its name, a line of facts, and its actions (fits a narrow panel). */
+function item(
+  className: string,
+  name: string,
+  facts: [string, string][],
+  buttons: HTMLButtonElement[]
+): HTMLLIElement {
+  const node = el('li', `jp-scratchpad-item ${className}`);
+  const title = el('code', 'jp-scratchpad-item-name', name);
+  title.title = name;
+  const factsLine = el('div', 'jp-scratchpad-item-facts');
+  for (const [field, value] of facts) {
+    const span = el('span', 'jp-scratchpad-item-fact', value);
+    span.dataset.field = field;
+    factsLine.append(span);
   }
-  return tr;
+  const bar = el('div', 'jp-scratchpad-sidebar-actions');
+  bar.append(...buttons);
+  node.append(title, factsLine, bar);
+  return node;
 }
 
-function table(headings: string[], className: string): [HTMLTableElement, HTMLTableSectionElement] {
-  const t = el('table', `jp-scratchpad-sidebar-table ${className}`);
-  const head = el('tr', '');
-  for (const h of headings) {
-    head.append(el('th', '', h));
-  }
-  const thead = el('thead', '');
-  thead.append(head);
-  const tbody = el('tbody', '');
-  t.append(thead, tbody);
-  return [t, tbody];
+function timeLeft(seconds: number): string {
+  return seconds > 0 ? `${formatTimeLeft(seconds)} left` : 'expired';
 }
 
 const NOT_READY: Record<string, string> = {
@@ -75,6 +78,60 @@ const NOT_READY: Record<string, string> = {
   error: 'The kernel did not answer.'
 };
 
+function entries(snapshot: ISnapshot, actions: ISidebarActions, elapsed_s: number): HTMLElement {
+  const list = el('ul', 'jp-scratchpad-items jp-scratchpad-entries');
+  for (const e of snapshot.list!.entries) {
+    const node = item(
+      'jp-scratchpad-entry',
+      e.handle,
+      [
+        ['tool', e.source_tool ?? 'output'],
+        ['size', formatBytes(e.size)],
+        ['tokens', `${formatCount(e.tokens)} tokens`],
+        ['left', timeLeft(e.ttl_left_s - elapsed_s)]
+      ],
+      [
+        action('Explore', 'explore', `Insert and run %scratch explore ${e.handle}`, () =>
+          actions.explore(e.handle)
+        ),
+        action('Extend', 'extend', 'Expire one hour from now', () =>
+          actions.extend({ handle: e.handle })
+        ),
+        action('Delete', 'delete', 'Delete this spilled output', () =>
+          actions.remove({ handle: e.handle })
+        )
+      ]
+    );
+    node.dataset.handle = e.handle;
+    list.append(node);
+  }
+  return list;
+}
+
+function notes(snapshot: ISnapshot, actions: ISidebarActions, elapsed_s: number): HTMLElement {
+  const list = el('ul', 'jp-scratchpad-items jp-scratchpad-notes');
+  for (const n of snapshot.list!.notes) {
+    const node = item(
+      'jp-scratchpad-note',
+      n.key,
+      [
+        ['size', formatBytes(n.size)],
+        ['left', timeLeft(n.ttl_left_s - elapsed_s)],
+        ['value', n.preview]
+      ],
+      [
+        action('Extend', 'extend', 'Expire one hour from now', () =>
+          actions.extend({ key: n.key })
+        ),
+        action('Delete', 'delete', 'Delete this note', () => actions.remove({ key: n.key }))
+      ]
+    );
+    node.dataset.key = n.key;
+    list.append(node);
+  }
+  return list;
+}
+
 /** The sidebar's content for `snapshot` at `now` (ms since the epoch). */
 export function renderSidebar(
   snapshot: ISnapshot,
@@ -82,20 +139,16 @@ export function renderSidebar(
   now: number
 ): HTMLElement {
   const root = el('div', 'jp-scratchpad-sidebar-content');
+  root.dataset.state = snapshot.state;
   const header = el('div', 'jp-scratchpad-sidebar-header');
   header.append(
     el('span', 'jp-scratchpad-sidebar-notebook', snapshot.notebook ?? 'No notebook'),
     action('Refresh', 'refresh', 'Ask the kernel again', () => actions.refresh())
   );
   root.append(header);
-  root.dataset.state = snapshot.state;
 
   if (snapshot.state !== 'ready') {
-    const message = el(
-      'div',
-      'jp-scratchpad-sidebar-message',
-      NOT_READY[snapshot.state] ?? snapshot.state
-    );
+    const message = el('div', 'jp-scratchpad-sidebar-message', NOT_READY[snapshot.state]);
     message.title = snapshot.detail;
     root.append(message);
     return root;
@@ -123,70 +176,16 @@ export function renderSidebar(
   root.append(
     el('div', 'jp-scratchpad-sidebar-section', `Spilled outputs (${list.total_entries})`)
   );
-  if (list.entries.length === 0) {
-    root.append(el('div', 'jp-scratchpad-sidebar-empty', 'Nothing spilled yet.'));
-  } else {
-    const [t, body] = table(
-      ['handle', 'tool', 'size', 'tokens', 'left', ''],
-      'jp-scratchpad-entries'
-    );
-    for (const e of list.entries) {
-      const buttons = el('span', 'jp-scratchpad-sidebar-actions');
-      buttons.append(
-        action('Explore', 'explore', `Insert and run %scratch explore ${e.handle}`, () =>
-          actions.explore(e.handle)
-        ),
-        action('Extend', 'extend', 'Expire one hour from now', () =>
-          actions.extend({ handle: e.handle })
-        ),
-        action('Delete', 'delete', 'Delete this spilled output', () =>
-          actions.remove({ handle: e.handle })
-        )
-      );
-      const handle = el('code', 'jp-scratchpad-sidebar-handle', e.handle);
-      const tr = row(
-        [
-          handle,
-          e.source_tool ?? '',
-          formatBytes(e.size),
-          formatCount(e.tokens),
-          formatTimeLeft(e.ttl_left_s - elapsed_s),
-          buttons
-        ],
-        'jp-scratchpad-entry'
-      );
-      tr.dataset.handle = e.handle;
-      body.append(tr);
-    }
-    root.append(t);
-  }
+  root.append(
+    list.entries.length === 0
+      ? el('div', 'jp-scratchpad-sidebar-empty', 'Nothing spilled yet.')
+      : entries(snapshot, actions, elapsed_s)
+  );
   root.append(el('div', 'jp-scratchpad-sidebar-section', `Notes (${list.total_notes})`));
-  if (list.notes.length === 0) {
-    root.append(el('div', 'jp-scratchpad-sidebar-empty', 'No notes.'));
-  } else {
-    const [t, body] = table(['key', 'size', 'left', 'value', ''], 'jp-scratchpad-notes');
-    for (const n of list.notes) {
-      const buttons = el('span', 'jp-scratchpad-sidebar-actions');
-      buttons.append(
-        action('Extend', 'extend', 'Expire one hour from now', () =>
-          actions.extend({ key: n.key })
-        ),
-        action('Delete', 'delete', 'Delete this note', () => actions.remove({ key: n.key }))
-      );
-      const tr = row(
-        [
-          el('code', '', n.key),
-          formatBytes(n.size),
-          formatTimeLeft(n.ttl_left_s - elapsed_s),
-          el('span', 'jp-scratchpad-note-preview', n.preview),
-          buttons
-        ],
-        'jp-scratchpad-note'
-      );
-      tr.dataset.key = n.key;
-      body.append(tr);
-    }
-    root.append(t);
-  }
+  root.append(
+    list.notes.length === 0
+      ? el('div', 'jp-scratchpad-sidebar-empty', 'No notes.')
+      : notes(snapshot, actions, elapsed_s)
+  );
   return root;
 }

@@ -27,6 +27,16 @@ function snapshot(change: Partial<ISnapshot> = {}): ISnapshot {
   };
 }
 
+/** The facts line of an item, by field. */
+function facts(node: HTMLElement): Record<string, string> {
+  return Object.fromEntries(
+    [...node.querySelectorAll<HTMLElement>('.jp-scratchpad-item-fact')].map(f => [
+      f.dataset.field!,
+      f.textContent ?? ''
+    ])
+  );
+}
+
 function recorder(): ISidebarActions & { calls: string[] } {
   const calls: string[] = [];
   const name = (t: Target) => ('handle' in t ? t.handle : `note:${t.key}`);
@@ -42,37 +52,40 @@ function recorder(): ISidebarActions & { calls: string[] } {
 describe('sidebar', () => {
   it('lists the handle with tool, size, tokens and time left', () => {
     const node = renderSidebar(snapshot(), recorder(), RECEIVED_AT);
-    const rows = node.querySelectorAll<HTMLTableRowElement>('tr.jp-scratchpad-entry');
-    expect(rows).toHaveLength(1);
-    const cells = [...rows[0].cells].map(c => c.textContent);
+    const items = node.querySelectorAll<HTMLElement>('li.jp-scratchpad-entry');
+    expect(items).toHaveLength(1);
     const entry = messages.list_reply.result.entries[0];
-    expect(rows[0].dataset.handle).toBe(entry.handle);
-    expect(cells.slice(0, 5)).toEqual([
-      entry.handle,
-      'k8s_list_pods',
-      '80 KiB',
-      formatCount(entry.tokens),
-      '58m'
-    ]);
-    expect(node.querySelector('tr.jp-scratchpad-note')?.textContent).toMatch(/plan/);
+    expect(items[0].dataset.handle).toBe(entry.handle);
+    expect(items[0].querySelector('.jp-scratchpad-item-name')?.textContent).toBe(entry.handle);
+    expect(facts(items[0])).toEqual({
+      tool: 'k8s_list_pods',
+      size: '80 KiB',
+      tokens: `${formatCount(entry.tokens)} tokens`,
+      left: '58m left'
+    });
+    const note = node.querySelector<HTMLElement>('li.jp-scratchpad-note')!;
+    expect(note.dataset.key).toBe('plan');
+    expect(facts(note).value).toMatch(/count pending pods/);
     expect(node.querySelector('.jp-scratchpad-sidebar-budget')?.textContent).toMatch(
       /^Budget: [\d,]+ \/ 102,400 tokens$/
     );
   });
 
   it('counts time left down from when the list arrived, without asking the kernel', () => {
-    const later = renderSidebar(snapshot(), recorder(), RECEIVED_AT + 30 * 60 * 1000);
-    expect(later.querySelector('tr.jp-scratchpad-entry')?.cells[4].textContent).toBe('28m');
-    const gone = renderSidebar(snapshot(), recorder(), RECEIVED_AT + 2 * 3600 * 1000);
-    expect(gone.querySelector('tr.jp-scratchpad-entry')?.cells[4].textContent).toBe('expired');
+    const entry = (now: number) =>
+      renderSidebar(snapshot(), recorder(), now).querySelector<HTMLElement>(
+        'li.jp-scratchpad-entry'
+      )!;
+    expect(facts(entry(RECEIVED_AT + 30 * 60 * 1000)).left).toBe('28m left');
+    expect(facts(entry(RECEIVED_AT + 2 * 3600 * 1000)).left).toBe('expired');
   });
 
   it('wires explore, extend and delete for entries and notes', () => {
     const a = recorder();
     const node = renderSidebar(snapshot(), a, RECEIVED_AT);
     const h = messages.list_reply.result.entries[0].handle;
-    const entry = node.querySelector('tr.jp-scratchpad-entry')!;
-    const note = node.querySelector('tr.jp-scratchpad-note')!;
+    const entry = node.querySelector('li.jp-scratchpad-entry')!;
+    const note = node.querySelector('li.jp-scratchpad-note')!;
     for (const action of ['explore', 'extend', 'delete']) {
       entry.querySelector<HTMLButtonElement>(`[data-action="${action}"]`)!.click();
     }
@@ -98,7 +111,7 @@ describe('sidebar', () => {
     expect(node.dataset.state).toBe('not-loaded');
     expect(node.textContent).toMatch(/has not loaded jupyter-scratchpad/);
     expect(node.textContent).toMatch(/%load_ext jupyter_scratchpad/);
-    expect(node.querySelector('table')).toBeNull();
+    expect(node.querySelector('li')).toBeNull();
   });
 
   it('says when nothing is spilled, and shows a request error', () => {
