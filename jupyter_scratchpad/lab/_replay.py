@@ -41,6 +41,7 @@ COLUMNS = [
     "source",
 ]
 INT_COLUMNS = ["line", "threshold", "size_bytes", "tokens", "stub_tokens", "context_tokens", "tokens_saved"]
+BOOL_COLUMNS = ["is_error", "spilled"]
 # The rules a size decides; the others (is_error, oob_metadata, internal_tool, result_class) do not.
 SIZE_RULES = frozenset({"threshold", "below_threshold", "bytes_threshold"})
 
@@ -153,11 +154,15 @@ def build_row(
 
 
 def frame(rows: list[dict[str, Any]], columns: list[str] = COLUMNS) -> pd.DataFrame:
+    """Rows as a DataFrame with fixed dtypes (nullable integers, strings with ``<NA>``), however many rows."""
     df = pd.DataFrame(rows, columns=columns)
-    for name in INT_COLUMNS:
-        df[name] = df[name].astype("Int64")
-    df["spilled"] = df["spilled"].astype(bool)
-    df["is_error"] = df["is_error"].astype(bool)
+    for name in columns:
+        if name in INT_COLUMNS:
+            df[name] = df[name].astype("Int64")
+        elif name in BOOL_COLUMNS:
+            df[name] = df[name].astype(bool)
+        else:
+            df[name] = df[name].astype(object).astype("string")
     return df
 
 
