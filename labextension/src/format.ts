@@ -2,16 +2,23 @@
  * Numbers as people read them: sizes, token counts, time left.
  */
 
-/** `1536` → `1.5 KiB` (binary units, like the kernel's text stubs). */
+/** `1536` → `1.5 KB`: 1024-based with one decimal, as the kernel's stubs and the explorer write it. */
 export function formatBytes(bytes: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes;
+  const units = ['KB', 'MB', 'GB'];
+  if (bytes < 1024) {
+    return `${formatCount(bytes)} bytes`;
+  }
+  let value = bytes / 1024;
   let unit = 0;
   while (value >= 1024 && unit < units.length - 1) {
     value /= 1024;
     unit += 1;
   }
-  return unit === 0 ? `${bytes} B` : `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+  const text = value.toLocaleString('en-US', {
+    minimumFractionDigits: 1,
+    maximumFractionDigits: 1
+  });
+  return `${text} ${units[unit]}`;
 }
 
 /** `1234567` → `1,234,567`; null → `?`. */

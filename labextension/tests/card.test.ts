@@ -39,7 +39,7 @@ describe('stub card', () => {
     expect(facts).toEqual({
       tool: 'k8s_list_pods',
       format: 'json',
-      size: '80 KiB',
+      size: '80.1 KB',
       lines: '8,005',
       tokens: '26,411 (gpt-4o)'
     });

@@ -59,7 +59,7 @@ describe('sidebar', () => {
     expect(items[0].querySelector('.jp-scratchpad-item-name')?.textContent).toBe(entry.handle);
     expect(facts(items[0])).toEqual({
       tool: 'k8s_list_pods',
-      size: '80 KiB',
+      size: '80.1 KB',
       tokens: `${formatCount(entry.tokens)} tokens`,
       left: '58m left'
     });
@@ -143,8 +143,9 @@ describe('formatting', () => {
       formatBytes(0),
       formatBytes(1023),
       formatBytes(1536),
-      formatBytes(5 * 2 ** 30)
-    ]).toEqual(['0 B', '1023 B', '1.5 KiB', '5.0 GiB']);
+      formatBytes(5 * 2 ** 30),
+      formatBytes(3 * 2 ** 40)
+    ]).toEqual(['0 bytes', '1,023 bytes', '1.5 KB', '5.0 GB', '3,072.0 GB']);
     expect([formatCount(1234567), formatCount(null), formatCount(NaN)]).toEqual([
       '1,234,567',
       '?',
