@@ -35,6 +35,14 @@ _MAX_TOKENS_PER_CHAR = 4 * 1.1  # see _spill: below this bound nothing needs tok
 Writer = Callable[[str], Any]
 
 
+def _shell_is_rendering(shell: Any) -> bool:
+    """The shell itself is printing a result, a display or a traceback (a terminal writes those
+    to stdout): already decided on by the other hooks, or an error, which is never spilled."""
+    return bool(getattr(shell.display_pub, "is_publishing", False)
+                or getattr(shell.displayhook, "is_active", False)
+                or getattr(shell, "showing_traceback", False))
+
+
 class StreamGate:
     """The per-cell state of one stream (``stdout`` or ``stderr``); thread-safe."""
 
@@ -61,7 +69,7 @@ class StreamGate:
 
     def write(self, text: str, writer: Writer) -> Any:
         """Admit ``text`` written to the stream whose real ``write`` is ``writer``."""
-        if not isinstance(text, str) or not text:
+        if not isinstance(text, str) or not text or _shell_is_rendering(self.session.shell):
             return writer(text)
         with self._lock:
             tool = self._tool

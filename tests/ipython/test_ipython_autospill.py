@@ -1,0 +1,275 @@
+"""Auto-spill in a plain IPython shell: results, displays and streams, each replaced by one stub."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from typing import Any
+
+import pytest
+from conftest import pods
+from IPython.core.displaypub import CapturingDisplayPublisher
+
+from jupyter_scratchpad.ipython import STUB_MIME, ScratchSession, get_session
+
+BIG_LOG = "".join(f"2026-12-02T10:00:{i % 60:02d} worker-{i % 9} processed batch {i}\n" for i in range(4000))
+
+
+def handles(session: ScratchSession) -> list[str]:
+    return [e["handle"] for e in session.pad.entries("handle")]
+
+
+# -- the last expression's value -------------------------------------------------------------
+
+
+def test_a_large_value_shows_a_stub_and_keeps_the_object(ip: Any, session: ScratchSession,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    ip.user_ns["pods"] = pods
+    result = ip.run_cell("pods()")
+    out = capsys.readouterr().out
+    [handle] = handles(session)
+    assert handle.startswith("cell_1_") and f'"{handle}"' in out
+    assert "pod-2999" not in out and "The value itself is still in Out[1] and _." in out
+    assert result.result == pods() and ip.user_ns["_"] is result.result and ip.user_ns["Out"][1] is result.result
+    assert session.pad.get(handle) == pods()
+
+
+def test_the_stub_bundle_has_all_three_parts(ip: Any) -> None:
+    data, metadata = ip.displayhook.compute_format_data(pods())
+    assert set(data) == {"text/plain", "text/html", STUB_MIME} and metadata == {}
+    stub = data[STUB_MIME]
+    json.dumps(stub)  # plain JSON for the front end
+    assert {"handle", "preview", "size", "tokens", "format", "note"} <= set(stub)
+    assert stub["format"] == "json" and "jp-scratchpad-stub" in data["text/html"]
+    assert stub["handle"] in data["text/html"] and "lines 1-20 of" in data["text/plain"]
+
+
+def test_a_json_like_value_is_not_pretty_printed_when_it_spills(ip: Any) -> None:
+    calls: list[Any] = []
+    plain = ip.display_formatter.formatters["text/plain"]
+    previous = plain.for_type(dict, lambda obj, p, cycle: calls.append(obj))
+    try:
+        ip.run_cell("{'rows': list(range(20000))}")
+        assert calls == []
+        ip.run_cell("{'rows': [1, 2]}")
+        assert len(calls) == 1
+    finally:
+        plain.type_printers.pop(dict)
+        if previous is not None:
+            plain.for_type(dict, previous)
+
+
+def test_small_values_are_untouched(ip: Any, session: ScratchSession, capsys: pytest.CaptureFixture[str]) -> None:
+    ip.run_cell("{'a': 1, 'b': [1, 2, 3]}")
+    assert capsys.readouterr().out == "Out[1]: {'a': 1, 'b': [1, 2, 3]}\n"
+    assert session.pad.entries() == []
+
+
+def test_a_large_string_is_stored_as_its_text(ip: Any, session: ScratchSession) -> None:
+    ip.user_ns["log"] = BIG_LOG
+    ip.run_cell("log")
+    [handle] = handles(session)
+    assert session.pad.get(handle) == BIG_LOG and session.pad.stub(handle)["format"] == "text"
+
+
+class HugeRepr:
+    def __repr__(self) -> str:
+        return "HugeRepr(" + ", ".join(f"field_{i}={i}" for i in range(5000)) + ")"
+
+
+class HugeHtml:
+    def _repr_html_(self) -> str:
+        return "<table>" + "".join(f"<tr><td>{i}</td></tr>" for i in range(5000)) + "</table>"
+
+
+class Picture:
+    def __repr__(self) -> str:
+        return "Picture " + "x " * 20000
+
+    def _repr_png_(self) -> bytes:
+        return b"\x89PNG\r\n\x1a\n"
+
+
+def test_other_objects_spill_their_largest_text(ip: Any, session: ScratchSession) -> None:
+    ip.user_ns.update(HugeRepr=HugeRepr, HugeHtml=HugeHtml)
+    ip.run_cell("HugeRepr()")
+    ip.run_cell("HugeHtml()")
+    first, second = handles(session)
+    assert session.pad.get(first).startswith("HugeRepr(field_0=0")
+    assert session.pad.get(second).startswith("<table><tr><td>0</td>")
+
+
+def test_rich_visual_outputs_are_never_spilled(ip: Any, session: ScratchSession) -> None:
+    ip.user_ns["Picture"] = Picture
+    data, _ = ip.displayhook.compute_format_data(Picture())
+    assert "image/png" in data and STUB_MIME not in data and session.pad.entries() == []
+
+
+def test_values_returned_by_scratch_are_not_stored_again(ip: Any, spilled: str, session: ScratchSession,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    result = ip.run_cell(f"%scratch head {spilled} -n 700").result
+    assert result.tokens > 5120  # over the spill threshold, but it is what was asked for
+    out = capsys.readouterr().out
+    assert "   700\t" in out and handles(session) == [spilled]
+    whole = ip.run_cell(f"%scratch get {spilled}")
+    out = capsys.readouterr().out
+    assert whole.result == pods() and f'"{spilled}"' in out and "already in the scratchpad" in out
+    assert handles(session) == [spilled]
+
+
+def test_auto_off_lets_everything_through(ip: Any, session: ScratchSession, capsys: pytest.CaptureFixture[str]) -> None:
+    ip.run_cell("%scratch auto off")
+    ip.user_ns["log"] = BIG_LOG
+    ip.run_cell("print(log)\nlog")
+    out = capsys.readouterr().out
+    assert out.count("processed batch 3999") == 2 and session.pad.entries() == []
+
+
+def test_a_failed_spill_shows_the_output_in_full(ip: Any, session: ScratchSession, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str],
+                                                 caplog: pytest.LogCaptureFixture) -> None:
+    def disk_full(*args: Any, **kwargs: Any) -> Any:
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(session.store, "put_body", disk_full)
+    ip.user_ns["log"] = BIG_LOG
+    ip.run_cell("print(log)\nlog")
+    out = capsys.readouterr().out
+    assert out.count("processed batch 3999") == 2
+    assert "No space left on device" in caplog.text and session.pad.entries() == []
+
+
+# -- display(...) ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def recorded(bare_shell: Any) -> tuple[Any, list[dict[str, Any]]]:
+    """A shell whose display publisher records instead of printing (installed before loading)."""
+    publisher = CapturingDisplayPublisher(shell=bare_shell)
+    bare_shell.display_pub = publisher
+    bare_shell.run_line_magic("load_ext", "jupyter_scratchpad")
+    return bare_shell, publisher.outputs
+
+
+@pytest.mark.parametrize(("code", "fmt"), [
+    ("display(JSON({'rows': list(range(20000))}))", "json"),
+    ("display(HTML('<p>row</p>' * 20000))", "text"),
+    ("display({'text/plain': 'line\\n' * 30000}, raw=True)", "text"),
+    ("display(Markdown('# title\\n## part\\n' + 'word ' * 20000))", "markdown"),
+])
+def test_large_displays_are_replaced(recorded: tuple[Any, list[dict[str, Any]]], code: str, fmt: str) -> None:
+    shell, outputs = recorded
+    shell.run_cell(f"from IPython.display import display, JSON, HTML, Markdown\n{code}")
+    [output] = outputs
+    assert set(output["data"]) == {"text/plain", "text/html", STUB_MIME} and output["metadata"] == {}
+    stub = output["data"][STUB_MIME]
+    assert stub["format"] == fmt and stub["source_tool"] == "cell_1_display"
+    assert len(json.dumps(output["data"])) < 12_000
+
+
+def test_small_and_visual_displays_pass(recorded: tuple[Any, list[dict[str, Any]]]) -> None:
+    shell, outputs = recorded
+    shell.run_cell("from IPython.display import display, HTML\ndisplay(HTML('<b>hi</b>'))\n"
+                   "display({'image/png': 'iVBORw0KGgo=', 'text/plain': 'x' * 90000}, raw=True)")
+    assert outputs[0]["data"]["text/html"] == "<b>hi</b>"
+    assert outputs[1]["data"]["image/png"] == "iVBORw0KGgo="
+    assert get_session(shell).pad.entries() == []
+
+
+def test_update_display_keeps_its_display_id(recorded: tuple[Any, list[dict[str, Any]]]) -> None:
+    shell, outputs = recorded
+    shell.run_cell("from IPython.display import update_display\n"
+                   "update_display({'text/plain': 'y' * 90000}, raw=True, display_id='progress')")
+    [output] = outputs
+    assert output["update"] is True and output["transient"] == {"display_id": "progress"}
+    assert STUB_MIME in output["data"]
+
+
+# -- streams ---------------------------------------------------------------------------------
+
+
+def test_large_stdout_is_held_back_and_stored_whole(ip: Any, session: ScratchSession,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    ip.user_ns["lines"] = BIG_LOG.splitlines()
+    ip.run_cell("print('starting')\nfor line in lines:\n    print(line)\nprint('done')")
+    out = capsys.readouterr().out
+    [handle] = handles(session)
+    stored = session.pad.get(handle)
+    assert stored == "starting\n" + BIG_LOG + "done\n"  # what was shown and what was held
+    shown = out.split("[scratchpad]")[0]
+    assert shown.startswith("starting\n") and stored.startswith(shown)
+    assert "processed batch 3999" not in out and "done" not in shown
+    assert session.pad.stub(handle)["source_tool"] == "cell_1_stdout"
+    assert len(shown) < 30_000  # at most about the threshold's worth of text reached the front end
+
+
+def test_stderr_is_gated_too(ip: Any, session: ScratchSession, capsys: pytest.CaptureFixture[str]) -> None:
+    ip.user_ns["log"] = BIG_LOG
+    ip.run_cell("import sys\nsys.stderr.write(log)\nprint('small')")
+    captured = capsys.readouterr()
+    [handle] = handles(session)
+    assert session.pad.get(handle) == BIG_LOG and handle.startswith("cell_1_stderr_")
+    assert captured.err == "" and captured.out.startswith("small\n[scratchpad]")
+
+
+def test_small_streams_pass_unchanged_and_in_order(ip: Any, session: ScratchSession,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    ip.run_cell("for i in range(200):\n    print(i, end=' ')")
+    assert capsys.readouterr().out == "".join(f"{i} " for i in range(200))
+    assert session.pad.entries() == []
+
+
+def test_a_failing_cell_still_spills_what_it_printed(ip: Any, session: ScratchSession) -> None:
+    ip.user_ns["log"] = BIG_LOG
+    with pytest.raises(ZeroDivisionError):
+        ip.run_cell("print(log)\n1 / 0")
+    [handle] = handles(session)
+    assert session.pad.get(handle) == BIG_LOG + "\n"
+
+
+def test_writes_from_other_threads_belong_to_the_cell(ip: Any, session: ScratchSession,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    ip.user_ns.update(log=BIG_LOG, threading=threading)
+    ip.run_cell("t = threading.Thread(target=print, args=(log,))\nt.start()\nt.join()")
+    assert "processed batch 3999" not in capsys.readouterr().out
+    assert session.pad.get(handles(session)[0]) == BIG_LOG + "\n"
+
+
+def test_no_tap_remains_between_cells(ip: Any) -> None:
+    ip.run_cell("print('x')")
+    write = getattr(sys.stdout, "__dict__", {}).get("write")
+    assert write is None or "jupyter_scratchpad" not in type(write).__module__
+
+
+class SlottedStream:
+    """A stream whose ``write`` cannot be replaced on the instance."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.parts.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_a_stream_that_cannot_be_tapped_is_proxied_for_the_cell(ip: Any, session: ScratchSession,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    stream = SlottedStream()
+    monkeypatch.setattr(sys, "stdout", stream)
+    taps = session.hooks.streams
+    taps.begin_cell({"stdout": "cell_9_stdout", "stderr": "cell_9_stderr"})
+    assert sys.stdout is not stream and sys.stdout.flush() is None
+    print("shown")
+    print(BIG_LOG, end="")
+    taps.end_cell()
+    assert sys.stdout is stream
+    assert stream.parts[:2] == ["shown", "\n"] and "processed batch 3999" not in "".join(stream.parts)
+    [handle] = handles(session)
+    assert session.pad.get(handle) == "shown\n" + BIG_LOG

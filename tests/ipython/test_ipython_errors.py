@@ -1,0 +1,128 @@
+"""Bad input: one-line UsageErrors that name what to do; nothing stored is lost."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+
+from jupyter_scratchpad.ipython import ScratchSession
+from jupyter_scratchpad.ipython._args import split_args, split_first, suggestion_as_magic
+
+
+def usage_error(ip: Any, code: str) -> str:
+    with pytest.raises(UsageError) as info:
+        ip.run_cell(code)
+    message = str(info.value)
+    assert "\n" not in message and "Traceback" not in message
+    return message
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    ("%scratch hed x", "unknown subcommand 'hed'; did you mean 'head'"),
+    ("%scratch zzz", "unknown subcommand 'zzz' (%scratch --help lists them)"),
+    ("%scratch head", "the following arguments are required: H"),
+    ("%scratch head h -n many", "argument -n/--lines: invalid int value: 'many'"),
+    ("%scratch slice h 1", "required: END"),
+    ("%scratch grep h 'unclosed", "unbalanced ' quote"),
+    ("%scratch auto maybe", "invalid choice: 'maybe'"),
+    ("%scratch policy load", "give the TOML FILE"),
+    ("%scratch sql", "give a query"),
+    ("%scratch sql --max-rows lots SELECT 1", "--max-rows needs a number"),
+    ("%scratch write onlykey", "give a VALUE for 'onlykey'"),
+    ("%scratch write --ttl soon k v", "--ttl needs a number of seconds"),
+    ("%%scratch head\nx", "%%scratch head has no cell form"),
+    ("%%scratch --name Not-Valid\n1", "invalid handle 'Not-Valid'"),
+])
+def test_bad_usage(ip: Any, code: str, expected: str) -> None:
+    assert expected in usage_error(ip, code)
+
+
+def test_unknown_handle_names_the_close_match(ip: Any, spilled: str) -> None:
+    message = usage_error(ip, f"%scratch grep {spilled[:-1]}0 x")
+    assert "no live handle" in message and "%scratch list" in message
+    message = usage_error(ip, f"%scratch show {spilled[:-1]}0")
+    assert f"did you mean '{spilled}'" in message
+    message = usage_error(ip, f"%scratch get {spilled}x")
+    assert f"did you mean '{spilled}'" in message
+
+
+def test_bad_path_lists_the_keys_and_a_command_to_run(ip: Any, spilled: str) -> None:
+    message = usage_error(ip, f"%scratch get {spilled} itemz.0")
+    assert "no key 'itemz'" in message and "keys there: kind, items" in message
+    assert f"try: %scratch get {spilled} $.items" in message
+
+
+def test_bad_sql_suggests_describe(ip: Any, spilled: str) -> None:
+    message = usage_error(ip, "%scratch sql SELECT * FROM nowhere")
+    assert "nowhere" in message and f"%scratch sql DESCRIBE {spilled}" in message
+
+
+def test_sandbox_refusal_is_one_line(ip: Any, spilled: str) -> None:
+    message = usage_error(ip, "%scratch sql SELECT * FROM read_text('/etc/passwd')")
+    assert "sandbox" in message
+
+
+def test_too_large_refusal_suggests_a_magic_that_fits(ip: Any, spilled: str, session: ScratchSession) -> None:
+    used = session.pad.budget.used
+    message = usage_error(ip, f"%scratch head {spilled} -n 20000")
+    assert "head_too_large" not in message and "nothing was charged" in message
+    assert f"try: %scratch slice {spilled} 1 " in message
+    assert session.pad.budget.used == used
+    suggested = message.split("try: ")[1].split("  or  ")[0]
+    assert ip.run_cell(suggested).result.ok  # the suggestion runs as typed, and fits
+    assert session.pad.entries()[0]["handle"] == spilled  # nothing stored is lost
+
+
+def test_a_bug_of_ours_is_one_line_and_logged(ip: Any, spilled: str, monkeypatch: pytest.MonkeyPatch,
+                                              caplog: pytest.LogCaptureFixture) -> None:
+    from jupyter_scratchpad.ipython.commands import cmd_show
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr(cmd_show, "StubView", broken)
+    message = usage_error(ip, f"%scratch show {spilled}")
+    assert "ZeroDivisionError: boom" in message and "kernel log" in message
+    assert "Traceback" in caplog.text
+    assert ip.run_cell("1 + 1").result == 2  # the shell keeps working
+
+
+def test_the_kernel_keeps_working_after_errors(ip: Any, spilled: str) -> None:
+    for code in ("%scratch nope", f"%scratch get {spilled} zzz", "%scratch sql !!"):
+        with pytest.raises(UsageError):
+            ip.run_cell(code)
+    assert ip.run_cell(f"%scratch get {spilled} kind").result == "PodList"
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ('h "two words" -C 2', ["h", "two words", "-C", "2"]),
+    (r"h \d+\s", ["h", r"\d+\s"]),
+    ('h a["b.c"][0]', ["h", 'a["b.c"][0]']),
+    ("h '$.items[0]'", ["h", "$.items[0]"]),
+    ("  ", []),
+])
+def test_split_args(text: str, words: list[str]) -> None:
+    assert split_args(text) == words
+
+
+def test_split_first_keeps_the_rest_verbatim() -> None:
+    assert split_first("key  {\"a\": [1, 2]} ") == ("key", '{"a": [1, 2]}')
+    assert split_first('"a key" rest') == ("a key", "rest")
+    assert split_first("") == ("", "")
+
+
+@pytest.mark.parametrize(("suggestion", "magic"), [
+    ({"tool": "head", "arguments": {"handle": "h", "lines": 40}}, "%scratch head h -n 40"),
+    ({"tool": "get_in", "arguments": {"handle": "h", "path": "$.a b"}}, "%scratch get h '$.a b'"),
+    ({"tool": "iterate_over", "arguments": {"handle": "h", "path": "items", "fields": ["a", "b"], "limit": 5}},
+     "%scratch iter h items --fields a,b --limit 5"),
+    ({"tool": "grep", "arguments": {"handle": "h", "pattern": "x", "ignore_case": True, "context": 1}},
+     "%scratch grep h x -i -C 1"),
+    ({"tool": "sql", "arguments": {"query": "SELECT 1"}}, "%scratch sql SELECT 1"),
+    ({"tool": "read_handle", "arguments": {"handle": "h"}, "call": 'read_handle(handle="h")'},
+     'read_handle(handle="h")'),
+])
+def test_suggestions_become_magics(suggestion: dict[str, Any], magic: str) -> None:
+    assert suggestion_as_magic(suggestion) == magic
