@@ -55,7 +55,7 @@ def refresh_all() -> int:
 
 
 class Explorer(w.VBox):
-    """An entry picker, a budget meter, the Preview / Schema / Grep / Iterate / SQL tabs, a notice.
+    """An entry picker, a budget meter, a notice, and the Preview / Schema / Grep / Iterate / SQL tabs.
 
     ``poll_interval_s`` (default 2 s; None for no thread) looks for new spills in the background;
     ``refresh()`` does the same at once. ``close()`` stops the polling and closes every part.
@@ -91,7 +91,8 @@ class Explorer(w.VBox):
         self._tab_for = {tool: (i, t) for i, t in enumerate(self.tabs_list) for tool in t.tools}
         title = w.HTML(f"<b>Scratchpad explorer</b> <small>run {pad.run_id} · agent {pad.agent_id} · "
                        f"model {pad.model}</small>")
-        super().__init__([title, self.picker.box, self.meter.box, self.tab, self.notice.box])
+        # The notice sits above the tabs: a refusal must be seen next to the form, not under a long page.
+        super().__init__([title, self.picker.box, self.meter.box, self.notice.box, self.tab])
         self.add_class(CSS_CLASS)
         self.results: list[ToolResult] = []  # every call made from this explorer, in order
         self.picker.refresh(prefer=handle)

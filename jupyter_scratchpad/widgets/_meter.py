@@ -9,6 +9,7 @@ from typing import Any
 
 import ipywidgets as w
 
+from ..explore._base import call_repr
 from ..tools import ToolResult
 from ._render import esc
 
@@ -26,10 +27,10 @@ def meter_state(pad: Any) -> dict[str, Any]:
 
 
 def meter_text(state: dict[str, Any]) -> str:
-    """``"used 3,414 / 102,400 usable (3.3%) · 98,986 left · intercepted … · extracted …"``."""
+    """``"used 3,414 / 102,400 usable tokens (3.3%) · 98,986 left · … · intercepted … · extracted …"``."""
     share = 100.0 * state["used"] / state["usable"] if state["usable"] else 100.0
-    return (f"budget: used {state['used']:,} / {state['usable']:,} usable tokens ({share:.1f}%) · "
-            f"{state['remaining']:,} left · per call ≤ {state['per_call_limit']:,} · "
+    return (f"used {state['used']:,} / {state['usable']:,} usable tokens ({share:.1f}%) · "
+            f"{state['remaining']:,} left · ≤ {state['per_call_limit']:,} a call · "
             f"intercepted {state['tokens_intercepted']:,} · extracted {state['tokens_extracted']:,}")
 
 
@@ -43,6 +44,7 @@ class BudgetMeter:
 
     def __init__(self) -> None:
         self.bar = w.IntProgress(value=0, min=0, max=1, description="budget",
+                                 style={"description_width": "initial"},
                                  layout=w.Layout(width="220px"))
         self.label = w.HTML()
         self.last_call = w.HTML()
@@ -63,11 +65,6 @@ class BudgetMeter:
             self.label.value = f"<span>{esc(meter_text(state))}</span>"
         if result is not None:
             cost = f"{result.tokens:,} tokens charged" if result.ok else "refused, nothing charged"
-            self.last_call.value = f"<small>last call: {esc(_call(result))} · {esc(cost)}</small>"
+            call = call_repr(result.tool, result.arguments)
+            self.last_call.value = f"<small>last call: {esc(call)} · {esc(cost)}</small>"
         return changed
-
-
-def _call(result: ToolResult) -> str:
-    from ..explore._base import call_repr
-
-    return call_repr(result.tool, result.arguments)

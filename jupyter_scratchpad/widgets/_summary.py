@@ -22,7 +22,7 @@ def _facts(pad: Any) -> tuple[list[dict[str, Any]], str, float | None]:
     """``(entries, budget line, now)``; on any failure, no entries and a line that says why."""
     try:
         entries = pad.entries("handle")
-        return entries, meter_text(meter_state(pad)), pad.store.now()
+        return entries, "budget: " + meter_text(meter_state(pad)), pad.store.now()
     except Exception as exc:
         return [], f"(the store cannot be read: {type(exc).__name__}: {exc})", None
 
