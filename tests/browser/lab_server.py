@@ -46,7 +46,7 @@ def _settings(settings_dir: Path) -> None:
 
 
 def _get(url: str, timeout_s: float = 5) -> Any:
-    with urllib.request.urlopen(url, timeout=timeout_s) as response:  # noqa: S310 - loopback only
+    with urllib.request.urlopen(url, timeout=timeout_s) as response:
         return json.loads(response.read() or b"null")
 
 
@@ -105,12 +105,10 @@ class LabServer:
         with contextlib.suppress(OSError, ValueError):
             for kernel in _get(f"{self.url}/api/kernels") or []:
                 request = urllib.request.Request(f"{self.url}/api/kernels/{kernel['id']}", method="DELETE")
-                urllib.request.urlopen(request, timeout=10).close()  # noqa: S310 - loopback only
+                urllib.request.urlopen(request, timeout=10).close()
         self.proc.send_signal(signal.SIGTERM)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            pass
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
