@@ -29,28 +29,30 @@ def _is_trace_record(value: Any) -> bool:
 
 
 def _sniff(path: Path) -> str:
-    """``"trace"``, ``"jsonl"`` (a transcript written one message a line) or ``"json"``."""
+    """``"trace"``, ``"jsonl"`` (a transcript written one message a line) or ``"json"``.
+
+    The first lines that parse decide: a trace record means a trace, a message or item a JSONL
+    transcript, a single line the whole document. Lines that parse but are neither (``[1]``)
+    mean a trace with malformed lines, which replay reports line by line; when no line parses,
+    the file is one (pretty-printed) JSON document.
+    """
+    parsed = 0
     with open(path, "rb") as fh:
-        seen = 0
-        for raw in fh:
-            if not raw.strip():
-                continue
-            seen += 1
+        for seen, raw in enumerate((r for r in fh if r.strip()), start=1):
+            if seen > _SNIFF_LINES:
+                break
             try:
                 value = orjson.loads(raw)
             except orjson.JSONDecodeError:
-                if seen >= _SNIFF_LINES:
-                    break
-                continue  # a pretty-printed document, or a malformed first line of a trace
+                continue  # a pretty-printed document, or a malformed line of a trace
+            parsed += 1
             if _is_trace_record(value):
                 return "trace"
-            # One line that parses: a whole document on one line, or the first of many messages.
-            return "json" if seen == 1 and not _has_more_lines(fh) else "jsonl"
-    return "json"
-
-
-def _has_more_lines(fh: Any) -> bool:
-    return any(raw.strip() for raw in fh)
+            if seen == 1 and not any(r.strip() for r in fh):
+                return "json"  # one line: a whole conversation
+            if isinstance(value, dict) and _TRANSCRIPT_KEYS & value.keys():
+                return "jsonl"
+    return "trace" if parsed else "json"
 
 
 def _read_jsonl_values(path: Path) -> tuple[list[Any], list[MalformedLine]]:

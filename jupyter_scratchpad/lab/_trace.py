@@ -229,9 +229,14 @@ def write_trace(calls: Iterable[TraceCall | Mapping[str, Any]], path: str | os.P
     A call whose result could not be read is refused (it has nothing to write).
     """
     target = Path(path)
-    with open(target, "wb") as fh:
-        for call in calls:
-            if isinstance(call, TraceCall) and not call.available:
-                raise InvalidArgumentError(f"cannot write {call.source or call.tool}: {call.problem}")
-            fh.write(dumps_compact(_record(call)) + b"\n")
+    partial = target.with_name(target.name + ".partial")  # no half-written trace under the real name
+    try:
+        with open(partial, "wb") as fh:
+            for call in calls:
+                if isinstance(call, TraceCall) and not call.available:
+                    raise TraceFormatError(f"cannot write {call.source or call.tool}: {call.problem}")
+                fh.write(dumps_compact(_record(call)) + b"\n")
+        partial.replace(target)
+    finally:
+        partial.unlink(missing_ok=True)
     return target
