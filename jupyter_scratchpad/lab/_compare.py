@@ -84,7 +84,7 @@ def policy_table(rows: pd.DataFrame, names: Iterable[str]) -> pd.DataFrame:
 
 def compare(
     trace: Any,
-    policies: Mapping[str, SpillPolicy | str | os.PathLike[str]],
+    policies: Mapping[str, SpillPolicy | str | os.PathLike[str] | None],
     model: str = "gpt-4o",
     *,
     format: str = "auto",
