@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import ipywidgets as w
+import pytest
 
 from jupyter_scratchpad import Scratchpad, ScratchStore
 from jupyter_scratchpad.widgets import Explorer
@@ -126,6 +127,7 @@ def test_no_callback_raises_when_the_store_is_gone(tmp_path: Path, pods: dict[st
         explorer.close()
 
 
+@pytest.mark.slow
 def test_a_large_entry_never_crosses_the_wire(tmp_path: Path, wire_size: Callable[[Any], int],
                                               make_pods: Callable[..., dict[str, Any]]) -> None:
     # A budget so generous that the tools themselves would return megabytes: the widget's own
