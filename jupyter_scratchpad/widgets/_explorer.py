@@ -115,7 +115,14 @@ class Explorer(w.VBox):
         return self._closed
 
     def guard(self, fn: Callable[..., Any]) -> Callable[..., None]:
-        return guarded(self.notice.exception, fn)
+        """``fn`` as a callback: under the explorer's lock (the poller waits its turn), never raising."""
+
+        def locked(*args: Any, **kwargs: Any) -> None:
+            with self._lock:
+                fn(*args, **kwargs)
+
+        locked.__name__ = getattr(fn, "__name__", "callback")
+        return guarded(self.notice.exception, locked)
 
     def note(self, text: str, kind: str = "info") -> None:
         self.notice.info(text, kind)

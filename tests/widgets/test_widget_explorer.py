@@ -209,3 +209,18 @@ def test_close_closes_every_widget_of_the_tree(make_explorer: Callable[..., Expl
     explorer.close()
     assert explorer.closed and explorer.comm is None
     assert all(part.comm is None for part in parts)
+
+
+def test_clicks_and_the_poller_take_turns(
+    make_explorer: Callable[..., Explorer], pad: Scratchpad, pods_handle: str, caplog: pytest.LogCaptureFixture,
+) -> None:
+    explorer = make_explorer(pods_handle, poll_interval_s=0.005)
+    with caplog.at_level("WARNING", logger="jupyter_scratchpad"):
+        for i in range(40):
+            pad.spill(f"burst {i}\n" * 20, tool="burst")
+            explorer.preview.head_button.click()
+            explorer.picker.dropdown.value = pods_handle if i % 2 else explorer.picker.dropdown.options[0][1]
+    assert all(r.ok for r in explorer.results) and len(explorer.results) == 40
+    assert not [r for r in caplog.records if r.levelno >= 30]
+    explorer.refresh()
+    assert len(explorer.picker.entries) == 41
