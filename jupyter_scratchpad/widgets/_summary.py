@@ -36,7 +36,8 @@ def summary_text(pad: Any, handle: str | None) -> str:
     entries, budget, now = _facts(pad)
     lines = [f"Scratchpad explorer — run {pad.run_id} · agent {pad.agent_id} · model {pad.model}",
              f"exploring: {handle or '(nothing selected)'}", budget,
-             f"{len(entries):,} live spilled entries" + (":" if entries else "")]
+             f"{len(entries):,} live spilled {'entry' if len(entries) == 1 else 'entries'}"
+             + (":" if entries else "")]
     for entry in list(reversed(entries))[:MAX_LISTED]:
         lines.append(f"  {'*' if entry['handle'] == handle else '-'} {entry_label(entry, now or 0.0)}")
     if len(entries) > MAX_LISTED:
