@@ -11,10 +11,10 @@ import pytest
 # debugpy (imported by ipykernel) prints a frozen-modules notice on stderr without this.
 os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
 
-from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
-from traitlets.config import Config  # noqa: E402
+from IPython.core.interactiveshell import InteractiveShell
+from traitlets.config import Config
 
-from jupyter_scratchpad.ipython import ScratchSession, get_session  # noqa: E402
+from jupyter_scratchpad.ipython import ScratchSession, get_session
 
 
 class RaisingShell(InteractiveShell):

@@ -1,0 +1,163 @@
+"""Auto-spill at ipykernel's publishing level: what an in-process kernel sends on iopub.
+
+The front end (and the notebook file) receive exactly these messages, so each test asserts that
+the message carries the stub and not the payload.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from conftest import clear_shell
+
+from jupyter_scratchpad.ipython import STUB_MIME, get_session
+
+ipykernel_inprocess = pytest.importorskip("ipykernel.inprocess.manager")
+
+
+class Kernel:
+    """An in-process ipykernel and a client: ``run(code)`` returns the cell's iopub messages."""
+
+    def __init__(self) -> None:
+        self.manager = ipykernel_inprocess.InProcessKernelManager()
+        self.manager.start_kernel()
+        self.client = self.manager.client()
+        self.client.start_channels()
+        self.client.wait_for_ready()
+
+    @property
+    def shell(self) -> Any:
+        return self.manager.kernel.shell
+
+    @property
+    def session(self) -> Any:
+        return get_session(self.shell)
+
+    def run(self, code: str) -> list[dict[str, Any]]:
+        msg_id = self.client.execute(code)
+        reply = self.client.get_shell_msg(timeout=10)
+        messages = []
+        while True:
+            msg = self.client.get_iopub_msg(timeout=10)
+            if msg["msg_type"] == "status":
+                if msg["parent_header"].get("msg_id") == msg_id and msg["content"]["execution_state"] == "idle":
+                    break
+                continue
+            if msg["msg_type"] != "execute_input":
+                messages.append(msg)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        return messages
+
+    def close(self) -> None:
+        self.client.stop_channels()
+        self.manager.shutdown_kernel()
+
+
+@pytest.fixture(scope="module")
+def kernel() -> Iterator[Kernel]:
+    clear_shell()
+    k = Kernel()
+    messages = k.run("%load_ext jupyter_scratchpad")
+    assert [m["msg_type"] for m in messages] == ["stream"]
+    yield k
+    k.run("%unload_ext jupyter_scratchpad")
+    k.close()
+    clear_shell()
+
+
+@pytest.fixture
+def fresh(kernel: Kernel) -> Kernel:
+    """The kernel with auto-spill on and an empty scratchpad."""
+    kernel.session.auto_spill = True
+    for entry in kernel.session.pad.entries():
+        kernel.session.store.delete_entry(kernel.session.pad.scope, entry["kind"], entry["handle"] or entry["key"])
+    return kernel
+
+
+def wire(messages: list[dict[str, Any]]) -> str:
+    """Everything that crossed iopub, as one string."""
+    return json.dumps([m["content"] for m in messages])
+
+
+def of_type(messages: list[dict[str, Any]], *types: str) -> list[dict[str, Any]]:
+    return [m for m in messages if m["msg_type"] in types]
+
+
+def test_the_result_message_carries_the_stub(fresh: Kernel) -> None:
+    messages = fresh.run("{'pods': [{'name': f'pod-{i}', 'phase': 'Running'} for i in range(4000)]}")
+    [result] = of_type(messages, "execute_result")
+    data = result["content"]["data"]
+    assert set(data) == {"text/plain", "text/html", STUB_MIME}
+    stub = data[STUB_MIME]
+    assert stub["format"] == "json" and stub["tokens"] > 5120 and stub["source_tool"] == "cell_2"
+    assert "pod-3999" not in wire(messages) and len(wire(messages)) < 12_000
+    assert fresh.shell.user_ns["_"]["pods"][3999]["name"] == "pod-3999"  # the object stays in the kernel
+    assert fresh.session.pad.get(stub["handle"])["pods"][3999] == {"name": "pod-3999", "phase": "Running"}
+
+
+@pytest.mark.parametrize(("code", "fmt"), [
+    ("display(JSON({'rows': list(range(20000))}))", "json"),
+    ("display(HTML('<tr><td>cell</td></tr>' * 20000))", "text"),
+    ("display({'text/plain': 'row 9999\\n' * 9000}, raw=True)", "text"),
+])
+def test_display_messages_carry_the_stub(fresh: Kernel, code: str, fmt: str) -> None:
+    messages = fresh.run(f"from IPython.display import display, JSON, HTML\n{code}")
+    [display] = of_type(messages, "display_data")
+    stub = display["content"]["data"][STUB_MIME]
+    assert stub["format"] == fmt and stub["source_tool"].endswith("_display")
+    assert len(wire(messages)) < 12_000
+
+
+def test_stream_messages_stop_at_the_threshold_and_a_stub_follows(fresh: Kernel) -> None:
+    code = "print('start')\nfor i in range(20000):\n    print(f'log line {i} of the job')\nprint('end')"
+    messages = fresh.run(code)
+    streamed = "".join(m["content"]["text"] for m in of_type(messages, "stream"))
+    assert streamed.startswith("start\n") and "log line 19999" not in streamed and "end" not in streamed
+    last = messages[-1]
+    assert last["msg_type"] == "display_data"
+    stub = last["content"]["data"][STUB_MIME]
+    assert stub["source_tool"].endswith("_stdout")
+    stored = fresh.session.pad.get(stub["handle"])
+    assert stored.startswith(streamed) and stored.endswith("log line 19999 of the job\nend\n")
+    assert len(wire(messages)) < 40_000
+
+
+def test_stderr_messages_too(fresh: Kernel) -> None:
+    messages = fresh.run("import sys\nsys.stderr.write('warning: disk almost full\\n' * 5000)")
+    assert not of_type(messages, "stream")
+    [stub_msg] = of_type(messages, "display_data")
+    assert stub_msg["content"]["data"][STUB_MIME]["source_tool"].endswith("_stderr")
+
+
+def test_small_outputs_cross_unchanged(fresh: Kernel) -> None:
+    messages = fresh.run("from IPython.display import display\nprint('hello')\ndisplay({'a': 1}, raw=True)\n6 * 7")
+    assert [m["msg_type"] for m in messages] == ["stream", "display_data", "execute_result"]
+    assert messages[0]["content"]["text"] == "hello\n"
+    assert messages[1]["content"]["data"] == {"a": 1}
+    assert messages[2]["content"]["data"] == {"text/plain": "42"}
+    assert fresh.session.pad.entries() == []
+
+
+def test_auto_off_in_the_kernel(fresh: Kernel) -> None:
+    fresh.run("%scratch auto off")
+    messages = fresh.run("'word ' * 20000 + 'THE END'")
+    assert "THE END" in wire(messages) and fresh.session.pad.entries() == []
+
+
+def test_explorations_cross_in_full(fresh: Kernel) -> None:
+    messages = fresh.run("big = {'rows': [{'id': i} for i in range(5000)]}\nbig")
+    handle = of_type(messages, "execute_result")[0]["content"]["data"][STUB_MIME]["handle"]
+    messages = fresh.run(f"%scratch iter {handle} rows --fields id --limit 400")
+    [result] = of_type(messages, "execute_result")
+    data = result["content"]["data"]
+    assert STUB_MIME not in data and '{"_index":399,"id":399}' in data["text/plain"]
+    assert "<td>399</td>" in data["text/html"] and len(fresh.session.pad.entries()) == 1
+
+
+def test_the_comm_target_is_registered_in_the_kernel(kernel: Kernel) -> None:
+    from jupyter_scratchpad.comm import COMM_TARGET
+
+    assert COMM_TARGET in kernel.manager.kernel.comm_manager.targets
