@@ -211,6 +211,8 @@ def render_report(
         f"- **Machine:** {machine['cores']} cores ({machine['cpu']}), {machine['memory']} memory, "
         f"{machine['os']}, Python {machine['python']}",
         f"- **Versions:** {machine['versions']}",
+        f"- **Load average (1 min):** {machine.get('load', 'not recorded')}; on {machine['cores']} "
+        "cores the benchmark itself accounts for about 1; more means other work shared the machine",
         "",
         "Times are medians of the runs shown; ours and the baseline are measured side by side in "
         "one run (alternating). Ratio = ours / baseline: below 1 we are faster. Peak RSS is "

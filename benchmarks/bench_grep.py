@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._data import LOG_ERROR_PHRASE, LOG_RARE_TOKEN, iter_log, stream_hash
-from benchmarks._harness import check, result, time_side_by_side
+from benchmarks._harness import check, profile_summary, result, time_side_by_side
 
 # (label, our arguments, GNU grep flags); patterns are valid for both RE2 and grep -E.
 CASES: list[tuple[str, dict[str, Any], list[str]]] = [
@@ -117,7 +117,8 @@ def run(quick: bool) -> list[dict[str, Any]]:
                         data,
                         notes=(
                             f"pattern {pattern!r}: {res.data['total_matches']:,} matching lines "
-                            f"(equal on both sides), ours shows {shown} ({res.tokens:,} tokens)."
+                            f"(equal on both sides), ours shows {shown} ({res.tokens:,} tokens). "
+                            f"Profile of one call of ours: {profile_summary(lambda: ours(0))}."
                         ),
                         failure=failure,
                         goal="within 2x of GNU grep",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import time
 import traceback
@@ -75,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         f" {a}" for a in (argv if argv is not None else sys.argv[1:])
     )
     started = time.time()
+    load_start = os.getloadavg()[0]
     sections = []
     failed = False
     for name in modules:
@@ -86,9 +88,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[bench] {name}: {status} in {seconds:.1f} s", file=sys.stderr, flush=True)
         if error:
             print(error, file=sys.stderr)
+    machine = machine_info()
+    machine["load"] = f"{load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
     report = render_report(
         sections,
-        machine=machine_info(),
+        machine=machine,
         started=started,
         command=command,
         quick=args.quick,
