@@ -1,7 +1,10 @@
 """The kernel end of the bridge: the ``jupyter_scratchpad`` comm target on ipykernel's comm manager.
 
-``%load_ext jupyter_scratchpad`` calls ``register_comm_target(session, shell)``; the JupyterLab
-extension then opens a comm to that target, gets a ``hello`` and sends requests. Only the kernel
+``%load_ext jupyter_scratchpad`` calls ``register_comm_target(session, shell)``, which registers
+the target and announces itself: it opens a comm to the front end's ``jupyter_scratchpad`` target
+with the ``hello`` as its data, so an open JupyterLab page learns at once that the kernel is ready
+(it need not retry after every cell). A page that connects later opens a comm to the kernel's
+target and gets the same ``hello`` as its first message. Only the kernel
 opens the store: DuckDB allows one writing process per file, so no server extension is involved.
 """
 
@@ -51,26 +54,39 @@ class KernelBridge:
     def pad(self) -> Any | None:
         return getattr(self.session, "pad", None) if self.session is not None else None
 
-    def open(self, comm: Any, open_msg: dict[str, Any]) -> None:
-        """The comm target: greet the front end, then answer each message on this comm."""
-        data = (open_msg.get("content") or {}).get("data") or {}
+    def _hello(self, pad: Any, request_id: object = None) -> dict[str, Any]:
+        rid = request_id[:64] if isinstance(request_id, str) else None
+        return {"protocol": PROTOCOL_VERSION, "id": rid, "type": "hello", "ok": True, "result": hello_result(pad)}
+
+    def _adopt(self, comm: Any) -> None:
         self.comms[comm.comm_id] = comm
         comm.on_msg(self._on_msg)
         comm.on_close(self._on_close)
+
+    def announce(self, create_comm: Any = None) -> Any | None:
+        """Open a comm to the front end carrying the ``hello`` (None when it cannot be opened)."""
+        pad = self.pad
+        if pad is None:
+            return None
+        if create_comm is None:
+            from comm import create_comm
+        try:
+            comm = create_comm(target_name=COMM_TARGET, data=self._hello(pad))
+        except Exception:  # no front end to talk to is not an error
+            log.debug("announcing the scratchpad comm failed", exc_info=True)
+            return None
+        self._adopt(comm)
+        return comm
+
+    def open(self, comm: Any, open_msg: dict[str, Any]) -> None:
+        """The comm target: greet the front end, then answer each message on this comm."""
+        data = (open_msg.get("content") or {}).get("data") or {}
+        self._adopt(comm)
         pad = self.pad
         if pad is None:  # a session object that has no pad (yet)
             comm.close(data=error_reply(data, "not_loaded", "jupyter_scratchpad is not loaded"))
             return
-        hello = {
-            "protocol": PROTOCOL_VERSION,
-            "id": None,
-            "type": "hello",
-            "ok": True,
-            "result": hello_result(pad),
-        }
-        if isinstance(data, dict) and isinstance(data.get("id"), str):
-            hello["id"] = data["id"][:64]
-        comm.send(hello)
+        comm.send(self._hello(pad, data.get("id") if isinstance(data, dict) else None))
 
     def _on_msg(self, msg: dict[str, Any]) -> None:
         comm = self.comms.get(msg.get("content", {}).get("comm_id", ""))
@@ -104,11 +120,14 @@ class KernelBridge:
         self.comms.clear()
 
 
-def register_comm_target(session: Any, shell: Any = None, *, comm_manager: Any = None) -> bool:
+def register_comm_target(
+    session: Any, shell: Any = None, *, comm_manager: Any = None, announce: bool = True, create_comm: Any = None
+) -> bool:
     """Register the ``jupyter_scratchpad`` comm target for ``session`` (which has ``.pad``).
 
     Returns False, doing nothing, outside a kernel (a plain IPython terminal has no comms).
-    Registering again replaces the previous session's bridge.
+    Registering again replaces the previous session's bridge. ``announce`` opens a comm to the
+    front end with the ``hello`` (``create_comm`` defaults to the kernel's ``comm.create_comm``).
     """
     manager = comm_manager if comm_manager is not None else comm_manager_for(shell)
     if manager is None:
@@ -119,12 +138,12 @@ def register_comm_target(session: Any, shell: Any = None, *, comm_manager: Any =
     bridge = KernelBridge(session)
     manager.register_target(COMM_TARGET, bridge.open)
     _BRIDGES[id(manager)] = bridge
+    if announce:
+        bridge.announce(create_comm)
     return True
 
 
-def unregister_comm_target(
-    session: Any = None, shell: Any = None, *, comm_manager: Any = None
-) -> bool:
+def unregister_comm_target(session: Any = None, shell: Any = None, *, comm_manager: Any = None) -> bool:
     """Remove the comm target and close its comms; False when none was registered."""
     manager = comm_manager if comm_manager is not None else comm_manager_for(shell)
     if manager is None:

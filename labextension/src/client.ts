@@ -1,8 +1,11 @@
 /**
  * The front-end end of the bridge: one comm to one kernel's `jupyter_scratchpad` target.
  *
- * Opening a comm to a target the kernel has not registered makes the kernel close it at once:
- * that is how "the extension is not loaded in this kernel" is told apart from "it is".
+ * Two ways in, both ending with the kernel's `hello`:
+ * - the page opens a comm to the kernel's target (once per kernel, and on Refresh); a kernel that
+ *   has not loaded the extension closes it at once, which is how "not loaded" is told apart;
+ * - `%load_ext jupyter_scratchpad` opens a comm to this page's target (the announcement), so a
+ *   page that found the kernel "not loaded" needs no retry after every cell.
  */
 
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
@@ -43,6 +46,8 @@ export class ScratchpadClient {
     private readonly timeoutMs = 15000
   ) {
     kernel.statusChanged.connect(this._onKernelStatus, this);
+    this._onAnnounce = this._onAnnounce.bind(this);
+    kernel.registerCommTarget(COMM_TARGET, this._onAnnounce);
   }
 
   get state(): ConnectionState {
@@ -66,9 +71,15 @@ export class ScratchpadClient {
     return this._disposed;
   }
 
-  /** Open the comm if it is not open; resolves with the resulting state. */
-  connect(): Promise<ConnectionState> {
-    if (this._state === 'ready' || this._disposed) {
+  /**
+   * Open the comm if it is not open; resolves with the resulting state.
+   *
+   * A kernel found "not loaded" is not asked again unless `retry` (the Refresh button): it
+   * announces itself when the extension is loaded.
+   */
+  connect(retry = false): Promise<ConnectionState> {
+    const settled = this._state === 'ready' || (this._state === 'not-loaded' && !retry);
+    if (settled || this._disposed) {
       return Promise.resolve(this._state);
     }
     if (!this._connecting) {
@@ -102,6 +113,7 @@ export class ScratchpadClient {
     }
     this._disposed = true;
     this.kernel.statusChanged.disconnect(this._onKernelStatus, this);
+    this.kernel.removeCommTarget(COMM_TARGET, this._onAnnounce);
     this._drop('closed', 'the client was disposed');
     Signal.clearData(this);
   }
@@ -125,28 +137,59 @@ export class ScratchpadClient {
         this._setState(state, detail);
         resolve(state);
       };
-      comm.onMsg = msg => {
+      this._wire(comm, data => {
         if (this._state === 'connecting') {
-          this._onHello(msg.content.data, settle);
-        } else {
-          this._onReply(msg.content.data);
+          this._onHello(data, settle);
+          return true;
         }
-      };
+        return false;
+      });
+      const onClose = comm.onClose;
       comm.onClose = msg => {
-        if (this._comm === comm) {
-          this._comm = null;
-        }
-        const data = (msg.content.data ?? {}) as { reason?: string };
-        const detail = data.reason ?? 'the kernel has not loaded jupyter_scratchpad';
-        this._rejectAll('not_loaded', detail);
+        const result = onClose(msg); // sets the detail from the close data first
         if (this._state === 'connecting') {
-          settle('not-loaded', detail);
-        } else if (!this._disposed) {
-          this._setState('not-loaded', detail);
+          settle('not-loaded', this._detail);
         }
+        return result;
       };
       comm.open({ protocol: PROTOCOL_VERSION, id: 'hello' });
     });
+  }
+
+  /** Route a comm's messages: `first` may claim one (the hello), the rest are replies. */
+  private _wire(comm: Kernel.IComm, first: (data: unknown) => boolean): void {
+    comm.onMsg = msg => {
+      if (!first(msg.content.data)) {
+        this._onReply(msg.content.data);
+      }
+    };
+    comm.onClose = msg => {
+      if (this._comm !== comm) {
+        return; // an older comm, replaced by a newer one
+      }
+      this._comm = null;
+      const data = (msg.content.data ?? {}) as { reason?: string };
+      const detail = data.reason ?? 'the kernel has not loaded jupyter_scratchpad';
+      this._rejectAll('not_loaded', detail);
+      if (!this._disposed && this._state !== 'connecting') {
+        this._setState('not-loaded', detail);
+      } else {
+        this._detail = detail;
+      }
+    };
+  }
+
+  /** The kernel opened a comm to this page: `%load_ext` ran; its open data is the hello. */
+  private _onAnnounce(comm: Kernel.IComm, msg: KernelMessage.ICommOpenMsg): void {
+    if (this._disposed || this._state === 'connecting') {
+      comm.close(); // a connection of our own is being made; keep one comm per kernel
+      return;
+    }
+    const previous = this._comm;
+    this._comm = comm;
+    this._closeComm(previous);
+    this._wire(comm, () => false);
+    this._onHello(msg.content.data, (state, detail) => this._setState(state, detail));
   }
 
   private _onHello(data: unknown, settle: (s: ConnectionState, d: string) => void): void {

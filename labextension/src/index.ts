@@ -84,7 +84,7 @@ function sidebarActions(app: JupyterFrontEnd, model: ScratchpadModel): ISidebarA
         body: `The ${describe(target)} will be deleted from the kernel's store.`,
         buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Delete' })]
       }).then(result => (result.button.accept ? call('delete', target) : undefined)),
-    refresh: () => void model.refreshNow()
+    refresh: () => void model.refreshNow(true)
   };
 }
 
@@ -108,7 +108,7 @@ function addCommands(
   });
   app.commands.addCommand(CommandIDs.refresh, {
     label: 'Scratchpad: Refresh',
-    execute: () => model.refreshNow()
+    execute: () => model.refreshNow(true)
   });
 }
 

@@ -84,10 +84,11 @@ export class ScratchpadModel {
     }, 150);
   }
 
-  /** Fetch the budget (and the entries when listed) from the kernel now. */
-  async refreshNow(): Promise<ISnapshot> {
+  /** Fetch the budget (and the entries when listed) from the kernel now; `retry` a "not loaded". */
+  async refreshNow(retry = false): Promise<ISnapshot> {
     const generation = ++this._generation;
     const client = this.client;
+    this._watch(client);
     if (!this._session) {
       return this._publish(generation, { state: 'no-notebook', detail: 'no notebook is active' });
     }
@@ -97,7 +98,7 @@ export class ScratchpadModel {
         detail: 'the notebook has no kernel'
       });
     }
-    const state = await client.connect();
+    const state = await client.connect(retry);
     if (state !== 'ready') {
       return this._publish(generation, { state, detail: client.detail, budget: null, list: null });
     }
@@ -133,12 +134,29 @@ export class ScratchpadModel {
     return this._snapshot;
   }
 
+  /** Follow the client's state: the kernel announcing itself (`%load_ext`) or going away. */
+  private _watch(client: ScratchpadClient | null): void {
+    if (client === this._watched) {
+      return;
+    }
+    this._watched?.stateChanged.disconnect(this._onClientState, this);
+    this._watched = client;
+    client?.stateChanged.connect(this._onClientState, this);
+  }
+
+  private _onClientState(_: ScratchpadClient, state: ConnectionState): void {
+    if (state === 'ready' || state === 'not-loaded' || state === 'idle') {
+      this.refresh();
+    }
+  }
+
   private _onKernelChanged(): void {
     this._snapshot = { ...this._snapshot, budget: null, list: null };
     this.refresh();
   }
 
   private _session: ISessionContext | null = null;
+  private _watched: ScratchpadClient | null = null;
   private _name: string | null = null;
   private _timer: ReturnType<typeof setTimeout> | null = null;
   private _generation = 0;

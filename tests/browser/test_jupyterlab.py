@@ -1,8 +1,9 @@
 """JupyterLab in headless Chromium: the stub card, Explore, the sidebar and the budget item.
 
 Starts ``jupyter lab`` (lab_server.py) and Debian's Chromium through Playwright, both stopped
-by the test. The screenshot is saved as ``$SCRATCHPAD_ARTIFACTS/jupyterlab-scratchpad.png``
-(default ``.ci-artifacts/`` at the top of the repository), also when the test fails.
+by the test. Screenshots go to ``$SCRATCHPAD_ARTIFACTS/`` (default ``.ci-artifacts/`` at the top
+of the repository): ``jupyterlab-scratchpad.png`` once the explorer shows, and
+``jupyterlab-scratchpad-end.png`` as the page was left, also when the test fails.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 STEP_TIMEOUT_MS = 60_000
 ARTIFACTS = Path(os.environ.get("SCRATCHPAD_ARTIFACTS") or Path(__file__).parents[2] / ".ci-artifacts")
-SCREENSHOT = ARTIFACTS / "jupyterlab-scratchpad.png"
+SCREENSHOT = ARTIFACTS / "jupyterlab-scratchpad.png"  # card, explorer, sidebar and status bar
+END_SCREENSHOT = ARTIFACTS / "jupyterlab-scratchpad-end.png"  # the page as the test left it
 
 CELLS = [
     "%load_ext jupyter_scratchpad",
@@ -65,7 +67,7 @@ def page(browser: Browser, server: LabServer) -> Iterator[Page]:
         yield page
     finally:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOT))
+        page.screenshot(path=str(END_SCREENSHOT))
         context.close()
 
 
@@ -137,3 +139,12 @@ def test_card_explore_sidebar_and_status(page: Page, server: LabServer) -> None:
     explore_cell = page.locator(".jp-Notebook .jp-Cell").nth(2)
     expect(explore_cell.locator(".jp-InputArea-editor")).to_contain_text(f"%scratch explore {handle}")
     expect(page.locator(".jp-scratchpad-explorer").first).to_be_visible()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT))
+
+    # Delete from the sidebar, confirmed in a dialog: the kernel forgets it, the list says so.
+    entry = sidebar.locator(f'li.jp-scratchpad-entry[data-handle="{handle}"]')
+    entry.locator('[data-action="delete"]').click()
+    page.locator(".jp-Dialog .jp-mod-warn").click()
+    expect(entry).to_have_count(0)
+    expect(sidebar).to_contain_text("Nothing spilled yet.")

@@ -155,3 +155,34 @@ def test_a_reply_json_cannot_hold_becomes_an_internal_error(pad: Scratchpad, man
     assert reply["error"]["code"] == "internal_error"
     assert reply["id"] == "9"
     unregister_comm_target(comm_manager=manager)
+
+
+def test_registering_announces_the_kernel_to_the_front_end(pad: Scratchpad, manager: Any) -> None:
+    made: list[RecordingComm] = []
+
+    def create_comm(**kwargs: Any) -> RecordingComm:
+        c = RecordingComm(**kwargs, primary=False)  # primary=False: no global comm manager
+        c.publish_msg("comm_open", data=kwargs.get("data"))
+        made.append(c)
+        return c
+
+    register_comm_target(Session(pad), comm_manager=manager, create_comm=create_comm)
+    [announced] = made
+    msg_type, hello = announced.sent[0]
+    assert (msg_type, announced.target_name) == ("comm_open", COMM_TARGET)
+    check("hello_reply", hello)
+    assert hello["id"] is None
+    # The announced comm answers requests like an opened one, and is closed on unload.
+    assert send(announced, {"protocol": "1.0", "id": "1", "type": "budget"})["ok"] is True
+    unregister_comm_target(comm_manager=manager)
+    assert announced.sent[-1][0] == "comm_close"
+
+
+def test_an_announcement_that_cannot_be_sent_is_not_an_error(pad: Scratchpad, manager: Any) -> None:
+    def no_front_end(**kwargs: Any) -> Any:
+        raise RuntimeError("no kernel to publish on")
+
+    assert register_comm_target(Session(pad), comm_manager=manager, create_comm=no_front_end)
+    assert bridge_for(comm_manager=manager).comms == {}  # type: ignore[union-attr]
+    assert open_comm(manager).sent[-1][1]["type"] == "hello"
+    unregister_comm_target(comm_manager=manager)

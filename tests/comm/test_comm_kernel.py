@@ -82,6 +82,13 @@ def test_the_bridge_through_a_real_kernel(kernel: BlockingKernelClient) -> None:
     assert kind == "comm_close"
 
     run(kernel, "%load_ext jupyter_scratchpad")
+    # Loading announces it to any open page: a comm_open to the page's target, the hello as data.
+    announced = [m for m in _SEEN if m["header"]["msg_type"] == "comm_open"]
+    assert [m["content"]["target_name"] for m in announced] == [COMM_TARGET]
+    check("hello_reply", announced[0]["content"]["data"])
+    announced_id = announced[0]["content"]["comm_id"]
+    assert request(kernel, announced_id, {"protocol": "1.0", "id": "a1", "type": "budget"})["ok"] is True
+
     comm_id, (kind, hello) = open_comm(kernel)
     assert kind == "comm_msg"
     check("hello_reply", hello)
@@ -101,8 +108,13 @@ def test_the_bridge_through_a_real_kernel(kernel: BlockingKernelClient) -> None:
     assert stub["result"]["stub"]["lines"] > 4000
 
     run(kernel, "%unload_ext jupyter_scratchpad")
-    kind, data = comm_event(kernel, comm_id)
-    assert kind == "comm_close"
-    check("closed", data)
+    closed = {}
+    for _ in range(2):  # both comms, the announced one and the opened one, in either order
+        msg = next(m for m in _SEEN if m["header"]["msg_type"] == "comm_close")
+        _SEEN.remove(msg)
+        closed[msg["content"]["comm_id"]] = msg["content"]["data"]
+    assert set(closed) == {comm_id, announced_id}
+    for data in closed.values():
+        check("closed", data)
     _, (kind, _data) = open_comm(kernel)
     assert kind == "comm_close"
