@@ -44,6 +44,7 @@ class ToolResult:
     tokens: int = 0
     tool: str = ""
     arguments: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)  # paging facts: total_items, truncated, ...
 
     def __str__(self) -> str:
         return self.text
@@ -155,7 +156,7 @@ _TOOLS: tuple[_Tool, ...] = (
             offset={**_INT, "minimum": 0, "description": "First item (default 0)."},
             limit={**_INT, "minimum": 1, "description": "Number of items (default 50)."},
         ),
-        ("handle", "fields"),
+        ("handle",),
         _json.iterate_over,
         _sugg_window("iterate_over"),
     ),
@@ -499,4 +500,4 @@ def _charge(pad: Scratchpad, tool: _Tool, ctx: ToolContext, args: dict[str, Any]
         err = _too_large(pad, tool, ctx, args, tokens, refusal.reason, refusal.limit)
         return _error_result(tool.name, args, err)
     pad._record_extraction(tokens)
-    return ToolResult(True, text, output.data, None, tokens, tool.name, args)
+    return ToolResult(True, text, output.data, None, tokens, tool.name, args, output.meta)

@@ -51,6 +51,7 @@ class Output:
     text: str
     data: Any
     footer: Callable[[int, int, int], str] | None = None  # (tokens, used_after, remaining_after)
+    meta: dict[str, Any] = field(default_factory=dict)  # paging facts for programs (totals, cut-offs)
 
 
 def fmt_bytes(n: int | None) -> str:

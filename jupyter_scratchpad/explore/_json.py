@@ -604,7 +604,8 @@ def iterate_over(
     summary = (
         f"items {lo:,}-{hi - 1:,} of {total:,} of {base}{nxt}" if rows else f"no items at offset {lo:,} of {total:,}"
     )
-    return Output(text or "(no items in that window)", rows, budget_footer(summary))
+    meta = {"total_items": total, "offset": lo, "limit": hi - lo, "next_offset": hi if hi < total else None}
+    return Output(text or "(no items in that window)", rows, budget_footer(summary), meta)
 
 
 def window_suggestions(

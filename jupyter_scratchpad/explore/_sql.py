@@ -195,7 +195,8 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
         f" (more rows exist: only the first {max_rows} are shown; add LIMIT/OFFSET or aggregate)" if truncated else ""
     )
     data = [dict(zip(columns, row, strict=True)) for row in rows]
-    return Output(text, data, budget_footer(f"{len(rows):,} rows × {len(columns)} columns{more}"))
+    meta = {"columns": columns, "rows": len(rows), "truncated": truncated, "max_rows": max_rows}
+    return Output(text, data, budget_footer(f"{len(rows):,} rows × {len(columns)} columns{more}"), meta)
 
 
 def sql_suggestions(args: dict[str, Any], estimated: int, limit: int, rows: int | None) -> list[dict[str, Any]]:

@@ -229,12 +229,14 @@ def grep(
             windows.append([lo, hi])
     blocks: list[str] = []
     matches: list[dict[str, Any]] = []
+    shown_lines: list[dict[str, Any]] = []
     for lo, hi in windows:
         rows = []
         for n, text_line in enumerate(reader.read_lines(lo, hi), start=lo):
             is_match = n in match_lines
             shown = _clip(text_line, columns.get(n))
             rows.append(f"{'>' if is_match else ' '}{n:>6}\t{shown}")
+            shown_lines.append({"line": n, "text": shown, "match": is_match})
             if is_match:
                 matches.append({"line": n, "text": shown})
         blocks.append("\n".join(rows))
@@ -252,6 +254,7 @@ def grep(
         "pattern": pattern,
         "matches": matches,
         "windows": windows,
+        "lines": shown_lines,
         "total_matches": counted,
         "total_complete": complete,
         "total_lines": total,

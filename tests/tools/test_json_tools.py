@@ -208,3 +208,12 @@ def test_json_tools_on_jsonl_and_not_json(pad: Scratchpad, log_handle: str) -> N
 
 def test_pods_fixture_is_realistic() -> None:
     assert len(json.dumps(pods())) > 200_000
+
+
+def test_iterate_over_without_fields_suggests_them_and_meta_has_totals(pad: Scratchpad, pods_handle: str) -> None:
+    err = pad.call_tool("iterate_over", {"handle": pods_handle, "path": "items"}).error
+    assert err["error"] == "invalid_argument"
+    follow = err["suggestions"][0]
+    assert follow["tool"] == "iterate_over" and follow["arguments"]["fields"]
+    res = pad.call_tool("iterate_over", follow["arguments"])
+    assert res.ok and res.meta["total_items"] == 3000 and res.meta["next_offset"] == 20

@@ -166,3 +166,9 @@ def test_bad_sql_is_a_result_with_suggestions(pad: Scratchpad, pods_handle: str)
     assert res.error["error"] == "sql_error" and res.error["relations"] == [pods_handle]
     assert res.error["suggestions"][0]["arguments"]["query"] == f"DESCRIBE {pods_handle}"
     assert pad.call_tool("sql", {"query": ""}).error["error"] == "invalid_argument"
+
+
+def test_sql_meta_says_when_rows_were_cut(pad: Scratchpad) -> None:
+    res = pad.call_tool("sql", {"query": "SELECT * FROM range(300)", "max_rows": 100})
+    assert res.meta == {"columns": ["range"], "rows": 100, "truncated": True, "max_rows": 100}
+    assert pad.call_tool("sql", {"query": "SELECT 1 AS one"}).meta["truncated"] is False

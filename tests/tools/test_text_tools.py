@@ -154,3 +154,8 @@ def test_unknown_and_hostile_handles(pad: Scratchpad, pods_handle: str) -> None:
         bad = pad.call_tool("head", {"handle": hostile})
         assert not bad.ok and bad.error["error"] in ("invalid_handle", "invalid_argument"), hostile
     assert pad.call_tool("head", {"handle": pods_handle, "lines": 1}).ok
+
+
+def test_grep_data_has_every_shown_line(pad: Scratchpad, log_handle: str) -> None:
+    res = pad.call_tool("grep", {"handle": log_handle, "pattern": "req=100 ", "context": 1})
+    assert [(r["line"], r["match"]) for r in res.data["lines"]] == [(100, False), (101, True), (102, False)]
