@@ -15,7 +15,7 @@ from ..errors import InvalidArgumentError
 from ..spill import SpillPolicy
 from ._measure import Measurer
 from ._plot import comparison_figure
-from ._replay import COLUMNS, as_policy, build_row, decide_with_count, frame, iterate, measure, report
+from ._replay import COLUMNS, as_policy, frame, replay_rows, report
 from ._sources import read_trace
 
 __all__ = ["PolicyComparison", "compare", "sweep"]
@@ -108,15 +108,8 @@ def compare(
         raise InvalidArgumentError("compare needs at least one policy")
     source = read_trace(trace, format)
     measurer = Measurer(model, preview_lines)
-    rows: list[dict[str, Any]] = []
-    for call in iterate(source, desc=f"{kind} {source.name}", progress=progress, on_error=on_error):
-        item = measure(call)
-        tokens = measurer.tokens(item.text, item.key) if call.available else None
-        for name, policy in resolved.items():
-            decision = None
-            if tokens is not None:
-                decision = decide_with_count(policy, call, item.size_bytes, tokens, model)
-            rows.append({"policy": name, **build_row(item, decision, tokens, policy, measurer)})
+    rows = replay_rows(source, resolved, model, measurer, desc=f"{kind} {source.name}", progress=progress,
+                       on_error=on_error)  # fmt: skip
     df = report(frame(rows, ["policy", *COLUMNS]), source, model, measurer, stacklevel=_stacklevel, policies=resolved)
     table = policy_table(df, resolved)
     return PolicyComparison(table, df, resolved, kind)

@@ -109,18 +109,15 @@ class Measurer:
     def __post_init__(self) -> None:
         self.tokenizer = tokenizer_for(self.model)
 
-    def tokens(self, text: str, key: bytes, known: int | None = None) -> int:
-        """The exact count of ``text``; ``known`` is an exact count already in hand."""
+    def tokens(self, text: str, key: bytes) -> int:
+        """The exact count of ``text`` (whose ``content_key`` is ``key``), tokenized once per replay."""
         cached = self._tokens.get(key)
-        if cached is not None:
-            return cached
-        if known is None:
+        if cached is None:
             started = time.perf_counter()
-            known = self.tokenizer.count(text)
+            cached = self._tokens[key] = self.tokenizer.count(text)
             self.seconds["count"] += time.perf_counter() - started
             self.counted += 1
-        self._tokens[key] = known
-        return known
+        return cached
 
     def text_tokens(self, text: str) -> int:
         """The count of a small text (a bounded error, a stub): not cached here."""

@@ -240,8 +240,9 @@ def replay(
     >>> summary(df)  # doctest: +SKIP
 
     ``trace`` is anything ``read_trace`` opens; ``policy`` a ``SpillPolicy`` or Aura TOML (text
-    or path). Each decision is the core's ``SpillPolicy.explain`` (early exit on large results);
-    ``tokens`` is the exact count of the result, ``stub_tokens`` that of the stub that would
+    or path). Each result is counted once, exactly (the table needs exact counts; the same text
+    twice is counted once), and decided by the core's rules (``decide_with_count``): ``tokens`` is
+    the exact count of the result, ``stub_tokens`` that of the stub that would
     replace it (the pad's stub with ``preview_lines``), ``context_tokens`` what enters the context
     (the stub, the bounded error, or the result) and ``tokens_saved`` the difference. Malformed
     lines are skipped, counted in ``df.attrs["malformed"]`` and warned about (``TraceWarning``);
@@ -252,17 +253,32 @@ def replay(
     policy = as_policy(policy)
     source = read_trace(trace, format)
     measurer = Measurer(model, preview_lines)
-    rows = []
-    for call in iterate(source, desc=f"replay {source.name}", progress=progress, on_error=on_error):
-        item = measure(call)
-        if not call.available:
-            rows.append(build_row(item, None, None, policy, measurer))
-            continue
-        decision = policy.explain(call.result, text=item.text, **_explain_args(call, model))
-        known = decision.tokens if decision.tokens_exact else None
-        tokens = measurer.tokens(item.text, item.key, known)
-        rows.append(build_row(item, decision, tokens, policy, measurer))
+    rows = replay_rows(source, {"": policy}, model, measurer, desc=f"replay {source.name}", progress=progress,
+                       on_error=on_error)  # fmt: skip
+    for row in rows:
+        del row["policy"]
     return report(frame(rows), source, model, measurer, policy=policy)
+
+
+def replay_rows(
+    source: Trace,
+    policies: dict[str, SpillPolicy],
+    model: str,
+    measurer: Measurer,
+    *,
+    desc: str,
+    progress: bool | None,
+    on_error: str,
+) -> list[dict[str, Any]]:
+    """One pass over ``source``: each result counted once, then decided by every policy."""
+    rows: list[dict[str, Any]] = []
+    for call in iterate(source, desc=desc, progress=progress, on_error=on_error):
+        item = measure(call)
+        tokens = measurer.tokens(item.text, item.key) if call.available else None
+        for name, policy in policies.items():
+            decision = None if tokens is None else decide_with_count(policy, call, item.size_bytes, tokens, model)
+            rows.append({"policy": name, **build_row(item, decision, tokens, policy, measurer)})
+    return rows
 
 
 def summary(df: pd.DataFrame, *, totals: bool = False) -> pd.DataFrame:

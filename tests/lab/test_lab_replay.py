@@ -9,7 +9,7 @@ import pytest
 from lab_known import KNOWN_POLICY_TOML, KnownTrace, words
 
 from jupyter_scratchpad import ScratchStore, SpillPolicy
-from jupyter_scratchpad.lab import COLUMNS, replay, summary
+from jupyter_scratchpad.lab import COLUMNS, read_trace, replay, summary
 from jupyter_scratchpad.spill import bound_error_text
 from jupyter_scratchpad.store import as_text
 from jupyter_scratchpad.tokens import count_tokens, load_encoding
@@ -148,3 +148,17 @@ def test_in_memory_records_and_an_empty_trace() -> None:
     assert list(empty.columns) == COLUMNS
     assert len(empty) == 0
     assert len(summary(empty)) == 0
+
+
+@pytest.mark.parametrize("trace_name", ["known", "sample"])
+def test_every_decision_is_the_cores_explain(
+    trace_name: str, known_trace: KnownTrace, policy: SpillPolicy, data_dir: Path
+) -> None:
+    path = known_trace.path if trace_name == "known" else data_dir / "trace.jsonl"
+    df = replay(path, policy, progress=False)
+    for (_, row), call in zip(df.iterrows(), read_trace(path), strict=True):
+        core = policy.explain(call.result, tool=call.tool, server=call.server, result_class=call.result_class,
+                              metadata=call.metadata, is_error=call.is_error)  # fmt: skip
+        assert (row["spilled"], row["rule"]) == (core.spill, core.rule)
+        assert (None if pd.isna(row["threshold"]) else row["threshold"]) == core.threshold
+        assert (None if pd.isna(row["pattern"]) else row["pattern"]) == core.pattern
