@@ -3,10 +3,10 @@
 The stub is the one ``Scratchpad.intercept`` would put in the context: the core's ``build_stub``
 and ``render_stub_text`` on the core's ``normalise`` of the result, with the handle the store
 would give it. Only the body's first lines are needed for the preview, so they are read from
-memory instead of from a body written to disk: measured on 300 spilled 17 KB results, rendering
-this way costs ~1 ms each against ~3.5 ms through a body directory and ~8.5 ms through a temporary
-``ScratchStore`` (``tests/lab/bench_replay.py``); ``tests/lab/test_stub.py`` checks that the text
-is identical to the stub of a real spill.
+memory instead of from a body written to disk: for a 59 KB listing this costs ~1.3 ms against
+10-50 ms for a spill into a temporary ``ScratchStore`` (``tests/lab/bench_replay.py``; ~3.5 ms
+through a body directory without the catalog). ``tests/lab/test_lab_stub.py`` checks that the
+text is identical to the stub of a real spill.
 """
 
 from __future__ import annotations

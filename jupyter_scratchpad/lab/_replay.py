@@ -94,7 +94,10 @@ def decide_with_count(policy: SpillPolicy, call: TraceCall, size_bytes: int, tok
 
     The rules that do not depend on the size, and the threshold that applies, come from the
     core itself (``explain`` on an empty text counts nothing); only the size comparison of rule 5
-    is made here, so that a sweep over many policies tokenizes each result once.
+    is made here, so that a sweep over many policies tokenizes each result once. ``explain``'s own
+    early exit does not help a replay: every row needs its exact count anyway (``tokens``,
+    ``tokens_saved``, and the stub quotes it), and the early exit would add a partial count per
+    spilled result and policy. ``tests/lab`` checks this equals ``explain`` for every rule.
     """
     pre = policy.explain("", text="", **_explain_args(call, model))
     if pre.rule not in SIZE_RULES:
