@@ -81,6 +81,8 @@ class ScratchMagics(Magics):
                 SpillPolicy.from_toml(path)
             except ScratchpadError as exc:
                 raise TraitError(f"ScratchMagics.policy_file: {exc.message}") from None
+            except (AttributeError, TypeError, ValueError) as exc:  # the core misreads some shapes
+                raise TraitError(f"ScratchMagics.policy_file: {path} is not a valid policy: {exc}") from None
         return path
 
     @validate("run_id", "agent_id", "model")

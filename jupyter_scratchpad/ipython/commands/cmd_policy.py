@@ -28,6 +28,8 @@ def run(session: Any, text: str, cell: str | None) -> Any:
             SpillPolicy.from_toml(args.file)
         except ScratchpadError as exc:
             raise UsageError(f"%scratch policy load: {exc.message}") from None
+        except (AttributeError, TypeError, ValueError) as exc:  # the core misreads some shapes
+            raise UsageError(f"%scratch policy load: {args.file} is not a valid policy: {exc}") from None
         if session.magics.policy_file == args.file:  # the same path again: re-read the file
             session.configure("policy_file")
         else:
@@ -40,6 +42,8 @@ def run(session: Any, text: str, cell: str | None) -> Any:
         policy = SpillPolicy.from_toml(args.file) if args.file else session.pad.policy
     except ScratchpadError as exc:
         raise UsageError(f"%scratch policy show: {exc.message}") from None
+    except (AttributeError, TypeError, ValueError) as exc:  # the core misreads some shapes
+        raise UsageError(f"%scratch policy show: {args.file} is not a valid policy: {exc}") from None
     print(policy.to_toml(), end="")
     return None
 
