@@ -27,6 +27,7 @@ __all__ = [
     "BaselineFailed",
     "check",
     "median",
+    "propose_if_missed",
     "profile_summary",
     "result",
     "run_child",
@@ -194,3 +195,11 @@ def profile_summary(fn: Callable[[], Any], top: int = 4) -> str:
     entries.sort(reverse=True)
     total = sum(s for s, _ in entries) or 1.0
     return "; ".join(f"`{w}` {s * 1e3:,.0f} ms ({s / total:.0%})" for s, w in entries[:top])
+
+
+def propose_if_missed(rows: list[dict[str, Any]], proposal: str) -> list[dict[str, Any]]:
+    """Append ``proposal`` (what the core could change) to the notes of rows that miss their goal."""
+    for row in rows:
+        if row.get("goal_met") is False:
+            row["notes"] = f"{row['notes']} **Goal missed. Proposal:** {proposal}".strip()
+    return rows

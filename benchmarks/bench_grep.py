@@ -19,7 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._data import LOG_ERROR_PHRASE, LOG_RARE_TOKEN, iter_log, stream_hash
-from benchmarks._harness import check, profile_summary, result, time_side_by_side
+from benchmarks._harness import (
+    check,
+    profile_summary,
+    propose_if_missed,
+    result,
+    time_side_by_side,
+)
 
 # (label, our arguments, GNU grep flags); patterns are valid for both RE2 and grep -E.
 CASES: list[tuple[str, dict[str, Any], list[str]]] = [
@@ -45,6 +51,13 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         ["-F", "-i"],
     ),
 ]
+GREP_PROPOSAL = (
+    "in `explore/_text.py::_scan`, number the matching lines from the body's sparse line index "
+    "(bisect the offsets in `lines.idx`, then count newlines over at most 64 KB) instead of "
+    "`mm[counted_to:line_start].count(b'\\n')`, which copies and scans every byte before the last "
+    "match (measured: ~40 ms of a 100 MB scan); and search a pattern with no regex syntax (and "
+    "not ignore_case) with `mmap.find` (memchr-based: 22 ms vs RE2's 30 ms over 100 MB here)."
+)
 _MATCH_LINE = re.compile(rb"^\d+:", re.M)
 
 
@@ -127,4 +140,4 @@ def run(quick: bool) -> list[dict[str, Any]]:
                 )
         finally:
             store.close()
-    return rows
+    return propose_if_missed(rows, GREP_PROPOSAL)

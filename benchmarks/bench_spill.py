@@ -74,7 +74,10 @@ def _row(label: str, text: str, runs: int, root: Path) -> dict[str, Any]:
     notes = (
         f"Format detected: {fmt}. Ours {size / median(ours_s) / 1e6:,.1f} MB/s, the plain write "
         f"{size / median(base_s) / 1e6:,.0f} MB/s. Where our time goes (one spill, phase by "
-        f"phase): {_phases(text)}; the rest is the catalog and the stub."
+        f"phase): {_phases(text)}; the rest is the catalog and the stub. The exact full count "
+        "feeds the stub and `usage()`; the decision itself needs only `count_upto`, so the core "
+        "could count lazily (on first `usage()`/stub render, or in a background thread) and make a "
+        "spill cost about its write."
     )
     return result(
         f"spill (intercept) {label}",
