@@ -149,6 +149,15 @@ class SpillPolicy:
 
     def __post_init__(self) -> None:
         _check_threshold(self.min_tokens, "min_tokens")
+        margin = self.context_safety_margin
+        if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0.0 <= margin < 1.0:
+            raise InvalidArgumentError(f"context_safety_margin must be in [0, 1), not {margin!r}")
+        cap = self.max_extraction_tokens
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap <= 0:
+            raise InvalidArgumentError(f"max_extraction_tokens must be a positive integer, not {cap!r}")
+        _check_threshold(self.turn_depth_bonus, "turn_depth_bonus")
+        if _check_threshold(self.error_max_bytes, "error_max_bytes") < 256:
+            raise InvalidArgumentError("error_max_bytes must be at least 256")
         if self.min_bytes is not None:
             _check_threshold(self.min_bytes, "min_bytes")
         patterns = dict(self.patterns or {})
@@ -203,8 +212,13 @@ class SpillPolicy:
         is_error: bool = False,
         model: str = "gpt-4o",
         text: str | None = None,
+        tokens: int | None = None,
     ) -> SpillDecision:
-        """Decide whether ``result`` spills, and say why. Counts only as far as needed."""
+        """Decide whether ``result`` spills, and say why. Counts only as far as needed.
+
+        ``tokens``: the exact count of the result's text when the caller already has it (a replay
+        that decides many policies from one count); nothing is tokenized then.
+        """
         if text is None:
             text = as_text(result)
         if is_error:
@@ -236,7 +250,10 @@ class SpillPolicy:
                 pattern,
                 f"{size} bytes >= min_bytes {self.min_bytes}",
             )
-        tokens, exact = tokenizer_for(model).count_upto(text, threshold)
+        if tokens is not None:
+            exact = True
+        else:
+            tokens, exact = tokenizer_for(model).count_upto(text, threshold)
         if tokens >= threshold:
             return SpillDecision(
                 True,

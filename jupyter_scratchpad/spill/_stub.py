@@ -75,7 +75,8 @@ def build_stub(
     entry: Entry, reader: BodyReader, *, preview_lines: int, value: Any = None, model: str, tokens_estimate: bool
 ) -> dict[str, Any]:
     total = entry.line_count or 0
-    lines = [_clean(line) for line in reader.read_lines(1, min(preview_lines, total))]
+    raw_lines = reader.read_lines(1, min(preview_lines, total))
+    lines = [_clean(line) for line in raw_lines]
     kept: list[str] = []
     chars = 0
     for line in lines:
@@ -87,7 +88,7 @@ def build_stub(
     preview = "\n".join(kept)
     note = (
         f"preview: lines 1-{shown:,} of {total:,} of the {entry.format} body"
-        + (", long lines cut" if any(a != b for a, b in zip(kept, lines, strict=False)) else "")
+        + (", long lines cut" if any(len(line) > PREVIEW_LINE_CHARS for line in raw_lines[:shown]) else "")
         + ("" if shown >= total else f"; {total - shown:,} lines not shown")
     )
     if entry.format == "json":

@@ -488,9 +488,9 @@ class ScratchStore:
             with self._db() as conn:
                 conn.execute(
                     "UPDATE scratch_entries SET expires_at = ?, created_at = CASE WHEN expires_at <= ? "
-                    "THEN ? ELSE created_at END WHERE run_id = ? AND agent_id = ? AND kind = 'handle' "
-                    "AND key = ?",
-                    [now + ttl, now, now, scope.run_id, scope.agent_id, handle],
+                    "THEN ? ELSE created_at END, tokens = coalesce(?, tokens), source_tool = ?, server = ? "
+                    "WHERE run_id = ? AND agent_id = ? AND kind = 'handle' AND key = ?",
+                    [now + ttl, now, now, tokens, source_tool, server, scope.run_id, scope.agent_id, handle],
                 )
             entry = self.require_entry(scope, "handle", handle)
             return entry, False

@@ -220,3 +220,39 @@ def test_policy_defaults_configure_the_pad(store) -> None:  # type: ignore[no-un
     assert pad.budget.max_extraction_tokens == 1234
     assert pad.budget.usable == 5000
     assert pad.intercept(text_of_tokens(10), tool="t").spilled
+
+
+def test_same_content_spilled_by_another_model_carries_that_models_count(store) -> None:  # type: ignore[no-untyped-def]
+    text = "data " * 20_000
+    a = store.scratchpad("r", "a", model="gpt-4o").intercept(text, tool="t")
+    b = store.scratchpad("r", "a", model="claude-sonnet-4-5").intercept(text, tool="t")
+    assert a.handle == b.handle
+    assert b.stub["tokens"] == count_tokens(text, model="claude-sonnet-4-5") != a.stub["tokens"]
+
+
+def test_stub_says_when_long_lines_were_cut(pad) -> None:  # type: ignore[no-untyped-def]
+    assert "long lines cut" in pad.spill("x" * 500 + "\nshort", tool="t").stub["note"]
+    assert "long lines cut" not in pad.spill("short\nlines", tool="t").stub["note"]
+
+
+def test_explain_with_a_known_count_tokenizes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    tok = tokenizer_for("gpt-4o")
+    monkeypatch.setattr(tok, "_raw_chunk", lambda c, b: pytest.fail("tokenized"))
+    d = SpillPolicy(min_tokens=100).explain("anything", tool="t", tokens=150)
+    assert (d.spill, d.tokens, d.tokens_exact) == (True, 150, True)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"context_safety_margin": 1.5},
+        {"context_safety_margin": float("nan")},
+        {"max_extraction_tokens": -1},
+        {"max_extraction_tokens": 0},
+        {"turn_depth_bonus": -2},
+        {"error_max_bytes": 10},
+    ],
+)
+def test_policy_ranges_are_checked(kwargs: dict) -> None:
+    with pytest.raises(InvalidArgumentError):
+        SpillPolicy(**kwargs)

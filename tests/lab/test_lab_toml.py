@@ -1,7 +1,6 @@
 """Policies round-trip with Aura's TOML, and a tuned policy pastes into an Aura configuration unchanged.
 
-The ``xfail(strict=True)`` tests pin bugs of the core's ``spill/_toml.py`` reported to the lead:
-each fails today and will turn into an error (XPASS) the day the core is fixed.
+The ``test_core_bug_*`` tests pin bugs once found in the core's ``spill/_toml.py`` (now fixed).
 """
 
 from __future__ import annotations
@@ -134,31 +133,38 @@ def test_bad_values_are_clear_errors() -> None:
             SpillPolicy.from_toml(text)
 
 
-# -- bugs of the core pinned for the lead (spill/_toml.py) -------------------------------------
+# -- bugs once found in the core (spill/_toml.py), kept as regressions -------------------------------------
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError, reason="core: a non-table [agent]/[mcp] raises AttributeError")
 @pytest.mark.parametrize(
     "text", ["agent = 5\n", "mcp = 5\n", "[mcp]\nservers = 5\n", "[agent.scratchpad]\npatterns = 5\n"]
 )
-def test_core_bug_non_tables_raise_attribute_error(text: str) -> None:
+def test_non_tables_are_clear_errors(text: str) -> None:
     with pytest.raises(InvalidArgumentError):
         SpillPolicy.from_toml(text)
 
 
-@pytest.mark.xfail(strict=True, raises=tomllib.TOMLDecodeError, reason="core: to_toml writes U+007F raw")
-def test_core_bug_to_toml_of_a_key_with_delete_is_invalid() -> None:
-    policy = SpillPolicy(patterns={"a\x7fb": 5})
+def test_to_toml_escapes_control_characters() -> None:
+    policy = SpillPolicy(patterns={"a\x7fb": 5, "tab\there": 6})
+    assert SpillPolicy.from_toml(policy.to_toml()) == policy
     tomllib.loads(policy.to_toml())
 
 
-@pytest.mark.xfail(strict=True, reason="core: to_toml drops spill_classes, oob_metadata_keys, error_max_bytes")
-def test_core_bug_to_toml_drops_fields() -> None:
-    policy = SpillPolicy(spill_classes=frozenset({"query", "effect"}), error_max_bytes=4096)
+def test_to_toml_keeps_every_field() -> None:
+    policy = SpillPolicy(spill_classes=frozenset({"query", "effect"}), error_max_bytes=4096,
+                         oob_metadata_keys=frozenset({"receipt"}), internal_tools=frozenset({"ping"}), min_bytes=8192)
     assert SpillPolicy.from_toml(policy.to_toml()) == policy
 
 
-@pytest.mark.xfail(strict=True, reason="core: a misspelt { min_token = N } silently becomes 5,120")
-def test_core_bug_a_misspelt_entry_is_silently_the_default() -> None:
-    with pytest.raises(InvalidArgumentError):
+def test_a_misspelt_entry_is_an_error_naming_the_key() -> None:
+    with pytest.raises(InvalidArgumentError, match="did you mean 'min_tokens'"):
         SpillPolicy.from_toml('[mcp.servers.k8s.scratchpad]\n"k8s_*" = { min_token = 512 }\n')
+
+
+def test_empty_text_is_the_default_policy_and_paths_with_equals_are_paths(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    assert SpillPolicy.from_toml("") == SpillPolicy()
+    odd = tmp_path / "a=b[1].toml"
+    odd.write_text("[agent.scratchpad]\nmax_extraction_tokens = 42\n")
+    assert SpillPolicy.from_toml(str(odd)).max_extraction_tokens == 42
+    with pytest.raises(InvalidArgumentError, match="cannot read policy file"):
+        SpillPolicy.from_toml(str(tmp_path / "missing.toml"))
