@@ -53,8 +53,13 @@ class OutputSpiller:
         pad = self.session.pad
         return pad.policy.explain(value, tool=tool, model=pad.model, text=text).spill
 
-    def _intercept(self, payload: Any, tool: str) -> dict[str, Any] | None:
-        result = self.session.pad.intercept(payload, tool=tool, result_class="query")
+    def _intercept(self, payload: Any, tool: str, text: str) -> dict[str, Any] | None:
+        pad = self.session.pad
+        # Decide on the text already serialised (most outputs do not spill: one serialisation, one
+        # count up to the threshold); only a spill goes through intercept, which decides again.
+        if not pad.policy.explain(payload, tool=tool, result_class="query", model=pad.model, text=text).spill:
+            return None
+        result = pad.intercept(payload, tool=tool, result_class="query")
         if result.failure:
             log.error("auto-spill of %s failed (%s); the output is shown in full", tool, result.failure)
         return result.stub if result.spilled else None
@@ -64,7 +69,7 @@ class OutputSpiller:
         text = value if isinstance(value, str) else as_text(value)
         if not self.could_spill(len(text), tool):
             return None
-        stub = self._intercept(value, tool)
+        stub = self._intercept(value, tool, text)
         return stub_bundle(stub, where) if stub else None
 
     def spill_bundle(self, data: Mapping[str, Any], tool: str,
@@ -79,7 +84,7 @@ class OutputSpiller:
             text = payload if isinstance(payload, str) else as_text(payload)
             if not self.could_spill(len(text), tool):
                 continue
-            stub = self._intercept(payload if mime == "application/json" else text, tool)
+            stub = self._intercept(payload if mime == "application/json" else text, tool, text)
             if stub:
                 return stub_bundle(stub, where)
         return None
