@@ -13,7 +13,7 @@ NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
 
 def test_the_notebooks_exist() -> None:
     names = {p.name for p in NOTEBOOKS}
-    assert {"02-agent-tools.ipynb", "03-sql-over-spills.ipynb"} <= names
+    assert {"01-quickstart.ipynb", "02-agent-tools.ipynb", "03-sql-over-spills.ipynb", "04-policy-lab.ipynb"} <= names
 
 
 @pytest.mark.slow
