@@ -12,17 +12,16 @@ from typing import Any
 
 import pytest
 from conftest import clear_shell
+from ipykernel.inprocess.manager import InProcessKernelManager
 
 from jupyter_scratchpad.ipython import STUB_MIME, get_session
-
-ipykernel_inprocess = pytest.importorskip("ipykernel.inprocess.manager")
 
 
 class Kernel:
     """An in-process ipykernel and a client: ``run(code)`` returns the cell's iopub messages."""
 
     def __init__(self) -> None:
-        self.manager = ipykernel_inprocess.InProcessKernelManager()
+        self.manager = InProcessKernelManager()
         self.manager.start_kernel()
         self.client = self.manager.client()
         self.client.start_channels()
