@@ -92,6 +92,22 @@ class Scratchpad:
     def __repr__(self) -> str:
         return f"<Scratchpad run={self.run_id!r} agent={self.agent_id!r} model={self.model!r} {self.budget!r}>"
 
+    def set_model(self, model: str, context_window: int | None = None,
+                  max_extraction_tokens: int | None = None) -> None:
+        """Count in ``model``'s tokens from now on and size the budget to its window.
+
+        Tokens already used stay used (a window change does not refund them).
+        """
+        old = self.budget
+        self.tokenizer = tokenizer_for(model)
+        self.tokens_are_estimates = encoding_for_model(model).is_estimate
+        self.model = model
+        window = context_window if context_window is not None else context_window_for(model)
+        cap = old.max_extraction_tokens if max_extraction_tokens is None else max_extraction_tokens
+        if (window, cap) != (old.context_window, old.max_extraction_tokens):
+            self.budget = ContextBudget(window, old.safety_margin, initial_used=old.used,
+                                        max_extraction_tokens=cap, turn_depth_bonus=old.turn_depth_bonus)
+
     # -- spilling ----------------------------------------------------------------------------
 
     def intercept(
@@ -106,16 +122,19 @@ class Scratchpad:
         handle: str | None = None,
         force: bool = False,
         ttl_s: float | None = None,
+        text: str | None = None,
     ) -> InterceptResult:
         """Spill ``result`` (str, bytes, dict or list) when the policy says so; else pass it through.
 
-        ``force`` spills whatever the policy says; ``handle`` names the entry (a valid handle).
+        ``force`` spills whatever the policy says; ``handle`` names the entry (a valid handle);
+        ``text`` is the result's text when the caller has already serialised it.
         A spill that fails never fails the caller: the full result comes back, and the failure
         is logged at ERROR level.
         """
         if handle is not None:
             validate_handle(handle)
-        text = as_text(result)
+        if text is None:
+            text = as_text(result)
         if force:
             decision = SpillDecision(True, "forced", size_bytes=len(text.encode("utf-8", "surrogatepass")))
         else:

@@ -139,6 +139,23 @@ def _table(columns: list[str], rows: list[list[Any]]) -> str:
     return "\n".join([head, rule, *body])
 
 
+def _unique(names: list[str]) -> list[str]:
+    """Column names made unique (``a``, ``a_2``), so that rows as dicts lose nothing."""
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        if name in seen:
+            seen[name] += 1
+            candidate = f"{name}_{seen[name]}"
+            while candidate in seen:
+                seen[name] += 1
+                candidate = f"{name}_{seen[name]}"
+            name = candidate
+        seen.setdefault(name, 1)
+        out.append(name)
+    return out
+
+
 def _error_kind(exc: duckdb.Error) -> str:
     if isinstance(exc, duckdb.PermissionException):
         return "sql_forbidden"
@@ -167,7 +184,7 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
         if not description:
             columns, fetched = [], []
         else:
-            columns = [d[0] for d in description]
+            columns = _unique([str(d[0]) for d in description])
             fetched = cursor.fetchmany(max_rows + 1)
     except duckdb.Error as exc:
         kind = _error_kind(exc)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 from typing import TYPE_CHECKING, Any
 
 from ..tools import ToolResult
@@ -127,6 +128,12 @@ class OutputHooks:
         except Exception:
             log.exception("ending the stream gates failed")
         self.session.forget_own_results()
+        widgets = sys.modules.get("jupyter_scratchpad.widgets")
+        if widgets is not None:  # open explorers show this cell's spills now, not at their next poll
+            try:
+                widgets.refresh_all()
+            except Exception:
+                log.exception("refreshing the explorers failed")
 
     # -- displayhook and display publisher ---------------------------------------------------
 

@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from .. import ScratchpadError, ScratchStore, SpillPolicy
-from ..budget import ContextBudget, context_window_for
-from ..tokens import encoding_for_model, tokenizer_for
+from ..budget import ContextBudget
 from ._hooks import OutputHooks
 from ._render import stub_bundle
 from ._spill import OutputSpiller
@@ -211,19 +210,12 @@ class ScratchSession:
     def retarget(self) -> None:
         """Point the pad at the configured model and window, keeping the tokens already used.
 
-        The core has no setter for a pad's model, so the pad's public attributes are updated here
-        (tokenizer and budget together); see the report's request for ``Scratchpad.set_model``.
         """
         m, pad = self.magics, self.pad
         policy = pad.policy
-        if m.model != pad.model:
-            pad.tokenizer = tokenizer_for(m.model)
-            pad.tokens_are_estimates = encoding_for_model(m.model).is_estimate
-            pad.model = m.model
-        old = pad.budget
-        window = m.context_window or context_window_for(m.model)
-        cap = m.max_extraction_tokens or policy.max_extraction_tokens
-        if (window, policy.context_safety_margin, cap) != (old.context_window, old.safety_margin,
-                                                           old.max_extraction_tokens):
-            pad.budget = ContextBudget(window, policy.context_safety_margin, initial_used=old.used,
-                                       max_extraction_tokens=cap, turn_depth_bonus=policy.turn_depth_bonus)
+        if policy.context_safety_margin != pad.budget.safety_margin:
+            old = pad.budget
+            pad.budget = ContextBudget(old.context_window, policy.context_safety_margin, initial_used=old.used,
+                                       max_extraction_tokens=old.max_extraction_tokens,
+                                       turn_depth_bonus=policy.turn_depth_bonus)
+        pad.set_model(m.model, m.context_window, m.max_extraction_tokens or policy.max_extraction_tokens)

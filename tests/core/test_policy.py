@@ -256,3 +256,14 @@ def test_explain_with_a_known_count_tokenizes_nothing(monkeypatch: pytest.Monkey
 def test_policy_ranges_are_checked(kwargs: dict) -> None:
     with pytest.raises(InvalidArgumentError):
         SpillPolicy(**kwargs)
+
+
+def test_set_model_recounts_and_keeps_used(pad) -> None:  # type: ignore[no-untyped-def]
+    pad.record_llm_usage(input_tokens=50_000)
+    pad.set_model("claude-sonnet-4-5")
+    assert pad.budget.context_window == 200_000 and pad.budget.used == 50_000
+    assert pad.tokens_are_estimates
+    r = pad.intercept(BIG, tool="t")
+    assert r.stub["tokens"] == count_tokens(BIG, model="claude-sonnet-4-5")
+    pad.set_model("gpt-4o", context_window=32_000)
+    assert pad.budget.usable == 25_600 and pad.budget.used == 50_000 and pad.budget.remaining == 0

@@ -172,3 +172,11 @@ def test_sql_meta_says_when_rows_were_cut(pad: Scratchpad) -> None:
     res = pad.call_tool("sql", {"query": "SELECT * FROM range(300)", "max_rows": 100})
     assert res.meta == {"columns": ["range"], "rows": 100, "truncated": True, "max_rows": 100}
     assert pad.call_tool("sql", {"query": "SELECT 1 AS one"}).meta["truncated"] is False
+
+
+def test_duplicate_and_empty_columns_survive(pad: Scratchpad) -> None:
+    res = pad.call_tool("sql", {"query": "SELECT 1 AS a, 2 AS a, 3 AS a_2"})
+    assert res.data == [{"a": 1, "a_3": 2, "a_2": 3}] or res.data == [{"a": 1, "a_2": 2, "a_2_2": 3}]
+    assert len(res.data[0]) == 3 and res.meta["columns"] == list(res.data[0])
+    empty = pad.call_tool("sql", {"query": "SELECT 1 AS x, 'y' AS y WHERE false"})
+    assert empty.data == [] and empty.meta["columns"] == ["x", "y"]

@@ -35,15 +35,6 @@ def _parse(text: str) -> tuple[str, int | None]:
     return text.strip(), None
 
 
-def _columns_of(table_text: str) -> list[str]:
-    """Column names from the header of the core's text table (``| a | b |``), for empty results."""
-    header = table_text.split("\n", 1)[0].strip()
-    if not (header.startswith("|") and header.endswith("|")):
-        return []
-    cells = header[1:-1].replace("\\|", "\0").split("|")
-    return [c.strip().replace("\0", "|") for c in cells]
-
-
 def run(session: Any, text: str, cell: str | None) -> Any:
     query, max_rows = _parse(text)
     if cell is not None:
@@ -53,7 +44,7 @@ def run(session: Any, text: str, cell: str | None) -> Any:
     pd = need_pandas("sql")
     result = call_tool(session, "sql", "sql", {"query": query, "max_rows": max_rows})
     rows = list(result.data or [])
-    frame = pd.DataFrame(rows) if rows else pd.DataFrame(columns=_columns_of(result.text))
+    frame = pd.DataFrame(rows, columns=result.meta.get("columns") or None)
     return session.mark_own(frame)
 
 
