@@ -484,13 +484,22 @@ def _charge(pad: Scratchpad, tool: _Tool, ctx: ToolContext, args: dict[str, Any]
     tokenizer = pad.tokenizer
     budget = pad.budget
     text = output.text
-    tokens = tokenizer.count(text)
-    if output.footer is not None:
-        # The footer reports this call's own tokens: settle the number in a couple of rounds.
-        guess = tokens
+    if output.footer is None:
+        tokens = tokenizer.count(text)
+    else:
+        # The footer reports this call's own tokens: settle the number in a couple of rounds. A
+        # footer starts with "-" after a newline, where tiktoken's pieces always break, so the
+        # body is counted once and only the footer again (exact counts add up; Claude's scaled
+        # estimate does not, so it recounts the whole).
+        additive = not tokenizer.is_estimate
+        head = f"{output.text}\n"
+        head_tokens = tokenizer.count(head) if additive else 0
+        guess = head_tokens
+        full, counted = head, head_tokens
         for _ in range(4):
-            full = f"{output.text}\n{output.footer(guess, budget.used + guess, max(0, budget.remaining - guess))}"
-            counted = tokenizer.count(full)
+            footer = output.footer(guess, budget.used + guess, max(0, budget.remaining - guess))
+            full = head + footer
+            counted = head_tokens + tokenizer.count(footer) if additive else tokenizer.count(full)
             if counted == guess:
                 break
             guess = counted

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections import Counter
+from itertools import chain
 from typing import Any
 
 import orjson
@@ -26,55 +27,80 @@ STRING_CHARS = 600
 # -- shapes -----------------------------------------------------------------------------------
 
 
-class Shape:
-    """The union of every value seen at one path (arrays: over all their items)."""
+_KINDS: dict[type, str] = {
+    dict: "object",
+    list: "array",
+    str: "string",
+    int: "number",
+    float: "number",
+    bool: "bool",
+    type(None): "null",
+}
 
-    __slots__ = ("count", "items", "key_counts", "keys", "kinds", "lengths", "objects")
+
+class Shape:
+    """The union of every value seen at one path (arrays: over all their items).
+
+    Built level by level over all the values at a path at once (``Shape.of``): the values of each
+    key are gathered into one list and summarised together, which costs one dict step per node
+    instead of one method call per node.
+    """
+
+    __slots__ = ("count", "items", "keys", "keys_hi", "keys_lo", "kinds", "len_hi", "len_lo", "objects")
 
     def __init__(self) -> None:
         self.count = 0
         self.kinds: Counter[str] = Counter()
         self.keys: dict[str, Shape] = {}
-        self.key_counts: list[int] = []  # number of keys of each object seen
+        self.keys_lo = self.keys_hi = 0  # fewest / most keys of an object seen
         self.objects = 0
         self.items: Shape | None = None
-        self.lengths: list[int] = []
+        self.len_lo = self.len_hi = 0  # shortest / longest array seen
 
-    def add(self, value: Any, depth_left: int) -> None:
-        self.count += 1
-        if isinstance(value, dict):
-            self.kinds["object"] += 1
-            self.objects += 1
-            self.key_counts.append(len(value))
+    @classmethod
+    def of(cls, values: list[Any], depth_left: int) -> Shape:
+        shape = cls()
+        shape.count = len(values)
+        types = Counter(map(type, values))
+        if all(t in _KINDS for t in types):
+            for t, n in types.items():
+                shape.kinds[_KINDS[t]] += n
+            dicts = [v for v in values if type(v) is dict] if dict in types else []
+            lists = [v for v in values if type(v) is list] if list in types else []
+        else:  # subclasses of dict/list, or other objects: the slow, general way
+            shape.kinds.update(kind_of(v) for v in values)
+            dicts = [v for v in values if isinstance(v, dict)]
+            lists = [v for v in values if isinstance(v, list)]
+        if dicts:
+            sizes = list(map(len, dicts))
+            shape.objects, shape.keys_lo, shape.keys_hi = len(dicts), min(sizes), max(sizes)
             if depth_left > 0:
-                keys = self.keys
-                for k, v in value.items():
-                    child = keys.get(k)
-                    if child is None:
-                        child = keys[k] = Shape()
-                    child.add(v, depth_left - 1)
-        elif isinstance(value, list):
-            self.kinds["array"] += 1
-            self.lengths.append(len(value))
+                buckets: dict[str, list[Any]] = {}
+                for d in dicts:
+                    for k, v in d.items():
+                        bucket = buckets.get(k)
+                        if bucket is None:
+                            buckets[k] = [v]
+                        else:
+                            bucket.append(v)
+                shape.keys = {k: cls.of(b, depth_left - 1) for k, b in buckets.items()}
+        if lists:
+            lengths = list(map(len, lists))
+            shape.len_lo, shape.len_hi = min(lengths), max(lengths)
             if depth_left > 0:
-                if self.items is None:
-                    self.items = Shape()
-                items = self.items
-                for v in value:
-                    items.add(v, depth_left - 1)
-        else:
-            self.kinds[kind_of(value)] += 1
+                shape.items = cls.of(list(chain.from_iterable(lists)), depth_left - 1)
+        return shape
 
     def describe(self) -> str:
         parts = []
         for kind, _ in self.kinds.most_common():
             if kind == "object":
-                lo, hi = min(self.key_counts), max(self.key_counts)
+                lo, hi = self.keys_lo, self.keys_hi
                 n = f"{lo}" if lo == hi else f"{lo}-{hi}"
                 distinct = f", {len(self.keys)} distinct" if self.keys and len(self.keys) != hi else ""
                 parts.append(f"object({n} {'key' if n == '1' else 'keys'}{distinct})")
             elif kind == "array":
-                lo, hi = min(self.lengths), max(self.lengths)
+                lo, hi = self.len_lo, self.len_hi
                 n = f"{lo:,}" if lo == hi else f"{lo:,}-{hi:,}"
                 parts.append(f"array({n} items)")
             else:
@@ -102,8 +128,7 @@ class _SchemaWriter:
 
     def concrete(self, value: Any, path: str, depth: int, first_line: int) -> int:
         """Rows for a value that sits at one place in the body; returns its line count."""
-        kind = Shape()
-        kind.add(value, 0)
+        kind = Shape.of([value], 0)
         index = len(self.rows)
         self._row(path, kind.describe(), "")
         if depth >= self.max_depth or not isinstance(value, (dict, list)) or not value:
@@ -120,11 +145,9 @@ class _SchemaWriter:
                 line += child_lines
                 lines += child_lines
         else:
-            item_lines = sum(_pretty_lines(v) for v in value)
-            lines = 2 + item_lines
-            shape = Shape()
-            for v in value:
-                shape.add(v, self.max_depth - depth - 1)
+            lines = _pretty_lines(value)  # one serialisation of the whole array
+            item_lines = lines - 2
+            shape = Shape.of(value, self.max_depth - depth - 1)
             self.repeated(
                 shape,
                 f"{path}[*]",
@@ -159,6 +182,9 @@ class _SchemaWriter:
             )
 
 
+_SCHEMAS: dict[tuple[str, int], _SchemaWriter] = {}
+
+
 def _child_path(path: str, key: str) -> str:
     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]*", key):
         return f"{path}.{key}"
@@ -178,8 +204,14 @@ def schema(ctx: ToolContext, handle: str, max_depth: int = 4) -> Output:
         raise ToolError("invalid_argument", "'max_depth' must be at most 32", argument="max_depth")
     title = f"schema of {entry.key} ({entry.format}, {fmt_bytes(entry.size_bytes)}, {entry.line_count or 0:,} lines)"
     if entry.format == "json":
-        writer = _SchemaWriter(max_depth)
-        writer.concrete(ctx.json_value(entry), "$", 0, 1)
+        assert entry.body_id is not None
+        writer = _SCHEMAS.get((entry.body_id, max_depth))
+        if writer is None:  # bodies never change: a schema is computed once per body and depth
+            writer = _SchemaWriter(max_depth)
+            writer.concrete(ctx.json_value(entry), "$", 0, 1)
+            _SCHEMAS[(entry.body_id, max_depth)] = writer
+            while len(_SCHEMAS) > 64:
+                _SCHEMAS.pop(next(iter(_SCHEMAS)), None)
         rows = writer.rows
         text = _render_rows(rows)
         if writer.truncated:
@@ -272,9 +304,7 @@ def _text_summary(ctx: ToolContext, entry: Entry) -> tuple[str, dict[str, Any]]:
         out.append("encoding: not valid UTF-8 (shown with U+FFFD; read_handle has the exact bytes)")
     if entry.format == "jsonl":
         records = ctx.json_value(entry)
-        shape = Shape()
-        for record in records:
-            shape.add(record, 1)
+        shape = Shape.of(records, 1)
         keys = sorted(shape.keys.items(), key=lambda kv: -kv[1].count)[:MAX_KEYS_SHOWN]
         info["records"] = len(records)
         info["keys"] = {k: {"kind": s.describe(), "present": s.count} for k, s in keys}

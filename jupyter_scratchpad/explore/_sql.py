@@ -16,6 +16,7 @@ import datetime as _dt
 import decimal
 import threading
 import uuid
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -51,26 +52,79 @@ def relation_names(ctx: ToolContext) -> list[dict[str, Any]]:
     return out
 
 
+# body_id -> (path, format, columns spec) inferred once from every record: bodies never change, so
+# each query then parses the file once, with no sampling pass (and no key first seen late is lost).
+_INFERRED: dict[str, tuple[str, str, str]] = {}
+
+
+def _max_object(nbytes: int) -> int:
+    return max(16 << 20, nbytes + 1)
+
+
+def _infer_columns(entry: Entry, raw: Path, body: Path) -> tuple[str, str, str] | None:
+    """Read every record once (our own files, before any sandbox exists) and pin the columns."""
+    if entry.format == "jsonl":
+        candidates = [(raw, "newline_delimited")]
+    else:
+        with open(raw, "rb") as fh:
+            first = fh.read(4096).lstrip()[:1]
+        # the original bytes first (compact: faster to scan); the pretty body when DuckDB's parser
+        # refuses something Python's accepted (NaN, say)
+        candidates = [(raw, "array" if first == b"[" else "auto"), (body, "array" if first == b"[" else "auto")]
+    conn = duckdb.connect(
+        ":memory:", config={"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
+    )
+    try:
+        for path, fmt in candidates:
+            try:
+                cols = conn.execute(
+                    f"DESCRIBE SELECT * FROM read_json({_quote_literal(str(path))}, format='{fmt}', "
+                    f"sample_size=-1, maximum_object_size={_max_object(path.stat().st_size)})"
+                ).fetchall()
+            except duckdb.Error:
+                continue
+            if cols:
+                spec = "{" + ", ".join(f"{_quote_literal(c[0])}: {_quote_literal(c[1])}" for c in cols) + "}"
+                return str(path), fmt, spec
+    finally:
+        conn.close()
+    return None
+
+
 def _view_sql(ctx: ToolContext, entry: Entry) -> tuple[str, str]:
     reader = ctx.reader(entry)
-    path = str(reader.body_path)
     name = _quote_ident(entry.key)
-    if entry.format == "json":
+    if entry.format in ("json", "jsonl"):
+        assert entry.body_id is not None
+        inferred = _INFERRED.get(entry.body_id)
+        if inferred is None:
+            inferred = _infer_columns(entry, reader.raw_path, reader.body_path)
+            if inferred is not None:
+                _INFERRED[entry.body_id] = inferred
+                while len(_INFERRED) > 512:
+                    _INFERRED.pop(next(iter(_INFERRED)), None)
+        if inferred is not None:
+            path, fmt, spec = inferred
+            size = Path(path).stat().st_size
+            source = (
+                f"read_json({_quote_literal(path)}, format='{fmt}', columns={spec}, "
+                f"maximum_object_size={_max_object(size)})"
+            )
+            return path, f"CREATE VIEW {name} AS SELECT * FROM {source}"
+        path = str(reader.body_path)
+        fmt = "newline_delimited" if entry.format == "jsonl" else "auto"
+        size = reader.longest_line if entry.format == "jsonl" else reader.body_bytes
         source = (
-            f"read_json({_quote_literal(path)}, format='auto', sample_size=-1, "
-            f"maximum_object_size={max(16 << 20, reader.body_bytes + 1)})"
+            f"read_json({_quote_literal(path)}, format='{fmt}', sample_size=-1, "
+            f"maximum_object_size={_max_object(size)})"
         )
-    elif entry.format == "jsonl":
-        source = (
-            f"read_json({_quote_literal(path)}, format='newline_delimited', sample_size=-1, "
-            f"maximum_object_size={max(16 << 20, reader.longest_line + 1)})"
-        )
-    else:
-        source = (
-            f"(SELECT CAST(generate_subscripts(parts, 1) AS BIGINT) AS line_no, unnest(parts) AS line FROM "
-            f"(SELECT string_split(CASE WHEN suffix(content, chr(10)) THEN content[:-2] ELSE content END, "
-            f"chr(10)) AS parts FROM read_text({_quote_literal(path)})))"
-        )
+        return path, f"CREATE VIEW {name} AS SELECT * FROM {source}"
+    path = str(reader.body_path)
+    source = (
+        f"(SELECT CAST(generate_subscripts(parts, 1) AS BIGINT) AS line_no, unnest(parts) AS line FROM "
+        f"(SELECT string_split(CASE WHEN suffix(content, chr(10)) THEN content[:-2] ELSE content END, "
+        f"chr(10)) AS parts FROM read_text({_quote_literal(path)})))"
+    )
     return path, f"CREATE VIEW {name} AS SELECT * FROM {source}"
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import re2
 
 from ..store import BodyReader, Entry
+from ..store._bodies import BYTE_STEP
 from ._base import Output, TooLarge, ToolContext, ToolError, fmt_bytes, suggestion
 
 __all__ = ["grep", "head", "read", "read_handle", "slice_lines", "tail"]
@@ -120,7 +121,26 @@ def line_suggestions(handle: str, start: int, lines: int, estimated: int, limit:
 # -- grep -------------------------------------------------------------------------------------
 
 
+class _Literal:
+    """``bytes.find`` with the ``search(buf, pos) -> match | None`` shape of a compiled regex."""
+
+    def __init__(self, needle: bytes) -> None:
+        self.needle = needle
+
+    def search(self, buf: Any, pos: int = 0) -> _Literal | None:
+        self._at = buf.find(self.needle, pos)
+        return self if self._at >= 0 else None
+
+    def start(self) -> int:
+        return self._at
+
+
+_REGEX_SYNTAX = frozenset(".^$*+?{}[]\\|()")
+
+
 def _compile(pattern: str, ignore_case: bool) -> tuple[Any, str | None]:
+    if not ignore_case and "\n" not in pattern and not _REGEX_SYNTAX.intersection(pattern):
+        return _Literal(pattern.encode("utf-8")), None  # a plain string: memchr-speed find
     options = re2.Options()
     options.log_errors = False
     options.never_nl = True  # grep semantics: a match never spans lines
@@ -168,7 +188,10 @@ def _scan(reader: BodyReader, rx: Any, max_matches: int) -> tuple[list[tuple[int
                 line_end = size
             counted += 1
             if len(hits) < max_matches:
-                line_no += mm[counted_to:line_start].count(b"\n")
+                if line_start - counted_to > 4 * BYTE_STEP:  # far: start from the line index
+                    line_no = reader.line_at(line_start)
+                else:
+                    line_no += mm[counted_to:line_start].count(b"\n")
                 counted_to = line_start
                 column = len(mm[line_start:start].decode("utf-8", errors="replace"))
                 hits.append((line_no, column))

@@ -195,6 +195,13 @@ class BodyReader:
                 to_skip -= found
                 offset += len(chunk)
 
+    def line_at(self, offset: int) -> int:
+        """The 1-based line that contains byte ``offset`` (reads at most ~2 index steps)."""
+        offsets = self._entries[:, 1]
+        pos = int(np.searchsorted(offsets, offset, side="right")) - 1
+        base_line, base_offset = int(self._entries[pos, 0]), int(self._entries[pos, 1])
+        return base_line + self.read_body(base_offset, offset).count(b"\n")
+
     def line_span(self, start: int, end: int) -> tuple[int, int]:
         """Byte span ``[a, b)`` of lines ``start..end`` (inclusive), newline of ``end`` excluded."""
         a = self.line_offset(start)

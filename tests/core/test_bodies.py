@@ -184,3 +184,12 @@ def test_named_handle_validation(pad) -> None:  # type: ignore[no-untyped-def]
     assert r2.handle == "my_result"
     assert pad.get("my_result") == "v2 different"
     assert len(pad.entries("handle")) == 1
+
+
+def test_line_at_agrees_with_counting(tmp_path: Path) -> None:
+    lines = [("z" * (BYTE_STEP + 5) if i % 50 == 0 else f"line {i}") for i in range(3000)]
+    body = ("\n".join(lines) + "\n").encode()
+    write_body_dir(tmp_path / "b", body, None)
+    reader = BodyReader(tmp_path / "b")
+    for offset in (0, 1, 7, BYTE_STEP, BYTE_STEP * 3 + 11, len(body) // 2, len(body) - 2):
+        assert reader.line_at(offset) == body[:offset].count(b"\n") + 1

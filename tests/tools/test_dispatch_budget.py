@@ -209,3 +209,17 @@ def test_notes_tools(pad: Scratchpad, pods_handle: str) -> None:
     assert pad.call_tool("scratch_write", {"key": "t", "value": 1, "ttl_s": -1}).error["error"] == "invalid_argument"
     assert pad.call_tool("scratch_delete", {"handle": pods_handle}).ok
     assert pad.call_tool("head", {"handle": pods_handle}).error["error"] == "unknown_handle"
+
+
+@pytest.mark.parametrize("model", ["gpt-4o", "gpt-4", "claude-sonnet-4-5"])
+def test_charged_tokens_are_the_count_of_the_whole_text(store: ScratchStore, model: str) -> None:
+    pad = store.scratchpad(f"run-{model}", "agent-1", model=model)
+    h = pad.intercept("\n".join(f"  line {i} /path/{i}" for i in range(3000)), tool="t", force=True).handle
+    for tool, args in [
+        ("head", {"lines": 40}),
+        ("grep", {"pattern": "line 1", "max_matches": 5}),
+        ("schema", {}),
+        ("slice", {"start": 100, "end": 130}),
+    ]:
+        res = pad.call_tool(tool, {"handle": h, **args})
+        assert res.ok and res.tokens == count_tokens(res.text, model=model), tool

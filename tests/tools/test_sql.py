@@ -180,3 +180,21 @@ def test_duplicate_and_empty_columns_survive(pad: Scratchpad) -> None:
     assert len(res.data[0]) == 3 and res.meta["columns"] == list(res.data[0])
     empty = pad.call_tool("sql", {"query": "SELECT 1 AS x, 'y' AS y WHERE false"})
     assert empty.data == [] and empty.meta["columns"] == ["x", "y"]
+
+
+def test_json_duckdb_cannot_parse_raw_falls_back_to_the_body(pad: Scratchpad) -> None:
+    text = "[" + ", ".join(f"{{\"a\": NaN, \"b\": {i}}}" for i in range(3000)) + "]"  # Python reads NaN
+    r = pad.intercept(text, tool="t", force=True)
+    assert pad.entry(r.handle).format == "json"
+    res = pad.call_tool("sql", {"query": f"SELECT count(*) AS n, sum(b) AS s FROM {r.handle}"})
+    assert res.ok, res.error
+    assert res.data == [{"n": 3000, "s": sum(range(3000))}]
+
+
+def test_second_query_reuses_the_inferred_columns(pad: Scratchpad, monkeypatch: pytest.MonkeyPatch) -> None:
+    from jupyter_scratchpad.explore import _sql
+
+    r = pad.intercept([{"k": i} for i in range(3000)], tool="t")
+    assert pad.call_tool("sql", {"query": f"SELECT max(k) AS m FROM {r.handle}"}).data == [{"m": 2999}]
+    monkeypatch.setattr(_sql, "_infer_columns", lambda *a: pytest.fail("inferred twice"))
+    assert pad.call_tool("sql", {"query": f"SELECT min(k) AS m FROM {r.handle}"}).data == [{"m": 0}]

@@ -159,3 +159,13 @@ def test_unknown_and_hostile_handles(pad: Scratchpad, pods_handle: str) -> None:
 def test_grep_data_has_every_shown_line(pad: Scratchpad, log_handle: str) -> None:
     res = pad.call_tool("grep", {"handle": log_handle, "pattern": "req=100 ", "context": 1})
     assert [(r["line"], r["match"]) for r in res.data["lines"]] == [(100, False), (101, True), (102, False)]
+
+
+def test_grep_numbers_far_matches_from_the_index(pad: Scratchpad) -> None:
+    lines = [f"row {i:06d} " + "." * 40 for i in range(40_000)]
+    lines[31_337] = "row NEEDLE here"
+    lines[2] = "row NEEDLE early"
+    h = pad.intercept("\n".join(lines), tool="t", force=True).handle
+    for pattern in ("NEEDLE", "NEE+DLE"):  # the literal fast path and RE2
+        res = pad.call_tool("grep", {"handle": h, "pattern": pattern, "context": 0})
+        assert [m["line"] for m in res.data["matches"]] == [3, 31_338]
