@@ -126,9 +126,10 @@ class _Literal:
 
     def __init__(self, needle: bytes) -> None:
         self.needle = needle
+        self._at = -1
 
     def search(self, buf: Any, pos: int = 0) -> _Literal | None:
-        self._at = buf.find(self.needle, pos)
+        self._at = int(buf.find(self.needle, pos))
         return self if self._at >= 0 else None
 
     def start(self) -> int:
