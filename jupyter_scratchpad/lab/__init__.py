@@ -6,7 +6,7 @@
 >>> summary(df)  # doctest: +SKIP
 >>> sweep("trace.jsonl", thresholds=[512, 2048, 8192]).figure  # doctest: +SKIP
 
-A trace is JSON Lines, one tool call a line (see ``docs/policy-lab.md``), or a conversation log
+A trace is JSON Lines, one tool call a line (see the README, "Spill-policy lab"), or a conversation log
 of OpenAI Chat Completions, OpenAI Responses or Anthropic Messages. Needs pandas, matplotlib and
 tqdm (the ``lab`` extra).
 """

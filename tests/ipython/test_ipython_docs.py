@@ -1,4 +1,4 @@
-"""docs/ipython.md documents every option (with its default) and every subcommand."""
+"""The README documents every option (with its default) and every subcommand."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from jupyter_scratchpad.ipython import ScratchMagics
 from jupyter_scratchpad.ipython.commands import COMMANDS
 
-DOC = (Path(__file__).resolve().parents[2] / "docs" / "ipython.md").read_text(encoding="utf-8")
+DOC = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 
 
 def test_every_option_is_documented_with_its_default() -> None:
