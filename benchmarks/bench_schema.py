@@ -31,15 +31,13 @@ from benchmarks._harness import (
 )
 
 SCHEMA_PROPOSAL = (
-    "(1) a body never changes, so cache the computed `Shape` / `item_schema` rows per "
-    "(body_id, max_depth or path) beside `VALUE_CACHE` in `explore/_base.py`: an agent's usual "
-    "schema -> item_schema -> iterate_over sequence then pays for the union once; (2) build the "
-    "union without a Python object tree: DuckDB's `json_group_structure` over "
-    "`read_json_objects(raw)` (timed in the warm rows' notes) gives the key union and types, and "
-    "presence counts are one `count(json_extract(...))` aggregate per key; (3) in "
-    "`_base.ToolContext.json_value`, parse with the garbage collector paused (`gc.disable()` / "
-    "`gc.freeze()` for the cached value): see the cold `schema` row for one call timed with the "
-    "GC paused."
+    "Done already: schemas are cached per (body, max_depth), the union is built column by column "
+    "(C-level `map`/`itemgetter` per key instead of a method call per node), and parsing runs with "
+    "the GC paused. What is left is Python walking ~1.5 M values once: the next step is to build the "
+    "union without a Python object tree, e.g. DuckDB's `json_group_structure` over "
+    "`read_json_objects(raw)` (timed in the warm rows' notes) for keys and types plus one "
+    "`count(json_extract(...))` aggregate per key for presence, or to compute the shape at spill "
+    "time while the value is already parsed."
 )
 
 
@@ -83,6 +81,7 @@ def _check_item_schema(res: Any, schema: dict[str, Any]) -> None:
 
 def run(quick: bool) -> list[dict[str, Any]]:
     from jupyter_scratchpad import ScratchStore
+    from jupyter_scratchpad.explore._json import _SCHEMAS
 
     count = 10_000 if quick else 100_000
     runs = 3 if quick else 5
@@ -105,6 +104,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
                 pad.call_tool(tool, {"handle": handles[0], **args})  # warms the parsed-value cache
 
                 def warm(i: int, tool: str = tool, args: dict[str, Any] = args) -> Any:
+                    _SCHEMAS.clear()  # recompute the shape each time: only the parse is cached
                     return pad.call_tool(tool, {"handle": handles[0], **args})
 
                 def agree(res: Any, schema: dict[str, Any], tool: str = tool) -> None:
@@ -120,7 +120,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
                 )
                 rows.append(
                     result(
-                        f"{tool}, warm (parsed value cached)",
+                        f"{tool}, warm (parsed value cached, shape recomputed)",
                         ours_s,
                         "genson on the parsed records",
                         base_s,
@@ -128,7 +128,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
                         notes=(
                             f"Neither side parses JSON. {_shape_note(warm(0))} Profile of one call "
                             f"of ours (own time; cProfile inflates it): {profile_summary(lambda: warm(0))}. "
-                            "The union of shapes is built in Python, one isinstance per value. "
+                            "The union of shapes is built in Python, column by column. "
                             "Measured here for comparison: DuckDB's json_group_structure over "
                             "read_json_objects of the raw file (parsing included, no presence counts) "
                             f"takes {median(in_duckdb) * 1e3:,.0f} ms."
@@ -138,6 +138,22 @@ def run(quick: bool) -> list[dict[str, Any]]:
                         goal_ratio=0.1,
                     )
                 )
+            repeat_s, genson_s, failure = time_side_by_side(
+                lambda i: pad.call_tool("schema", {"handle": handles[0]}), lambda i: _genson(parsed), runs
+            )
+            rows.append(
+                result(
+                    "schema, repeated call (result cached)",
+                    repeat_s,
+                    "genson on the parsed records",
+                    genson_s,
+                    data,
+                    notes="A body never changes, so its schema is computed once per (body, max_depth); "
+                    "a repeated schema call only renders the cached rows. Not a goal row: the goal is "
+                    "judged on the rows that compute.",
+                    failure=failure,
+                )
+            )
             for n, (tool, args) in enumerate((("schema", {}), ("item_schema", {"path": "$"}))):
                 cold_handles = handles[1 + n * runs : 1 + (n + 1) * runs]
 

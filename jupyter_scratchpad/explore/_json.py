@@ -6,6 +6,7 @@ import difflib
 import re
 from collections import Counter
 from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 import orjson
@@ -38,6 +39,17 @@ _KINDS: dict[type, str] = {
 }
 
 
+def _columns(dicts: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """The values of each key across ``dicts``, in first-seen key order (C-level loops)."""
+    out: dict[str, list[Any]] = {}
+    for key in dict.fromkeys(chain.from_iterable(dicts)):
+        try:
+            out[key] = list(map(itemgetter(key), dicts))  # every dict has it: the common case
+        except KeyError:
+            out[key] = [d[key] for d in dicts if key in d]
+    return out
+
+
 class Shape:
     """The union of every value seen at one path (arrays: over all their items).
 
@@ -61,12 +73,12 @@ class Shape:
     def of(cls, values: list[Any], depth_left: int) -> Shape:
         shape = cls()
         shape.count = len(values)
-        types = Counter(map(type, values))
+        types = _type_counts(values)
         if all(t in _KINDS for t in types):
             for t, n in types.items():
                 shape.kinds[_KINDS[t]] += n
-            dicts = [v for v in values if type(v) is dict] if dict in types else []
-            lists = [v for v in values if type(v) is list] if list in types else []
+            dicts = ([v for v in values if type(v) is dict] if len(types) > 1 else values) if dict in types else []
+            lists = ([v for v in values if type(v) is list] if len(types) > 1 else values) if list in types else []
         else:  # subclasses of dict/list, or other objects: the slow, general way
             shape.kinds.update(kind_of(v) for v in values)
             dicts = [v for v in values if isinstance(v, dict)]
@@ -75,15 +87,7 @@ class Shape:
             sizes = list(map(len, dicts))
             shape.objects, shape.keys_lo, shape.keys_hi = len(dicts), min(sizes), max(sizes)
             if depth_left > 0:
-                buckets: dict[str, list[Any]] = {}
-                for d in dicts:
-                    for k, v in d.items():
-                        bucket = buckets.get(k)
-                        if bucket is None:
-                            buckets[k] = [v]
-                        else:
-                            bucket.append(v)
-                shape.keys = {k: cls.of(b, depth_left - 1) for k, b in buckets.items()}
+                shape.keys = {k: cls.of(column, depth_left - 1) for k, column in _columns(dicts).items()}
         if lists:
             lengths = list(map(len, lists))
             shape.len_lo, shape.len_hi = min(lengths), max(lengths)
@@ -403,13 +407,50 @@ def _window(offset: Any, limit: Any, total: int, default_limit: int | None) -> t
     return offset, min(total, offset + limit)
 
 
-def _flatten(value: dict[str, Any], prefix: str, out: dict[str, str], depth: int = 0) -> None:
-    for k, v in value.items():
-        name = f"{prefix}{k}"
-        if isinstance(v, dict) and v and depth < 8:
-            _flatten(v, name + ".", out, depth + 1)
-        else:
-            out[name] = kind_of(v)
+def _type_counts(values: list[Any]) -> dict[type, int]:
+    distinct = set(map(type, values))
+    return {distinct.pop(): len(values)} if len(distinct) == 1 else Counter(map(type, values))
+
+
+def _objects_to_descend(values: list[Any]) -> list[dict[str, Any]]:
+    """The non-empty objects among ``values`` (C-level in the common all-objects case)."""
+    types = set(map(type, values))
+    if types == {dict}:
+        return values if all(values) else [v for v in values if v]
+    if not any(issubclass(t, dict) for t in types):
+        return []
+    return [v for v in values if isinstance(v, dict) and v]
+
+
+def _count_kinds(values: list[Any], counter: Counter[str]) -> None:
+    for t, n in _type_counts(values).items():
+        kind = _KINDS.get(t)
+        counter[kind if kind is not None else kind_of(next(v for v in values if type(v) is t))] += n
+
+
+def _flat_counts(values: list[Any], name: str, counts: dict[str, Counter[str]], depth: int) -> None:
+    """Kinds per dotted key (``metadata.score``) over every value at ``name``, column by column."""
+    nested = _objects_to_descend(values) if depth < 8 else []
+    if len(nested) < len(values):  # the values that are not objects to descend into count here
+        counter = counts.get(name)
+        if counter is None and len(counts) < MAX_ITEM_KEYS:
+            counter = counts[name] = Counter()
+        if counter is not None:
+            rest = [v for v in values if not (isinstance(v, dict) and v)] if nested else values
+            _count_kinds(rest, counter)
+    for key, column in _columns(nested).items():
+        _flat_counts(column, f"{name}.{key}", counts, depth + 1)
+
+
+def _item_key_counts(items: list[Any]) -> dict[str, Counter[str]]:
+    counts: dict[str, Counter[str]] = {}
+    objects = [v for v in items if isinstance(v, dict)]
+    if len(objects) < len(items):
+        counts["(item)"] = Counter()
+        _count_kinds([v for v in items if not isinstance(v, dict)], counts["(item)"])
+    for key, column in _columns(objects).items():
+        _flat_counts(column, key, counts, 1)
+    return counts
 
 
 def item_schema(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0, limit: int | None = None) -> Output:
@@ -417,20 +458,7 @@ def item_schema(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0,
     items = _as_items(entry, _resolve_or_error(entry, ctx.json_value(entry), path), path)
     total = len(items)
     lo, hi = _window(offset, limit, total, None)
-    counts: dict[str, Counter[str]] = {}
-    for item in items[lo:hi]:
-        flat: dict[str, str] = {}
-        if isinstance(item, dict):
-            _flatten(item, "", flat)
-        else:
-            flat["(item)"] = kind_of(item)
-        for key, kind in flat.items():
-            c = counts.get(key)
-            if c is None:
-                if len(counts) >= MAX_ITEM_KEYS:
-                    continue
-                c = counts[key] = Counter()
-            c[kind] += 1
+    counts = _item_key_counts(items[lo:hi])
     n = hi - lo
     rows: list[dict[str, Any]] = [
         {"key": k, "types": "|".join(t for t, _ in c.most_common()), "present": sum(c.values()), "of": n}

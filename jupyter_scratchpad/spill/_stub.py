@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..explore._paths import kind_of
 from ..store import BodyReader, Entry
 
 __all__ = ["build_stub", "handle_for", "render_stub_text", "schema_sketch"]
@@ -26,13 +27,7 @@ def _kind(value: Any) -> str:
         return f"object({len(value)} keys)"
     if isinstance(value, list):
         return f"array({len(value):,} items)"
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    return "string"
+    return kind_of(value)
 
 
 def schema_sketch(value: Any, max_keys: int = 12) -> list[str]:

@@ -678,32 +678,26 @@ class ScratchStore:
 
     def delete_run(self, run_id: str) -> int:
         """Delete a run with every entry and body of it, in one transaction; returns entries deleted."""
-        with self._transaction() as conn:
-            bodies = [
-                r[0]
-                for r in conn.execute(
-                    "SELECT body_id FROM scratch_entries WHERE run_id = ? AND body_id IS NOT NULL", [run_id]
-                ).fetchall()
-            ]
-            count = self._count(conn, "SELECT count(*) FROM scratch_entries WHERE run_id = ?", [run_id])
-            conn.execute("DELETE FROM scratch_entries WHERE run_id = ?", [run_id])
-            conn.execute("DELETE FROM runs WHERE run_id = ?", [run_id])
-        self._drop_bodies(bodies)
-        return count
+        return self._cascade("run_id", run_id, ("runs",))
 
     def delete_agent(self, agent_id: str) -> int:
         """Delete an agent, its runs, and every entry and body of them; returns entries deleted."""
+        return self._cascade("agent_id", agent_id, ("runs", "agents"))
+
+    def _cascade(self, column: str, value: str, owners: tuple[str, ...]) -> int:
+        """DuckDB has no ON DELETE CASCADE: entries, then their owners, in one transaction."""
+        where = f"WHERE {column} = ?"  # column is one of our two literals, never caller input
         with self._transaction() as conn:
             bodies = [
                 r[0]
                 for r in conn.execute(
-                    "SELECT body_id FROM scratch_entries WHERE agent_id = ? AND body_id IS NOT NULL", [agent_id]
+                    f"SELECT body_id FROM scratch_entries {where} AND body_id IS NOT NULL", [value]
                 ).fetchall()
             ]
-            count = self._count(conn, "SELECT count(*) FROM scratch_entries WHERE agent_id = ?", [agent_id])
-            conn.execute("DELETE FROM scratch_entries WHERE agent_id = ?", [agent_id])
-            conn.execute("DELETE FROM runs WHERE agent_id = ?", [agent_id])
-            conn.execute("DELETE FROM agents WHERE agent_id = ?", [agent_id])
+            count = self._count(conn, f"SELECT count(*) FROM scratch_entries {where}", [value])
+            conn.execute(f"DELETE FROM scratch_entries {where}", [value])
+            for table in owners:
+                conn.execute(f"DELETE FROM {table} {where}", [value])
         self._drop_bodies(bodies)
         return count
 
