@@ -130,8 +130,11 @@ class _SchemaWriter:
             return
         self.rows.append({"path": path, "kind": kind, "where": where})
 
-    def concrete(self, value: Any, path: str, depth: int, first_line: int) -> int:
-        """Rows for a value that sits at one place in the body; returns its line count."""
+    def concrete(self, value: Any, path: str, depth: int, first_line: int, known_lines: int | None = None) -> int:
+        """Rows for a value that sits at one place in the body; returns its line count.
+
+        ``known_lines``: the value's line count when it is already known (the root: the body's).
+        """
         kind = Shape.of([value], 0)
         index = len(self.rows)
         self._row(path, kind.describe(), "")
@@ -149,7 +152,7 @@ class _SchemaWriter:
                 line += child_lines
                 lines += child_lines
         else:
-            lines = _pretty_lines(value)  # one serialisation of the whole array
+            lines = known_lines or _pretty_lines(value)  # at most one serialisation of the array
             item_lines = lines - 2
             shape = Shape.of(value, self.max_depth - depth - 1)
             self.repeated(
@@ -212,7 +215,7 @@ def schema(ctx: ToolContext, handle: str, max_depth: int = 4) -> Output:
         writer = _SCHEMAS.get((entry.body_id, max_depth))
         if writer is None:  # bodies never change: a schema is computed once per body and depth
             writer = _SchemaWriter(max_depth)
-            writer.concrete(ctx.json_value(entry), "$", 0, 1)
+            writer.concrete(ctx.json_value(entry), "$", 0, 1, entry.line_count or None)
             _SCHEMAS[(entry.body_id, max_depth)] = writer
             while len(_SCHEMAS) > 64:
                 _SCHEMAS.pop(next(iter(_SCHEMAS)), None)
