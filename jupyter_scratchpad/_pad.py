@@ -92,8 +92,9 @@ class Scratchpad:
     def __repr__(self) -> str:
         return f"<Scratchpad run={self.run_id!r} agent={self.agent_id!r} model={self.model!r} {self.budget!r}>"
 
-    def set_model(self, model: str, context_window: int | None = None,
-                  max_extraction_tokens: int | None = None) -> None:
+    def set_model(
+        self, model: str, context_window: int | None = None, max_extraction_tokens: int | None = None
+    ) -> None:
         """Count in ``model``'s tokens from now on and size the budget to its window.
 
         Tokens already used stay used (a window change does not refund them).
@@ -105,8 +106,13 @@ class Scratchpad:
         window = context_window if context_window is not None else context_window_for(model)
         cap = old.max_extraction_tokens if max_extraction_tokens is None else max_extraction_tokens
         if (window, cap) != (old.context_window, old.max_extraction_tokens):
-            self.budget = ContextBudget(window, old.safety_margin, initial_used=old.used,
-                                        max_extraction_tokens=cap, turn_depth_bonus=old.turn_depth_bonus)
+            self.budget = ContextBudget(
+                window,
+                old.safety_margin,
+                initial_used=old.used,
+                max_extraction_tokens=cap,
+                turn_depth_bonus=old.turn_depth_bonus,
+            )
 
     # -- spilling ----------------------------------------------------------------------------
 
@@ -274,15 +280,18 @@ class Scratchpad:
             self._tokens_extracted += tokens
 
     def usage(self) -> dict[str, Any]:
-        """``{"agent_id", "tokens_intercepted", "tokens_extracted"}`` (plus run and counts)."""
+        """``{"agent_id", "tokens_intercepted", "tokens_extracted"}``: what was kept out, what read back."""
         with self._usage_lock:
             return {
                 "agent_id": self.agent_id,
-                "run_id": self.run_id,
                 "tokens_intercepted": self._tokens_intercepted,
                 "tokens_extracted": self._tokens_extracted,
-                "spills": self._spills,
             }
+
+    @property
+    def spill_count(self) -> int:
+        """How many outputs this pad has spilled (the same output twice counts twice)."""
+        return self._spills
 
     # -- notes (Python API: raises, unlike the tools) ----------------------------------------
 

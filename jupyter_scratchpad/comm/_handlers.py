@@ -100,7 +100,7 @@ def _budget(pad: Scratchpad, request: dict[str, Any]) -> dict[str, Any]:
         "safety_margin": budget.safety_margin,
         "tokens_intercepted": usage["tokens_intercepted"],
         "tokens_extracted": usage["tokens_extracted"],
-        "spills": usage["spills"],
+        "spills": pad.spill_count,
     }
 
 

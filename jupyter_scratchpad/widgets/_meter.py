@@ -23,7 +23,7 @@ def meter_state(pad: Any) -> dict[str, Any]:
     return {"used": budget.used, "usable": budget.usable, "remaining": budget.remaining,
             "context_window": budget.context_window, "per_call_limit": budget.max_extraction_tokens,
             "tokens_intercepted": usage.get("tokens_intercepted", 0),
-            "tokens_extracted": usage.get("tokens_extracted", 0), "spills": usage.get("spills", 0)}
+            "tokens_extracted": usage.get("tokens_extracted", 0), "spills": pad.spill_count}
 
 
 def meter_text(state: dict[str, Any]) -> str:

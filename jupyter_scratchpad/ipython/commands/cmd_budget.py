@@ -24,7 +24,7 @@ def run(session: Any, text: str, cell: str | None) -> Any:
     if args.window is not None:
         session.magics.context_window = args.window
     pad = session.pad
-    report = BudgetReport(model=pad.model, **pad.budget.as_dict(), **pad.usage())
+    report = BudgetReport(model=pad.model, **pad.budget.as_dict(), **pad.usage(), spills=pad.spill_count)
     return session.mark_own(report)
 
 
