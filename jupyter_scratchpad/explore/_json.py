@@ -102,10 +102,10 @@ class Shape:
                 lo, hi = self.keys_lo, self.keys_hi
                 n = f"{lo}" if lo == hi else f"{lo}-{hi}"
                 distinct = f", {len(self.keys)} distinct" if self.keys and len(self.keys) != hi else ""
-                parts.append(f"object({n} {'key' if n == '1' else 'keys'}{distinct})")
+                parts.append(f"object({n} keys{distinct})")
             elif kind == "array":
                 lo, hi = self.len_lo, self.len_hi
-                n = f"{lo:,}" if lo == hi else f"{lo:,}-{hi:,}"
+                n = f"{lo}" if lo == hi else f"{lo}-{hi}"
                 parts.append(f"array({n} items)")
             else:
                 parts.append(kind)
@@ -145,7 +145,7 @@ class _SchemaWriter:
             for i, (key, child) in enumerate(value.items()):
                 if i >= MAX_KEYS_SHOWN:
                     rest = sum(_pretty_lines(v) for v in list(value.values())[i:])
-                    self._row(f"{path}.…", f"{len(value) - i:,} more keys", f"lines {line:,}-{line + rest - 1:,}")
+                    self._row(f"{path}.…", f"{len(value) - i} more keys", f"lines {line}-{line + rest - 1}")
                     lines += rest
                     break
                 child_lines = self.concrete(child, _child_path(path, key), depth + 1, line)
@@ -160,11 +160,11 @@ class _SchemaWriter:
                 f"{path}[*]",
                 depth + 1,
                 len(value),
-                f"{len(value):,} items, lines {first_line + 1:,}-{first_line + item_lines:,}",
+                f"{len(value)} items, lines {first_line + 1}-{first_line + item_lines}",
             )
         if index < len(self.rows):
             self.rows[index]["where"] = (
-                f"line {first_line:,}" if lines == 1 else f"lines {first_line:,}-{first_line + lines - 1:,}"
+                f"line {first_line}" if lines == 1 else f"lines {first_line}-{first_line + lines - 1}"
             )
         return lines
 
@@ -178,14 +178,14 @@ class _SchemaWriter:
             if i >= MAX_KEYS_SHOWN:
                 self._row(f"{path}.…", f"{len(ordered) - i:,} more keys", "")
                 break
-            self.repeated(child, _child_path(path, key), depth + 1, shape.objects, f"{child.count:,}/{shape.objects:,}")
+            self.repeated(child, _child_path(path, key), depth + 1, shape.objects, f"{child.count}/{shape.objects}")
         if shape.items is not None:
             self.repeated(
                 shape.items,
                 f"{path}[*]",
                 depth + 1,
                 shape.count,
-                f"{shape.items.count:,} items in {shape.kinds['array']:,} arrays",
+                f"{shape.items.count} items in {shape.kinds['array']} arrays",
             )
 
 
@@ -281,7 +281,7 @@ def _markdown_outline(ctx: ToolContext, entry: Entry) -> tuple[str, dict[str, An
         h["end"] = end
     shown = heads[:MAX_SCHEMA_NODES]
     lines = [
-        f"{'  ' * (h['level'] - 1)}{'#' * h['level']} {h['title'][:120]}  lines {h['start']:,}-{h['end']:,}"
+        f"{'  ' * (h['level'] - 1)}{'#' * h['level']} {h['title'][:120]}  lines {h['start']}-{h['end']}"
         for h in shown
     ]
     if not heads:
@@ -316,7 +316,7 @@ def _text_summary(ctx: ToolContext, entry: Entry) -> tuple[str, dict[str, Any]]:
         info["records"] = len(records)
         info["keys"] = {k: {"kind": s.describe(), "present": s.count} for k, s in keys}
         out.append(f"records: {len(records):,} ({shape.describe()})")
-        out += [f"  {k}: {s.describe()}  {s.count:,}/{shape.objects:,}" for k, s in keys]
+        out += [f"  {k}: {s.describe()}  {s.count}/{shape.objects}" for k, s in keys]
     out.append("sample:")
     out += [f"{n:>6}\t{line}" for n, line in enumerate(sample, start=1)]
     return "\n".join(out), info
@@ -476,7 +476,7 @@ def item_schema(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0,
     width = min(60, max((len(r["key"]) for r in rows), default=3))
     twidth = min(30, max((len(r["types"]) for r in rows), default=4))
     lines = [f"item_schema of {canonical} in {entry.key}: {window}", f"{'key':<{width}}  {'type':<{twidth}}  present"]
-    lines += [f"{r['key']:<{width}}  {r['types']:<{twidth}}  {r['present']:,}/{r['of']:,}" for r in rows]
+    lines += [f"{r['key']:<{width}}  {r['types']:<{twidth}}  {r['present']}/{r['of']}" for r in rows]
     if len(counts) >= MAX_ITEM_KEYS:
         lines.append(f"… more than {MAX_ITEM_KEYS} distinct keys; narrow the window or the path")
     data = {"handle": entry.key, "path": canonical, "offset": lo, "limit": hi - lo, "total_items": total, "keys": rows}
