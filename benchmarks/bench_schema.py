@@ -81,7 +81,7 @@ def _check_item_schema(res: Any, schema: dict[str, Any]) -> None:
 
 def run(quick: bool) -> list[dict[str, Any]]:
     from jupyter_scratchpad import ScratchStore
-    from jupyter_scratchpad.explore._json import _SCHEMAS
+    from jupyter_scratchpad.explore._schema import _SCHEMAS
 
     count = 10_000 if quick else 100_000
     runs = 3 if quick else 5

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import ScratchpadError
-from .explore import _json, _notes, _sql, _text
+from .explore import _json, _notes, _schema, _sql, _text
 from .explore._base import Output, TooLarge, ToolContext, ToolError, suggestion
 
 if TYPE_CHECKING:
@@ -123,7 +123,7 @@ _TOOLS: tuple[_Tool, ...] = (
         "Then use item_schema on an array path, then iterate_over or get_in.",
         _p(handle=_HANDLE, max_depth={**_INT, "description": "How deep to describe (default 4).", "minimum": 0}),
         ("handle",),
-        _json.schema,
+        _schema.schema,
         _sugg_schema,
     ),
     _Tool(

@@ -18,11 +18,9 @@ no row (and an orphan directory that the next sweep removes) or a complete entry
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
 import os
-import re
 import shutil
 import tempfile
 import threading
@@ -31,8 +29,6 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,19 +44,18 @@ from ..errors import (
     StoreLockedError,
 )
 from ._bodies import BodyReader, BodyStats, remove_body_dir, write_body_dir
+from ._entry import Entry, Scope, validate_handle, validate_id, validate_key, validate_ttl
+from ._lock import StoreLock
 from ._schema import DDL, LAYOUT_VERSION
 
 if TYPE_CHECKING:
     from .._pad import Scratchpad
     from ..spill import SpillPolicy
 
-__all__ = ["Entry", "Scope", "ScratchStore", "validate_handle"]
+__all__ = ["ScratchStore"]
 
 log = logging.getLogger("jupyter_scratchpad.store")
 
-HANDLE_RE = re.compile(r"^[a-z0-9_]{1,64}$")
-MAX_ID_CHARS = 256
-MAX_KEY_CHARS = 1024
 DEFAULT_TTL_S = 3600.0
 DEFAULT_SWEEP_INTERVAL_S = 300.0
 
@@ -68,138 +63,6 @@ _COLUMNS = (
     "run_id, agent_id, kind, key, body_id, value_json, format, size_bytes, body_bytes, line_count, "
     "tokens, preview, source_tool, server, content_hash, meta_json, created_at, expires_at"
 )
-
-
-def validate_handle(handle: object) -> str:
-    """Return ``handle`` if it is a safe handle (``[a-z0-9_]{1,64}``), else raise."""
-    if not isinstance(handle, str) or not HANDLE_RE.match(handle):
-        shown = handle if not isinstance(handle, str) or len(handle) <= 80 else handle[:77] + "..."
-        raise InvalidArgumentError(
-            f"invalid handle {shown!r}: a handle is 1-64 characters of a-z, 0-9 and _ "
-            "(as printed in a spill stub); list live handles with scratch_list",
-            handle=shown,
-        )
-    return handle
-
-
-def _validate_id(value: object, what: str) -> str:
-    if not isinstance(value, str) or not value or len(value) > MAX_ID_CHARS or "\x00" in value:
-        raise InvalidArgumentError(
-            f"{what} must be a non-empty string of at most {MAX_ID_CHARS} characters without NUL",
-            **{what: value if isinstance(value, str) and len(value) <= 80 else repr(value)[:80]},
-        )
-    return value
-
-
-def validate_key(key: object) -> str:
-    if not isinstance(key, str) or not key or len(key) > MAX_KEY_CHARS:
-        raise InvalidArgumentError(
-            f"a note key must be a non-empty string of at most {MAX_KEY_CHARS} characters",
-            key=key if isinstance(key, str) and len(key) <= 80 else repr(key)[:80],
-        )
-    return key
-
-
-def validate_ttl(ttl_s: object) -> float:
-    if isinstance(ttl_s, bool) or not isinstance(ttl_s, (int, float)) or not ttl_s > 0:
-        raise InvalidArgumentError(f"ttl_s must be a positive number of seconds, not {ttl_s!r}")
-    if ttl_s > 10 * 365 * 86400:
-        raise InvalidArgumentError("ttl_s must be at most ten years")
-    return float(ttl_s)
-
-
-@dataclass(frozen=True)
-class Scope:
-    run_id: str
-    agent_id: str
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One live row of ``scratch_entries`` (metadata; bodies are read through ``BodyReader``)."""
-
-    run_id: str
-    agent_id: str
-    kind: str
-    key: str
-    body_id: str | None
-    value_json: str | None
-    format: str | None
-    size_bytes: int
-    body_bytes: int | None
-    line_count: int | None
-    tokens: int | None
-    preview: str | None
-    source_tool: str | None
-    server: str | None
-    content_hash: str | None
-    meta: dict[str, Any] = field(default_factory=dict)
-    created_at: float = 0.0
-    expires_at: float = 0.0
-
-    @classmethod
-    def from_row(cls, row: tuple[Any, ...]) -> Entry:
-        values = list(row)
-        meta = json.loads(values[15]) if values[15] else {}
-        return cls(*values[:15], meta, float(values[16]), float(values[17]))  # type: ignore[call-arg]
-
-    @property
-    def handle(self) -> str | None:
-        return self.key if self.kind == "handle" else None
-
-    @property
-    def value(self) -> Any:
-        return json.loads(self.value_json) if self.value_json is not None else None
-
-    def as_dict(self) -> dict[str, Any]:
-        """Metadata as plain data (what ``list_entries`` returns)."""
-        return {
-            "kind": self.kind,
-            "handle": self.key if self.kind == "handle" else None,
-            "key": self.key if self.kind == "note" else None,
-            "run_id": self.run_id,
-            "agent_id": self.agent_id,
-            "source_tool": self.source_tool,
-            "server": self.server,
-            "format": self.format,
-            "size": self.size_bytes,
-            "lines": self.line_count,
-            "tokens": self.tokens,
-            "preview": self.preview,
-            "created_at": datetime.fromtimestamp(self.created_at, tz=timezone.utc),
-            "expires_at": datetime.fromtimestamp(self.expires_at, tz=timezone.utc),
-        }
-
-
-class _StoreLock:
-    """An exclusive, non-blocking flock on ``<dir>/LOCK`` naming the holder's pid."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fh = open(path, "a+")  # noqa: SIM115 - held for the store's lifetime
-        try:
-            fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._fh.seek(0)
-            holder = self._fh.read().strip() or "another process"
-            self._fh.close()
-            raise StoreLockedError(
-                f"the scratch store at {path.parent} is open in process {holder} (lock file "
-                f"{path}). Close it there (store.close(), or shut that kernel down), or open "
-                "a different directory; DuckDB allows one writing process per store.",
-                path=str(path.parent),
-                lock_path=str(path),
-                holder=holder,
-            ) from None
-        self._fh.seek(0)
-        self._fh.truncate()
-        self._fh.write(str(os.getpid()))
-        self._fh.flush()
-
-    def release(self) -> None:
-        if not self._fh.closed:
-            fcntl.flock(self._fh.fileno(), fcntl.LOCK_UN)
-            self._fh.close()
 
 
 class ScratchStore:
@@ -234,7 +97,7 @@ class ScratchStore:
             raise StoreError(f"cannot create the store directory {self.path}: {exc}", path=str(self.path)) from exc
         if not self.path.is_dir():
             raise StoreFormatError(f"{self.path} is not a directory", path=str(self.path))
-        self._file_lock = _StoreLock(self.path / "LOCK")
+        self._file_lock = StoreLock(self.path / "LOCK")
         try:
             (self.path / "bodies").mkdir(exist_ok=True)
             (self.path / "tmp").mkdir(exist_ok=True)
@@ -359,8 +222,8 @@ class ScratchStore:
 
     def ensure_scope(self, run_id: str, agent_id: str) -> Scope:
         """Register ``agent_id`` and ``run_id`` (owned by that agent); refuse another's run."""
-        run_id = _validate_id(run_id, "run_id")
-        agent_id = _validate_id(agent_id, "agent_id")
+        run_id = validate_id(run_id, "run_id")
+        agent_id = validate_id(agent_id, "agent_id")
         now = self.now()
         with self._transaction() as conn:
             conn.execute("INSERT INTO agents VALUES (?, ?) ON CONFLICT DO NOTHING", [agent_id, now])

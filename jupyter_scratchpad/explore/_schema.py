@@ -1,0 +1,227 @@
+"""The ``schema`` tool: JSON paths with kinds and line ranges, markdown outlines, text summaries."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+
+from ..store import Entry
+from ._base import Output, ToolContext, ToolError, fmt_bytes
+from ._shape import Shape
+from ._text import _positive_int, budget_footer
+
+__all__ = ["schema"]
+
+MAX_SCHEMA_NODES = 400
+MAX_KEYS_SHOWN = 60
+
+
+def _pretty_lines(value: Any) -> int:
+    if isinstance(value, (dict, list)) and value:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).count(b"\n") + 1
+    return 1
+
+
+class _SchemaWriter:
+    def __init__(self, max_depth: int) -> None:
+        self.max_depth = max_depth
+        self.rows: list[dict[str, Any]] = []
+        self.truncated = 0
+
+    def _row(self, path: str, kind: str, where: str) -> None:
+        if len(self.rows) >= MAX_SCHEMA_NODES:
+            self.truncated += 1
+            return
+        self.rows.append({"path": path, "kind": kind, "where": where})
+
+    def concrete(self, value: Any, path: str, depth: int, first_line: int, known_lines: int | None = None) -> int:
+        """Rows for a value that sits at one place in the body; returns its line count.
+
+        ``known_lines``: the value's line count when it is already known (the root: the body's).
+        """
+        kind = Shape.of([value], 0)
+        index = len(self.rows)
+        self._row(path, kind.describe(), "")
+        if depth >= self.max_depth or not isinstance(value, (dict, list)) or not value:
+            lines = _pretty_lines(value) if depth >= self.max_depth else 1
+        elif isinstance(value, dict):
+            lines, line = 2, first_line + 1
+            for i, (key, child) in enumerate(value.items()):
+                if i >= MAX_KEYS_SHOWN:
+                    rest = sum(_pretty_lines(v) for v in list(value.values())[i:])
+                    self._row(f"{path}.…", f"{len(value) - i} more keys", f"lines {line}-{line + rest - 1}")
+                    lines += rest
+                    break
+                child_lines = self.concrete(child, _child_path(path, key), depth + 1, line)
+                line += child_lines
+                lines += child_lines
+        else:
+            lines = known_lines or _pretty_lines(value)  # at most one serialisation of the array
+            item_lines = lines - 2
+            shape = Shape.of(value, self.max_depth - depth - 1)
+            self.repeated(
+                shape,
+                f"{path}[*]",
+                depth + 1,
+                len(value),
+                f"{len(value)} items, lines {first_line + 1}-{first_line + item_lines}",
+            )
+        if index < len(self.rows):
+            self.rows[index]["where"] = (
+                f"line {first_line}" if lines == 1 else f"lines {first_line}-{first_line + lines - 1}"
+            )
+        return lines
+
+    def repeated(self, shape: Shape, path: str, depth: int, parent_count: int, where: str) -> None:
+        """Rows for the union of many values (array items)."""
+        self._row(path, shape.describe(), where)
+        if depth >= self.max_depth:
+            return
+        ordered = sorted(shape.keys.items(), key=lambda kv: -kv[1].count)
+        for i, (key, child) in enumerate(ordered):
+            if i >= MAX_KEYS_SHOWN:
+                self._row(f"{path}.…", f"{len(ordered) - i:,} more keys", "")
+                break
+            self.repeated(child, _child_path(path, key), depth + 1, shape.objects, f"{child.count}/{shape.objects}")
+        if shape.items is not None:
+            self.repeated(
+                shape.items,
+                f"{path}[*]",
+                depth + 1,
+                shape.count,
+                f"{shape.items.count} items in {shape.kinds['array']} arrays",
+            )
+
+
+_SCHEMAS: dict[tuple[str, int], _SchemaWriter] = {}
+
+
+def _child_path(path: str, key: str) -> str:
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]*", key):
+        return f"{path}.{key}"
+    return f"{path}[{orjson.dumps(key).decode()}]"
+
+
+def _render_rows(rows: list[dict[str, Any]]) -> str:
+    width = min(60, max(len(r["path"]) for r in rows)) if rows else 0
+    kwidth = min(40, max(len(r["kind"]) for r in rows)) if rows else 0
+    return "\n".join(f"{r['path']:<{width}}  {r['kind']:<{kwidth}}  {r['where']}".rstrip() for r in rows)
+
+
+def schema(ctx: ToolContext, handle: str, max_depth: int = 4) -> Output:
+    entry = ctx.entry(handle)
+    max_depth = _positive_int(max_depth, "max_depth", 0)
+    if max_depth > 32:
+        raise ToolError("invalid_argument", "'max_depth' must be at most 32", argument="max_depth")
+    title = f"schema of {entry.key} ({entry.format}, {fmt_bytes(entry.size_bytes)}, {entry.line_count or 0:,} lines)"
+    if entry.format == "json":
+        assert entry.body_id is not None
+        writer = _SCHEMAS.get((entry.body_id, max_depth))
+        if writer is None:  # bodies never change: a schema is computed once per body and depth
+            writer = _SchemaWriter(max_depth)
+            writer.concrete(ctx.json_value(entry), "$", 0, 1, entry.line_count or None)
+            _SCHEMAS[(entry.body_id, max_depth)] = writer
+            while len(_SCHEMAS) > 64:
+                _SCHEMAS.pop(next(iter(_SCHEMAS)), None)
+        rows = writer.rows
+        text = _render_rows(rows)
+        if writer.truncated:
+            text += f"\n… {writer.truncated:,} more nodes: lower max_depth, or item_schema / get_in a path"
+        next_steps = _json_next_steps(entry, rows)
+        data = {
+            "handle": entry.key,
+            "format": "json",
+            "max_depth": max_depth,
+            "nodes": rows,
+            "truncated_nodes": writer.truncated,
+        }
+    elif entry.format == "markdown":
+        text, data = _markdown_outline(ctx, entry)
+        next_steps = [f'slice(handle="{entry.key}", start=…, end=…) to read a section']
+    else:
+        text, data = _text_summary(ctx, entry)
+        next_steps = [f'grep(handle="{entry.key}", pattern="…")', f'head(handle="{entry.key}", lines=50)']
+        if entry.format == "jsonl":
+            next_steps.insert(0, f'item_schema(handle="{entry.key}", path="$")')
+    body = f"{title}\n{text}\nnext: " + "; ".join(next_steps)
+    return Output(body, data, budget_footer(f"schema · {entry.line_count or 0:,} lines"))
+
+
+def _json_next_steps(entry: Entry, rows: list[dict[str, Any]]) -> list[str]:
+    arrays = [r["path"] for r in rows if r["kind"].startswith("array") and "[*]" not in r["path"]]
+    if arrays:
+        p = arrays[0] if arrays[0] != "$" else "$"
+        return [
+            f'item_schema(handle="{entry.key}", path="{p}")',
+            f'iterate_over(handle="{entry.key}", path="{p}", fields="…", limit=20)',
+        ]
+    return [f'get_in(handle="{entry.key}", path="…")']
+
+
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
+
+
+def _markdown_outline(ctx: ToolContext, entry: Entry) -> tuple[str, dict[str, Any]]:
+    reader = ctx.reader(entry)
+    heads: list[dict[str, Any]] = []
+    fence: str | None = None
+    for n, line in enumerate(reader.iter_lines(), start=1):
+        stripped = line.lstrip()
+        if stripped.startswith(("```", "~~~")):
+            marker = stripped[:3]
+            fence = None if fence == marker else (fence or marker)
+            continue
+        if fence is None:
+            m = _HEADING.match(line)
+            if m:
+                heads.append({"level": len(m.group(1)), "title": m.group(2), "start": n})
+    total = entry.line_count or 0
+    for i, h in enumerate(heads):
+        end = total
+        for later in heads[i + 1 :]:
+            if later["level"] <= h["level"]:
+                end = later["start"] - 1
+                break
+        h["end"] = end
+    shown = heads[:MAX_SCHEMA_NODES]
+    lines = [
+        f"{'  ' * (h['level'] - 1)}{'#' * h['level']} {h['title'][:120]}  lines {h['start']}-{h['end']}" for h in shown
+    ]
+    if not heads:
+        lines = ["(no headings)"]
+    if len(heads) > len(shown):
+        lines.append(f"… {len(heads) - len(shown):,} more headings")
+    return "\n".join(lines), {"handle": entry.key, "format": "markdown", "headings": heads}
+
+
+def _text_summary(ctx: ToolContext, entry: Entry) -> tuple[str, dict[str, Any]]:
+    reader = ctx.reader(entry)
+    sample = [ln[:200] for ln in reader.read_lines(1, 3)]
+    info: dict[str, Any] = {
+        "handle": entry.key,
+        "format": entry.format,
+        "lines": entry.line_count or 0,
+        "bytes": entry.size_bytes,
+        "longest_line": entry.meta.get("longest_line"),
+        "sample": sample,
+    }
+    out = [
+        f"lines: {info['lines']:,}",
+        f"bytes: {entry.size_bytes:,}",
+        f"longest line: {info['longest_line'] or 0:,} bytes",
+    ]
+    if entry.meta.get("utf8_errors"):
+        out.append("encoding: not valid UTF-8 (shown with U+FFFD; read_handle has the exact bytes)")
+    if entry.format == "jsonl":
+        records = ctx.json_value(entry)
+        shape = Shape.of(records, 1)
+        keys = sorted(shape.keys.items(), key=lambda kv: -kv[1].count)[:MAX_KEYS_SHOWN]
+        info["records"] = len(records)
+        info["keys"] = {k: {"kind": s.describe(), "present": s.count} for k, s in keys}
+        out.append(f"records: {len(records):,} ({shape.describe()})")
+        out += [f"  {k}: {s.describe()}  {s.count}/{shape.objects}" for k, s in keys]
+    out.append("sample:")
+    out += [f"{n:>6}\t{line}" for n, line in enumerate(sample, start=1)]
+    return "\n".join(out), info

@@ -1,0 +1,118 @@
+"""What the store hands out and what it accepts: entries, scopes, and argument checks."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from ..errors import InvalidArgumentError
+
+__all__ = ["MAX_KEY_CHARS", "Entry", "Scope", "validate_handle", "validate_id", "validate_key", "validate_ttl"]
+
+HANDLE_RE = re.compile(r"^[a-z0-9_]{1,64}$")
+MAX_ID_CHARS = 256
+MAX_KEY_CHARS = 1024
+
+
+def validate_handle(handle: object) -> str:
+    """Return ``handle`` if it is a safe handle (``[a-z0-9_]{1,64}``), else raise."""
+    if not isinstance(handle, str) or not HANDLE_RE.match(handle):
+        shown = handle if not isinstance(handle, str) or len(handle) <= 80 else handle[:77] + "..."
+        raise InvalidArgumentError(
+            f"invalid handle {shown!r}: a handle is 1-64 characters of a-z, 0-9 and _ "
+            "(as printed in a spill stub); list live handles with scratch_list",
+            handle=shown,
+        )
+    return handle
+
+
+def validate_id(value: object, what: str) -> str:
+    if not isinstance(value, str) or not value or len(value) > MAX_ID_CHARS or "\x00" in value:
+        raise InvalidArgumentError(
+            f"{what} must be a non-empty string of at most {MAX_ID_CHARS} characters without NUL",
+            **{what: value if isinstance(value, str) and len(value) <= 80 else repr(value)[:80]},
+        )
+    return value
+
+
+def validate_key(key: object) -> str:
+    if not isinstance(key, str) or not key or len(key) > MAX_KEY_CHARS:
+        raise InvalidArgumentError(
+            f"a note key must be a non-empty string of at most {MAX_KEY_CHARS} characters",
+            key=key if isinstance(key, str) and len(key) <= 80 else repr(key)[:80],
+        )
+    return key
+
+
+def validate_ttl(ttl_s: object) -> float:
+    if isinstance(ttl_s, bool) or not isinstance(ttl_s, (int, float)) or not ttl_s > 0:
+        raise InvalidArgumentError(f"ttl_s must be a positive number of seconds, not {ttl_s!r}")
+    if ttl_s > 10 * 365 * 86400:
+        raise InvalidArgumentError("ttl_s must be at most ten years")
+    return float(ttl_s)
+
+
+@dataclass(frozen=True)
+class Scope:
+    run_id: str
+    agent_id: str
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One live row of ``scratch_entries`` (metadata; bodies are read through ``BodyReader``)."""
+
+    run_id: str
+    agent_id: str
+    kind: str
+    key: str
+    body_id: str | None
+    value_json: str | None
+    format: str | None
+    size_bytes: int
+    body_bytes: int | None
+    line_count: int | None
+    tokens: int | None
+    preview: str | None
+    source_tool: str | None
+    server: str | None
+    content_hash: str | None
+    meta: dict[str, Any] = field(default_factory=dict)
+    created_at: float = 0.0
+    expires_at: float = 0.0
+
+    @classmethod
+    def from_row(cls, row: tuple[Any, ...]) -> Entry:
+        values = list(row)
+        meta = json.loads(values[15]) if values[15] else {}
+        return cls(*values[:15], meta, float(values[16]), float(values[17]))  # type: ignore[call-arg]
+
+    @property
+    def handle(self) -> str | None:
+        return self.key if self.kind == "handle" else None
+
+    @property
+    def value(self) -> Any:
+        return json.loads(self.value_json) if self.value_json is not None else None
+
+    def as_dict(self) -> dict[str, Any]:
+        """Metadata as plain data (what ``list_entries`` returns)."""
+        return {
+            "kind": self.kind,
+            "handle": self.key if self.kind == "handle" else None,
+            "key": self.key if self.kind == "note" else None,
+            "run_id": self.run_id,
+            "agent_id": self.agent_id,
+            "source_tool": self.source_tool,
+            "server": self.server,
+            "format": self.format,
+            "size": self.size_bytes,
+            "lines": self.line_count,
+            "tokens": self.tokens,
+            "preview": self.preview,
+            "created_at": datetime.fromtimestamp(self.created_at, tz=timezone.utc),
+            "expires_at": datetime.fromtimestamp(self.expires_at, tz=timezone.utc),
+        }
