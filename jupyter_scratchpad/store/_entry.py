@@ -90,6 +90,14 @@ class Entry:
         meta = json.loads(values[15]) if values[15] else {}
         return cls(*values[:15], meta, float(values[16]), float(values[17]))  # type: ignore[call-arg]
 
+    def as_row(self) -> list[Any]:
+        """The values in catalog column order (the inverse of ``from_row``)."""
+        return [
+            self.run_id, self.agent_id, self.kind, self.key, self.body_id, self.value_json, self.format,
+            self.size_bytes, self.body_bytes, self.line_count, self.tokens, self.preview, self.source_tool,
+            self.server, self.content_hash, json.dumps(self.meta), self.created_at, self.expires_at,
+        ]  # fmt: skip
+
     @property
     def handle(self) -> str | None:
         return self.key if self.kind == "handle" else None

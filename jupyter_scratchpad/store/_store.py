@@ -435,48 +435,12 @@ class ScratchStore:
                     "DELETE FROM scratch_entries WHERE run_id = ? AND agent_id = ? AND kind = 'handle' AND key = ?",
                     [scope.run_id, scope.agent_id, handle],
                 )
-            conn.execute(
-                f"INSERT INTO scratch_entries ({_COLUMNS}) VALUES "
-                "(?, ?, 'handle', ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    scope.run_id,
-                    scope.agent_id,
-                    handle,
-                    body_id,
-                    fmt,
-                    size_bytes,
-                    stats.body_bytes,
-                    stats.line_count,
-                    tokens,
-                    preview,
-                    source_tool,
-                    server,
-                    content_hash,
-                    json.dumps({**meta, "longest_line": stats.longest_line}),
-                    now,
-                    now + ttl,
-                ],
-            )
-        entry = Entry(
-            scope.run_id,
-            scope.agent_id,
-            "handle",
-            handle,
-            body_id,
-            None,
-            fmt,
-            size_bytes,
-            stats.body_bytes,
-            stats.line_count,
-            tokens,
-            preview,
-            source_tool,
-            server,
-            content_hash,
-            {**meta, "longest_line": stats.longest_line},
-            now,
-            now + ttl,
-        )
+            entry = Entry(
+                scope.run_id, scope.agent_id, "handle", handle, body_id, None, fmt, size_bytes,
+                stats.body_bytes, stats.line_count, tokens, preview, source_tool, server, content_hash,
+                {**meta, "longest_line": stats.longest_line}, now, now + ttl,
+            )  # fmt: skip
+            conn.execute(f"INSERT INTO scratch_entries ({_COLUMNS}) VALUES ({', '.join('?' * 18)})", entry.as_row())
         return entry, (old[0] if old else None)
 
     def set_preview(self, scope: Scope, handle: str, preview: str) -> None:

@@ -8,6 +8,7 @@
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 
+import { el } from './dom';
 import { formatBytes, formatCount } from './format';
 import { IStub, parseStub, STUB_MIME_TYPE } from './protocol';
 
@@ -19,19 +20,6 @@ export interface ICardActions {
 }
 
 export const CARD_CLASS = 'jp-scratchpad-card';
-
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  className: string,
-  text?: string
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  node.className = className;
-  if (text !== undefined) {
-    node.textContent = text;
-  }
-  return node;
-}
 
 function fact(label: string, value: string): HTMLElement {
   const node = el('span', 'jp-scratchpad-card-fact');

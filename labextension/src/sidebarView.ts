@@ -2,6 +2,7 @@
  * The sidebar's DOM, built from a snapshot: a pure function, so it is tested without a kernel.
  */
 
+import { el } from './dom';
 import { formatBudget, formatBytes, formatCount, formatTimeLeft } from './format';
 import { ISnapshot } from './model';
 import { Target } from './protocol';
@@ -11,19 +12,6 @@ export interface ISidebarActions {
   extend(target: Target): void;
   remove(target: Target): void;
   refresh(): void;
-}
-
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  className: string,
-  text?: string
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  node.className = className;
-  if (text !== undefined) {
-    node.textContent = text;
-  }
-  return node;
 }
 
 function action(
