@@ -13,7 +13,7 @@ from typing import Any
 from .budget import ContextBudget, context_window_for
 from .errors import InvalidArgumentError, NotFoundError
 from .spill import SpillDecision, SpillPolicy, bound_error_text
-from .spill._stub import build_stub, handle_for, render_stub_text
+from .spill._stub import build_stub, catalog_preview, handle_for, render_stub_text
 from .store import Entry, Scope, ScratchStore, as_text, normalise, validate_handle
 from .tokens import Tokenizer, encoding_for_model, tokenizer_for
 from .tools import ToolResult, dispatch, tool_specs
@@ -206,7 +206,7 @@ class Scratchpad:
             fmt=norm.format,
             size_bytes=len(norm.raw),
             tokens=tokens,
-            preview="",
+            preview=catalog_preview(norm.body),
             source_tool=tool,
             server=server,
             meta=meta,
@@ -220,9 +220,6 @@ class Scratchpad:
             model=self.model,
             tokens_estimate=self.tokens_are_estimates,
         )
-        # The catalog keeps a short preview: list_entries is metadata, not content.
-        short = "\n".join(stub["preview"].split("\n")[:5])
-        self.store.set_preview(self.scope, entry.key, short if len(short) <= 300 else short[:299] + "…")
         with self._usage_lock:
             self._tokens_intercepted += tokens
             self._spills += 1

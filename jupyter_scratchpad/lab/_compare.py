@@ -15,7 +15,7 @@ from ..errors import InvalidArgumentError
 from ..spill import SpillPolicy
 from ._measure import Measurer
 from ._plot import comparison_figure
-from ._replay import COLUMNS, as_policy, frame, replay_rows, report
+from ._replay import COLUMNS, TOTALS, as_policy, frame, replay_rows, report
 from ._sources import read_trace
 
 __all__ = ["PolicyComparison", "compare", "sweep"]
@@ -64,14 +64,7 @@ class PolicyComparison:
 def policy_table(rows: pd.DataFrame, names: Iterable[str]) -> pd.DataFrame:
     """One row per policy: spills, tokens of the results, what enters the context, what is kept out."""
     grouped = rows.groupby("policy", sort=False)
-    table = grouped.agg(
-        calls=("tool", "size"),
-        spills=("spilled", "sum"),
-        tokens=("tokens", "sum"),
-        context_tokens=("context_tokens", "sum"),
-        tokens_saved=("tokens_saved", "sum"),
-        stub_tokens=("stub_tokens", "sum"),
-    ).reindex(list(names))
+    table = grouped.agg(**TOTALS).reindex(list(names))
     table["calls"] = table["calls"].fillna(0).astype("int64")
     table["spills"] = table["spills"].fillna(0).astype("int64")
     for name in ("tokens", "context_tokens", "tokens_saved", "stub_tokens"):

@@ -284,6 +284,17 @@ def replay_rows(
     return rows
 
 
+# The per-group totals that summary() and compare()'s policy table share.
+TOTALS: dict[str, tuple[str, str]] = {
+    "calls": ("tool", "size"),
+    "spills": ("spilled", "sum"),
+    "tokens": ("tokens", "sum"),
+    "context_tokens": ("context_tokens", "sum"),
+    "tokens_saved": ("tokens_saved", "sum"),
+    "stub_tokens": ("stub_tokens", "sum"),
+}
+
+
 def summary(df: pd.DataFrame, *, totals: bool = False) -> pd.DataFrame:
     """Per server and tool: calls, spills, tokens of the results, what enters the context, tokens saved.
 
@@ -298,12 +309,7 @@ def summary(df: pd.DataFrame, *, totals: bool = False) -> pd.DataFrame:
     )
     grouped = measured.groupby(keys, dropna=False, sort=False)
     out = grouped.agg(
-        calls=("tool", "size"),
-        spills=("spilled", "sum"),
-        tokens=("tokens", "sum"),
-        context_tokens=("context_tokens", "sum"),
-        tokens_saved=("tokens_saved", "sum"),
-        stub_tokens=("stub_tokens", "sum"),
+        **TOTALS,
         max_tokens=("tokens", "max"),
         thresholds=("threshold", _distinct),
         missing=("missing", "sum"),

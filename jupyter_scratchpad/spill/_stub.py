@@ -66,6 +66,13 @@ def _clean(line: str) -> str:
     return line if len(line) <= PREVIEW_LINE_CHARS else line[: PREVIEW_LINE_CHARS - 1] + "…"
 
 
+def catalog_preview(body: bytes, lines: int = 5, max_chars: int = 300) -> str:
+    """The short preview the catalog keeps (``list_entries`` is metadata, not content)."""
+    head = body[: lines * (PREVIEW_LINE_CHARS * 4 + 1)].decode("utf-8", errors="replace")
+    text = "\n".join(_clean(line) for line in head.split("\n")[:lines])
+    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
+
+
 def build_stub(
     entry: Entry, reader: BodyReader, *, preview_lines: int, value: Any = None, model: str, tokens_estimate: bool
 ) -> dict[str, Any]:

@@ -443,14 +443,6 @@ class ScratchStore:
             conn.execute(f"INSERT INTO scratch_entries ({_COLUMNS}) VALUES ({', '.join('?' * 18)})", entry.as_row())
         return entry, (old[0] if old else None)
 
-    def set_preview(self, scope: Scope, handle: str, preview: str) -> None:
-        with self._db() as conn:
-            conn.execute(
-                "UPDATE scratch_entries SET preview = ? WHERE run_id = ? AND agent_id = ? "
-                "AND kind = 'handle' AND key = ?",
-                [preview, scope.run_id, scope.agent_id, handle],
-            )
-
     def put_note(self, scope: Scope, key: str, value: Any, ttl_s: float | None = None) -> Entry:
         """Write (or overwrite) the note ``key`` of ``scope``."""
         key = validate_key(key)
