@@ -57,6 +57,7 @@ class Scratchpad:
         policy: SpillPolicy | None = None,
         turn_depth_bonus: int | None = None,
         preview_lines: int = 20,
+        tool_timeout_s: float = 10.0,
     ) -> None:
         self.store = store
         self.scope = scope
@@ -67,6 +68,9 @@ class Scratchpad:
         if isinstance(preview_lines, bool) or not isinstance(preview_lines, int) or preview_lines < 0:
             raise InvalidArgumentError("preview_lines must be a non-negative integer")
         self.preview_lines = preview_lines
+        if isinstance(tool_timeout_s, bool) or not isinstance(tool_timeout_s, (int, float)) or not tool_timeout_s > 0:
+            raise InvalidArgumentError(f"tool_timeout_s must be a positive number of seconds, not {tool_timeout_s!r}")
+        self.tool_timeout_s = float(tool_timeout_s)  # each call_tool stops (``timeout``) after this long
         self.budget = ContextBudget(
             context_window if context_window is not None else context_window_for(model),
             self.policy.context_safety_margin if safety_margin is None else safety_margin,
