@@ -231,3 +231,21 @@ def test_preview_lines_stays_configurable(store: ScratchStore) -> None:
     pad = store.scratchpad("r", "a", preview_lines=3)
     r = pad.spill("\n".join(f"l{i}" for i in range(100)), tool="t")
     assert r.stub["preview_lines"] == 3 and r.stub["preview_head"] == ["l0", "l1"] and r.stub["preview_tail"] == ["l99"]
+
+
+def test_a_handle_with_a_trailing_newline_is_not_a_handle(pad: Scratchpad) -> None:
+    from jupyter_scratchpad import InvalidArgumentError
+
+    h = pad.spill("x" * 100, tool="t").handle
+    res = pad.call_tool("head", {"handle": h + "\n"})
+    assert not res.ok and res.error["error"] == "invalid_handle"
+    with pytest.raises(InvalidArgumentError):
+        pad.spill("y", tool="t", handle="named\n")
+
+
+def test_generated_handles_start_with_a_letter_and_notes_name_is_reserved(pad: Scratchpad) -> None:
+    from jupyter_scratchpad import InvalidArgumentError
+
+    assert pad.spill("z" * 100, tool="2fa_codes").handle.startswith("h_2fa_codes_")
+    with pytest.raises(InvalidArgumentError, match="reserved"):
+        pad.spill("z", tool="t", handle="scratch_notes")
