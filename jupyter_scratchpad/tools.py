@@ -285,11 +285,16 @@ _TOOLS: tuple[_Tool, ...] = (
     ),
     _Tool(
         "scratch_list",
-        "List your live notes and handles (metadata only: sizes, tokens, tools, expiry).",
-        _p(),
+        "List your live notes and handles (metadata only: sizes, tokens, tools, expiry), a page at a time.",
+        _p(
+            prefix={"type": "string", "description": "Only keys/handles starting with this."},
+            kind={"type": "string", "enum": ["handle", "note"], "description": "Only handles, or only notes."},
+            offset={**_INT, "minimum": 0, "description": "First entry (default 0)."},
+            limit={**_INT, "minimum": 1, "maximum": 500, "description": "Entries per page (default 50)."},
+        ),
         (),
         _notes.scratch_list,
-        _sugg_notes,
+        lambda c, a, e, limit: _notes.scratch_list_suggestions(a, e, limit),
     ),
     _Tool(
         "scratch_delete",
@@ -445,11 +450,26 @@ def _timeout_error(tool: _Tool, args: dict[str, Any], exc: ToolTimeout) -> dict[
     handle = args.get("handle")
     sugg: list[dict[str, Any]] = []
     if tool.name == "grep" and isinstance(args.get("pattern"), str):
-        sugg.append(suggestion("grep", "a plain (literal) part of the pattern is searched at disk speed", handle=handle,
-                               pattern=_literal_part(args["pattern"]), max_matches=20))
+        sugg.append(
+            suggestion(
+                "grep",
+                "a plain (literal) part of the pattern is searched at disk speed",
+                handle=handle,
+                pattern=_literal_part(args["pattern"]),
+                max_matches=20,
+            )
+        )
     if tool.name == "read_handle" and args.get("match"):
-        sugg.append(suggestion("grep", "find the matching lines instead", handle=handle, pattern=str(args["match"]),
-                               context=0, max_matches=20))
+        sugg.append(
+            suggestion(
+                "grep",
+                "find the matching lines instead",
+                handle=handle,
+                pattern=str(args["match"]),
+                context=0,
+                max_matches=20,
+            )
+        )
     if handle is not None and tool.name != "schema":
         sugg.append(suggestion("schema", "see the structure, then ask for a narrower part", handle=handle))
     return {

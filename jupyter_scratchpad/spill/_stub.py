@@ -247,7 +247,7 @@ def next_calls(entry: Entry, stub: dict[str, Any]) -> list[str]:
         f'slice(handle="{h}", start=…, end=…)',
         f'tail(handle="{h}", lines=50)',
         f'schema(handle="{h}")',
-        f'sql(query="SELECT line_no, line FROM {h} WHERE line LIKE \'%…%\' LIMIT 20")',
+        f"sql(query=\"SELECT line_no, line FROM {h} WHERE line LIKE '%…%' LIMIT 20\")",
     ]
 
 

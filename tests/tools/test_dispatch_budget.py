@@ -263,3 +263,18 @@ def test_bad_numbers_are_invalid_arguments_not_internal_errors(pad: Scratchpad, 
         assert not res.ok and res.error["error"] == "invalid_argument", res.error
     res = pad.call_tool("head", f'{{"handle": "{log_handle}", "lines": {"9" * 5000}}}')
     assert not res.ok and res.error["error"] == "invalid_argument", res.error
+
+
+def test_scratch_list_pages_and_filters_many_notes(store: ScratchStore) -> None:
+    pad = store.scratchpad("run-notes", "agent-1", max_extraction_tokens=4000)
+    for i in range(1500):
+        pad.scratch_write(f"{'plan' if i % 2 else 'fact'}_{i:04d}_" + "k" * 40, i)
+    first = pad.call_tool("scratch_list", {})
+    assert first.ok and len(first.data) == 50 and first.meta["total"] == 1500 and first.meta["next_offset"] == 50
+    page = pad.call_tool("scratch_list", {"prefix": "plan_", "offset": 700, "limit": 100})
+    assert page.ok and len(page.data) == 50 and all(r["key"].startswith("plan_") for r in page.data)
+    big = pad.call_tool("scratch_list", {"limit": 500})
+    assert big.error["error"] == "scratch_list_too_large"
+    for s in big.error["suggestions"]:
+        assert s["arguments"] != {"limit": 500}
+        assert pad.call_tool(s["tool"], s["arguments"]).ok, s
