@@ -90,10 +90,10 @@ def test_a_spent_budget_refuses_with_the_remaining_tokens(store: ScratchStore, p
             break
     error = explorer.results[-1].error
     assert error is not None and error["error"] == "slice_too_large"
-    assert error["remaining_budget_tokens"] == small.budget.remaining + explorer.results[-1].tokens
+    assert error["remaining_budget_tokens"] == small.budget.usable - (small.budget.used - explorer.results[-1].tokens)
     assert "tokens left in the budget" in html.unescape(explorer.notice.message.value)
     assert explorer.meter.bar.bar_style == "danger"
-    assert explorer.meter.bar.value == small.budget.used
+    assert explorer.meter.bar.value == min(small.budget.used, small.budget.usable)
 
 
 def _buttons(widget: Any) -> list[w.Button]:
