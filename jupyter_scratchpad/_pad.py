@@ -19,11 +19,12 @@ from .spill import SpillDecision, SpillPolicy, bound_error_text
 from .spill._counting import EXACT_INLINE_BYTES, submit_count
 from .spill._envelope import unwrap_call_tool_result
 from .spill._stub import RESERVED_HANDLES, build_stub, catalog_preview, handle_for, render_stub_text
-from .spill._withheld import utf8_len, withheld_pointer
+from .spill._withheld import withheld_pointer
 from .store import Entry, Scope, ScratchStore, as_text, normalise, validate_handle
 from .store._entry import validate_ttl
 from .store._jsontext import dumps_compact
 from .tokens import Tokenizer, encoding_for_model, tokenizer_for
+from .tokens._count import utf8_len
 from .tools import ToolResult, dispatch, tool_specs
 
 __all__ = ["InterceptResult", "Scratchpad"]

@@ -31,6 +31,7 @@ from json.encoder import encode_basestring
 from typing import Any
 
 import orjson
+import re2
 
 __all__ = [
     "PRETTY_MAX_DEPTH",
@@ -44,9 +45,18 @@ __all__ = [
 PRETTY_MAX_DEPTH = 64
 CIRCULAR = '"[circular reference]"'
 
+
+def _re2(pattern: bytes) -> Any:
+    options = re2.Options()
+    options.never_capture = True
+    options.log_errors = False
+    return re2.compile(pattern, options)
+
+
 # A number token (after ``:``, ``[`` or ``,``) of 16 or more characters may not survive a double:
 # such documents are read exactly. Digits inside strings (ids, hashes) rarely look like this.
-_LONG_NUMBER = re.compile(rb"[:\[,]\s*-?[0-9][0-9.eE+-]{15,}")
+# RE2 scans at several hundred MB/s where ``re`` manages thirty.
+_LONG_NUMBER = _re2(rb"[:\[,]\s*-?[0-9][0-9.eE+-]{15,}")
 _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _DEEP_INDENT = b"\n" + b" " * (2 * PRETTY_MAX_DEPTH + 2)
