@@ -14,6 +14,8 @@ Tasks:
 * ``{"op": "tool", "store", "run_id", "agent_id", "tool", "args", "repeats"}``: ``pad.call_tool``.
 * ``{"op": "py_lines", "path", "start", "end", "repeats"}``: iterate the file's lines (itertools).
 * ``{"op": "py_bytes", "path", "start", "end", "repeats"}``: ``seek`` + ``read``.
+* ``{"op": "spill", "path", "store"}``: ``pad.intercept`` of the file's bytes (read first).
+* ``{"op": "orjson_parse", "path"}``: ``orjson.loads`` of the file's bytes (read first).
 * ``{"op": "cmd", "argv", "repeats"}``: a command such as ``sed`` or ``grep``, spawned from this
   small process and reaped with ``wait4``; its ``ru_maxrss`` includes this launcher's pre-exec
   pages, so ``floor_mb`` (the same measure of ``true``) is reported beside it.
@@ -151,6 +153,40 @@ def _py_bytes(task: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _spill(task: dict[str, Any]) -> dict[str, Any]:
+    """One spill of a file's bytes (read before the 'before' mark) into a fresh store."""
+    from jupyter_scratchpad import ScratchStore
+
+    with open(task["path"], "rb") as fh:
+        data = fh.read()
+    store = ScratchStore(task["store"], sweep_interval_s=None)
+    try:
+        pad = store.scratchpad(run_id="bench", agent_id="bench", context_window=1 << 40)
+        before = _rss_mb()
+        start = time.perf_counter()
+        res = pad.intercept(data, tool="export")
+        seconds = [time.perf_counter() - start]
+        if not res.spilled:
+            raise SystemExit(f"did not spill: {res.failure or res.decision.detail}")
+        pad.wait_for_counts()
+        return {"seconds": seconds, "rss_before_mb": before, "peak_rss_mb": _rss_mb()}
+    finally:
+        store.close()
+
+
+def _orjson_parse(task: dict[str, Any]) -> dict[str, Any]:
+    import orjson
+
+    with open(task["path"], "rb") as fh:
+        data = fh.read()
+    before = _rss_mb()
+    start = time.perf_counter()
+    value = orjson.loads(data)
+    seconds = [time.perf_counter() - start]
+    del value
+    return {"seconds": seconds, "rss_before_mb": before, "peak_rss_mb": _rss_mb()}
+
+
 def _small(data: Any) -> Any:
     """The scalar fields of a tool's ``.data`` (counts for checks), not its lines."""
     if not isinstance(data, dict):
@@ -164,7 +200,14 @@ def _small(data: Any) -> Any:
 
 def main(argv: list[str]) -> int:
     task = json.loads(argv[1])
-    ops = {"tool": _tool, "py_lines": _py_lines, "py_bytes": _py_bytes, "cmd": _cmd}
+    ops = {
+        "tool": _tool,
+        "py_lines": _py_lines,
+        "py_bytes": _py_bytes,
+        "cmd": _cmd,
+        "spill": _spill,
+        "orjson_parse": _orjson_parse,
+    }
     if task.get("op") not in ops:
         print(f"unknown op {task.get('op')!r}; expected one of {sorted(ops)}", file=sys.stderr)
         return 2

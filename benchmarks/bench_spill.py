@@ -1,42 +1,57 @@
-"""Spill write throughput: ``pad.intercept`` of a large output against writing its bytes to a file.
+"""Spill latency and memory: ``pad.intercept`` of a large output against the floor of its work.
 
-Ours is the whole spill: the decision, normalising once (format detection; JSON parsed and
-pretty-printed for the line tools), sha256 for the handle, the exact token count for
-``usage()``, the raw and normalised bodies and the line index written to disk, and the catalog
-row. The baseline writes the same text, UTF-8 encoded, to a file in the same directory. Neither
-side calls fsync. Each run spills a different output (its first line differs), so the store's
-de-duplication never short-circuits a run. A breakdown of where our time goes follows each row.
+Ours is the whole spill as a caller waits for it: the decision (counting only up to the
+threshold), normalising once (format detection; JSON parsed and pretty-printed for the line
+tools), sha256 for the handle, the raw and normalised bodies and the line index written, the
+catalog row and the stub. The exact token count of an output over 64 KiB is *not* in it: it runs on a
+worker thread afterwards (``Scratchpad.wait_for_counts``), and the rows say so.
+
+Baselines, same input bytes, same (no) fsync on both sides:
+
+* text: write the bytes to a file in the same directory;
+* JSON: ``orjson.loads`` of the bytes plus writing them to a file (the least any JSON spill
+  does: read the document once, put it on disk).
+
+Goal (issue 14): ours ≤ 3 × the baseline at 1, 10 and 100 MB. Each run spills a different output
+(its first bytes differ), so de-duplication never short-circuits a run. JSON rows also report
+where the time goes, phase by phase, on the JSON itself; a memory row reports the peak RSS of a
+JSON spill in a fresh process against the input's size (goal ≤ 3 ×).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from benchmarks._data import log_text, pod_list
-from benchmarks._harness import check, median, result, time_side_by_side
+from benchmarks._harness import check, median, result, run_child, time_side_by_side
+
+GOAL = "≤ 3 × the baseline"
 
 
 def _phases(text: str) -> str:
-    """Time each phase of a spill once, with the core's own functions (a fresh text each)."""
+    """Time each phase of one spill with the core's own functions (on a fresh copy of the text)."""
     from jupyter_scratchpad.store import normalise
     from jupyter_scratchpad.store._bodies import write_body_dir
     from jupyter_scratchpad.tokens import tokenizer_for
 
-    text = "phases\n" + text
+    text = text.replace("{", '{"phase": 1, ', 1) if text.startswith("{") else "phases\n" + text
     out = {}
     start = time.perf_counter()
+    tokenizer_for("gpt-4o").count_upto(text, 5120)
+    out["decide (count to the threshold)"] = time.perf_counter() - start
+    start = time.perf_counter()
     norm = normalise(text)
-    out["normalise"] = time.perf_counter() - start
+    out["normalise (parse + pretty-print)" if norm.format == "json" else "normalise"] = time.perf_counter() - start
     start = time.perf_counter()
     hashlib.sha256(norm.raw).hexdigest()
     out["sha256"] = time.perf_counter() - start
-    start = time.perf_counter()
-    tokenizer_for("gpt-4o").count(text)
-    out["token count"] = time.perf_counter() - start
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
         write_body_dir(Path(tmp) / "b", norm.raw, None if norm.body is norm.raw else norm.body)
@@ -45,11 +60,17 @@ def _phases(text: str) -> str:
     return ", ".join(f"{k} {v * 1e3:,.0f} ms ({v / total:.0%})" for k, v in out.items())
 
 
+def _vary(text: str, i: int) -> str:
+    if text.startswith("{"):
+        return text.replace("{", f'{{"run": {i}, ', 1)
+    return f"{i}\n{text}"
+
+
 def _row(label: str, text: str, runs: int, root: Path) -> dict[str, Any]:
     from jupyter_scratchpad import ScratchStore
 
     is_json = text.startswith("{")
-    texts = [_vary_json(text, i) if is_json else f"{i}\n{text}" for i in range(runs)]
+    texts = [_vary(text, i) for i in range(runs)]
     size = len(texts[0].encode("utf-8"))
     root.mkdir(parents=True)
     store = ScratchStore(root / "store", sweep_interval_s=None)
@@ -57,50 +78,88 @@ def _row(label: str, text: str, runs: int, root: Path) -> dict[str, Any]:
         pad = store.scratchpad(run_id="bench-spill", agent_id="bench", context_window=1 << 40)
 
         def ours(i: int) -> Any:
-            return pad.intercept(texts[i], tool="export_logs")
+            return pad.intercept(texts[i], tool="export")
 
         def baseline(i: int) -> int:
+            data = texts[i].encode("utf-8")
+            if is_json:
+                orjson.loads(data)
             with open(root / f"plain-{i}.out", "wb") as fh:
-                return fh.write(texts[i].encode("utf-8"))
+                return fh.write(data)
 
         def both_wrote(r: Any, written: int) -> None:
             check(r.spilled, f"{label}: intercept did not spill ({r.failure or r.decision.detail})")
             check(written == size and r.stub["size"] == size, f"{label}: sizes differ")
 
         ours_s, base_s, failure = time_side_by_side(ours, baseline, runs, check_pair=both_wrote)
+        started = time.perf_counter()
+        pad.wait_for_counts()
+        counted_s = time.perf_counter() - started
         fmt = pad.entries("handle")[0]["format"]
     finally:
         store.close()
     notes = (
-        f"Format detected: {fmt}. Ours {size / median(ours_s) / 1e6:,.1f} MB/s, the plain write "
-        f"{size / median(base_s) / 1e6:,.0f} MB/s. Where our time goes (one spill, phase by "
-        f"phase): {_phases(text)}; the rest is the catalog and the stub. The exact full count "
-        "feeds the stub and `usage()`; the decision itself needs only `count_upto`, so the core "
-        "could count lazily (on first `usage()`/stub render, or in a background thread) and make a "
-        "spill cost about its write."
+        f"Format detected: {fmt}. Ours {size / median(ours_s) / 1e6:,.1f} MB/s, the baseline "
+        f"{size / median(base_s) / 1e6:,.0f} MB/s. Ours includes the decision, normalising, sha256, "
+        "bodies + line index and the catalog row; the exact token count of outputs over 64 KiB runs "
+        f"afterwards on a worker thread (the last ones landed {counted_s:.2f} s after the last spill "
+        f"returned). Where one spill's time goes: {_phases(text)}; the rest is the catalog and the stub."
     )
+    baseline_name = "orjson.loads + write the bytes to a file" if is_json else "write the bytes to a file"
     return result(
         f"spill (intercept) {label}",
         ours_s,
-        "write the bytes to a file",
+        baseline_name,
         base_s,
         f"{label}, {size / 1e6:.1f} MB",
         notes=notes,
         failure=failure,
+        goal=GOAL,
+        goal_ratio=3.0,
     )
 
 
-def _vary_json(text: str, i: int) -> str:
-    return text.replace('"9123456"', f'"{9123456 + i}"', 1)
+def _memory_row(text: str, root: Path) -> dict[str, Any]:
+    """Peak RSS of one JSON spill in a fresh interpreter, against the input's size."""
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / "input.json"
+    path.write_text(text, encoding="utf-8")
+    size_mb = path.stat().st_size / 1e6
+    spill = run_child({"op": "spill", "path": str(path), "store": str(root / "mem-store")})
+    parse = run_child({"op": "orjson_parse", "path": str(path)})
+    added = spill["peak_rss_mb"] - spill["rss_before_mb"]
+    parse_added = parse["peak_rss_mb"] - parse["rss_before_mb"]
+    row = result(
+        "peak RSS of a JSON spill",
+        spill["seconds"],
+        "orjson.loads of the same bytes (memory of the parsed value)",
+        parse["seconds"],
+        f"k8s PodList JSON, {size_mb:.0f} MB, read from a file as bytes in a fresh process",
+        notes=(
+            f"Memory the spill added: {added:,.0f} MB = {added / size_mb:.1f} × the input (goal ≤ 3 ×); "
+            f"orjson's parsed value alone adds {parse_added:,.0f} MB = {parse_added / size_mb:.1f} ×. "
+            "The input bytes themselves are in the 'before' figure of both. A spill parses the document "
+            "into Python objects once (that is most of its peak); a streamed pretty-printer that never "
+            "holds the whole value is what the 3 × goal needs."
+        ),
+        goal="added RSS ≤ 3 × the input",
+        peak_rss_mb=spill["peak_rss_mb"],
+        baseline_rss_mb=parse["peak_rss_mb"],
+    )
+    row["goal_met"] = added / size_mb <= 3.0
+    return row
 
 
 def run(quick: bool) -> list[dict[str, Any]]:
     runs = 3 if quick else 5
-    json_bytes = 2_000_000 if quick else 10_000_000
-    log_bytes = 4_000_000 if quick else 100_000_000
+    sizes = [1_000_000, 10_000_000] if quick else [1_000_000, 10_000_000, 100_000_000]
+    rows = []
     with tempfile.TemporaryDirectory(prefix="bench-spill-") as tmp:
         root = Path(tmp)
-        return [
-            _row("k8s PodList JSON text", pod_list(json_bytes, seed=21), runs, root / "json"),
-            _row("service log text", log_text(log_bytes, seed=22), runs, root / "log"),
-        ]
+        for n in sizes:
+            mb = f"{n // 1_000_000} MB"
+            rows.append(_row(f"k8s PodList JSON text ({mb})", pod_list(n, seed=21), runs, root / f"json-{n}"))
+            rows.append(_row(f"service log text ({mb})", log_text(n, seed=22), runs, root / f"log-{n}"))
+        rows.append(_memory_row(pod_list(sizes[-1], seed=23), root / "memory"))
+    json.dumps(rows)  # the rows are plain data
+    return rows

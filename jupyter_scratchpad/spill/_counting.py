@@ -15,7 +15,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 __all__ = ["EXACT_INLINE_BYTES", "submit_count"]
 
-EXACT_INLINE_BYTES = 1 << 20
+EXACT_INLINE_BYTES = 64 << 10
 log = logging.getLogger("jupyter_scratchpad")
 
 _executor: ThreadPoolExecutor | None = None

@@ -170,17 +170,21 @@ def test_intercept_spills_with_an_honest_stub(pad) -> None:  # type: ignore[no-u
     assert stub["format"] == "json" and stub["handle"].startswith("k8s_list_pods_")
     from jupyter_scratchpad.store._format import as_text
 
-    assert stub["tokens"] == count_tokens(as_text(data))
+    # a large output: the stub gives the decision's bound at once, the exact count lands later
+    assert (stub["tokens"], stub["tokens_exact"]) == (5120, False) and "≥ 5,120 tokens" in r.content
+    exact = count_tokens(as_text(data))
+    assert pad.usage()["tokens_intercepted"] == exact
+    assert (pad.stub(r.handle)["tokens"], pad.stub(r.handle)["tokens_exact"]) == (exact, True)
     assert stub["size"] == len(as_text(data).encode())
     assert "preview: lines 1-" in stub["note"] and f"of {stub['lines']:,}" in stub["note"]
     assert any("items" in line for line in stub["schema"])
     text = r.content
     assert text.count(stub["handle"]) <= 2 and "item_schema" in text and '"$.items"' in text
     assert count_tokens(text) <= 250
-    assert pad.usage() == {"agent_id": "agent-1", "tokens_intercepted": stub["tokens"], "tokens_extracted": 0}
+    assert pad.usage() == {"agent_id": "agent-1", "tokens_intercepted": exact, "tokens_extracted": 0}
     assert pad.spill_count == 1
     pad.intercept(data, tool="k8s_list_pods", server="k8s")  # the same again: intercepted again
-    assert pad.usage()["tokens_intercepted"] == 2 * stub["tokens"]
+    assert pad.usage()["tokens_intercepted"] == 2 * exact
 
 
 def test_claude_stub_says_estimate(store) -> None:  # type: ignore[no-untyped-def]
@@ -223,10 +227,14 @@ def test_policy_defaults_configure_the_pad(store) -> None:  # type: ignore[no-un
 
 def test_same_content_spilled_by_another_model_carries_that_models_count(store) -> None:  # type: ignore[no-untyped-def]
     text = "data " * 20_000
-    a = store.scratchpad("r", "a", model="gpt-4o").intercept(text, tool="t")
-    b = store.scratchpad("r", "a", model="claude-sonnet-4-5").intercept(text, tool="t")
+    pad_a = store.scratchpad("r", "a", model="gpt-4o")
+    a = pad_a.intercept(text, tool="t")
+    assert pad_a.usage()["tokens_intercepted"] == count_tokens(text)
+    pad_b = store.scratchpad("r", "a", model="claude-sonnet-4-5")
+    b = pad_b.intercept(text, tool="t")
     assert a.handle == b.handle
-    assert b.stub["tokens"] == count_tokens(text, model="claude-sonnet-4-5") != a.stub["tokens"]
+    assert pad_b.usage()["tokens_intercepted"] == count_tokens(text, model="claude-sonnet-4-5") != count_tokens(text)
+    assert pad_b.stub(b.handle)["tokens"] == count_tokens(text, model="claude-sonnet-4-5")
 
 
 def test_stub_says_when_long_lines_were_cut(pad) -> None:  # type: ignore[no-untyped-def]

@@ -222,10 +222,11 @@ class _Proxy:
 def test_list_entries_is_metadata_only(store: ScratchStore, pad) -> None:  # type: ignore[no-untyped-def]
     r = spill(pad, tool="k8s_list_pods")
     pad.scratch_write("plan", ["a", "b"])
+    exact = pad.usage()["tokens_intercepted"]  # waits for the count made after the spill
     handle_row, note_row = store.list_entries("run-1")
     assert handle_row["handle"] == r.handle and handle_row["kind"] == "handle"
     assert handle_row["source_tool"] == "k8s_list_pods"
-    assert handle_row["size"] == len(BIG.encode()) and handle_row["tokens"] == r.stub["tokens"]
+    assert handle_row["size"] == len(BIG.encode()) and handle_row["tokens"] == exact
     assert handle_row["preview"].startswith("line 0")
     assert set(handle_row) >= {
         "handle",
