@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ._bounded import bound_error
+from ._bounded import bound_error, redact_paths
 from .errors import InvalidArgumentError, ScratchpadError
 from .explore import _json, _notes, _schema, _sql, _text
 from .explore._base import Output, TooLarge, ToolContext, ToolError, ToolTimeout, suggestion
@@ -422,6 +422,8 @@ def _error_result(name: str, args: dict[str, Any], err: dict[str, Any], pad: Scr
     keeps that cost to a few hundred tokens at most. The charge is never refused (the error has to
     be shown), so ``used`` may pass ``usable`` by that much.
     """
+    if pad is not None:  # a model reads handles, never the machine's directories
+        err = json.loads(redact_paths(json.dumps(err, ensure_ascii=False, default=str), _store_paths(pad)))
     err = bound_error(err)
     text = json.dumps(err, ensure_ascii=False, default=str)
     tokens = 0
@@ -430,6 +432,11 @@ def _error_result(name: str, args: dict[str, Any], err: dict[str, Any], pad: Scr
         pad.budget.charge_unconditionally(tokens)
         pad._record_extraction(tokens)
     return ToolResult(False, text, None, err, tokens, name, _shown_args(args))
+
+
+def _store_paths(pad: Scratchpad) -> list[str]:
+    store = pad.store
+    return [str(p) for p in (getattr(store, "path", None), getattr(store, "bodies_path", None)) if p]
 
 
 def _shown_args(args: dict[str, Any]) -> dict[str, Any]:

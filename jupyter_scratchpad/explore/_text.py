@@ -372,6 +372,8 @@ def _read_matches(ctx: ToolContext, entry: Entry, reader: BodyReader, match: str
             pos = mm.find(needle)
             while pos >= 0:
                 found += 1
+                if found > 10_000:  # counted far enough; a dense match must not loop per byte
+                    break
                 if found & 1023 == 0:
                     ctx.check_time()
                 if len(spans) < MAX_BYTE_WINDOWS or (spans and pos - window <= spans[-1][1]):

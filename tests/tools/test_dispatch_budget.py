@@ -278,3 +278,24 @@ def test_scratch_list_pages_and_filters_many_notes(store: ScratchStore) -> None:
     for s in big.error["suggestions"]:
         assert s["arguments"] != {"limit": 500}
         assert pad.call_tool(s["tool"], s["arguments"]).ok, s
+
+
+def test_errors_never_show_host_paths(pad: Scratchpad, log_handle: str) -> None:
+    import shutil
+
+    entry = pad.entry(log_handle)
+    shutil.rmtree(pad.store.path / "bodies" / entry.body_id)  # a damaged store
+    pad.store._readers.clear()
+    res = pad.call_tool("head", {"handle": log_handle})
+    assert not res.ok and res.error["error"] == "store_error"
+    assert str(pad.store.path) not in res.text and "<store>" in res.text
+
+
+def test_read_handle_with_a_dense_match_stays_quick(pad: Scratchpad) -> None:
+    import time
+
+    h = pad.spill("a" * 5_000_000, tool="dense").handle
+    started = time.perf_counter()
+    res = pad.call_tool("read_handle", {"handle": h, "match": "a", "window": 10})
+    assert time.perf_counter() - started < 5  # a per-byte Python loop took 14-35 s on 100 MB
+    assert res.ok and res.data["occurrences"] == 10_001 and "10,001+" in res.text
