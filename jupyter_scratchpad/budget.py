@@ -136,6 +136,13 @@ class ContextBudget:
         with self._lock:
             self._used = max(self._used, input_tokens + output_tokens)
 
+    def reset(self, used: int = 0) -> None:
+        """Start again at ``used`` tokens (a new conversation; ``%scratch budget reset``)."""
+        if isinstance(used, bool) or not isinstance(used, int) or used < 0:
+            raise InvalidArgumentError(f"used must be a non-negative integer, not {used!r}")
+        with self._lock:
+            self._used = used
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "context_window": self.context_window,

@@ -24,9 +24,13 @@ from .explore._base import Output, TooLarge, ToolContext, ToolError, suggestion
 if TYPE_CHECKING:
     from ._pad import Scratchpad
 
-__all__ = ["TOOL_NAMES", "ToolResult", "dispatch", "tool_specs"]
+__all__ = ["TOOL_NAMES", "UNCHARGED_LIMIT_TOKENS", "ToolResult", "dispatch", "tool_specs"]
 
 log = logging.getLogger("jupyter_scratchpad.tools")
+
+# What an uncharged (person's) call may return: no model's cap, but still a number the tools can
+# compare with (a person asking for a billion tokens of lines gets them, page by page).
+UNCHARGED_LIMIT_TOKENS = 1 << 62
 
 
 @dataclass
@@ -434,8 +438,12 @@ def _too_large(
     }
 
 
-def dispatch(pad: Scratchpad, name: str, arguments: Any = None) -> ToolResult:
-    """Run tool ``name`` with ``arguments`` for ``pad``; see the module docstring."""
+def dispatch(pad: Scratchpad, name: str, arguments: Any = None, *, charge: bool = True) -> ToolResult:
+    """Run tool ``name`` with ``arguments`` for ``pad``; see the module docstring.
+
+    ``charge=False`` runs it for a person instead of a model: no per-call cap, no budget check,
+    nothing charged (``tokens`` is 0 and the footer says so).
+    """
     raw_args = arguments if isinstance(arguments, dict) else {}
     tool = TOOLS.get(name) if isinstance(name, str) else None
     if tool is None:
@@ -454,14 +462,14 @@ def dispatch(pad: Scratchpad, name: str, arguments: Any = None) -> ToolResult:
         )
     budget = pad.budget
     cap, remaining = budget.max_extraction_tokens, budget.remaining
-    ctx = ToolContext(pad, tool.name, min(cap, remaining))
+    ctx = ToolContext(pad, tool.name, min(cap, remaining) if charge else UNCHARGED_LIMIT_TOKENS)
     args: dict[str, Any] = dict(raw_args)
     try:
         args = _normalise_args(tool, arguments)
         output = tool.run(ctx, **args)
     except ToolError as err:
         return _error_result(tool.name, args, err.as_dict())
-    except TooLarge as big:
+    except TooLarge as big:  # only a charged call has a limit to exceed
         reason, limit = ("per_call_limit", cap) if big.estimated_tokens > cap else ("remaining_budget", remaining)
         return _error_result(tool.name, args, _too_large(pad, tool, ctx, args, big.estimated_tokens, reason, limit))
     except ScratchpadError as exc:
@@ -477,7 +485,18 @@ def dispatch(pad: Scratchpad, name: str, arguments: Any = None) -> ToolResult:
                 "suggestions": [],
             },
         )
-    return _charge(pad, tool, ctx, args, output)
+    return _charge(pad, tool, ctx, args, output) if charge else _uncharged(tool, args, output)
+
+
+def _uncharged(tool: _Tool, args: dict[str, Any], output: Output) -> ToolResult:
+    text = output.text
+    if output.footer is not None:
+        # The footer's slot for this call's tokens says what happened instead: nothing was charged.
+        footer = output.footer(0, 0, 0)
+        summary = footer.split(" · tokens:", 1)[0]
+        text = f"{text}\n{summary} · read as you: not charged to the agent's budget ---"
+    meta = {**output.meta, "charged": False}
+    return ToolResult(True, text, output.data, None, 0, tool.name, args, meta)
 
 
 def _charge(pad: Scratchpad, tool: _Tool, ctx: ToolContext, args: dict[str, Any], output: Output) -> ToolResult:
