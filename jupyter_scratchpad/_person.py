@@ -108,7 +108,7 @@ def _fetch(pd: Any, cursor: Any, cap: int | None) -> tuple[Any, bool]:
     """``(DataFrame of at most cap rows, whether more rows exist)``; ``cap`` None: all rows."""
     if cap is None:
         return cursor.df(), False
-    chunks = []
+    chunks: list[Any] = []
     count = 0
     while count <= cap:
         chunk = cursor.fetch_df_chunk(_FETCH_VECTORS)
