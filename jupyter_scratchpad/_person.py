@@ -88,10 +88,7 @@ def sql_df(
         else:
             frame, more = _fetch(pd, cursor, limit if limit is not None else max_rows)
     except duckdb.Error as exc:
-        message = str(exc).split("\n")[0]
-        raise InvalidArgumentError(
-            f"{message} (relations: {', '.join(relations)})", relations=relations, query=query
-        ) from None
+        raise _query_error(exc, relations) from None
     finally:
         conn.close()
     if more and limit is None:
@@ -102,6 +99,22 @@ def sql_df(
         )
     frame.attrs.update({"rows": len(frame), "truncated": more, "limit": limit})
     return frame
+
+
+def _query_error(exc: Exception, relations: list[str]) -> InvalidArgumentError:
+    """A failed query as the ``sql`` tool words it: what went wrong, the relations, a next step."""
+    from .explore import _sql
+    from .explore._base import suggestion
+
+    kind = _sql._error_kind(exc)  # type: ignore[arg-type]
+    message = str(exc).split("\n")[0]
+    if kind == "sql_forbidden":
+        message = (
+            "this is a sandbox: only the relations named by your handles (and scratch_notes) can be read; "
+            f"no files, URLs, ATTACH, COPY, extensions or settings. ({message})"
+        )
+    suggestions = [suggestion("sql", "list the columns of a relation", query=f"DESCRIBE {relations[0]}")]
+    return InvalidArgumentError(message, code=kind, relations=relations, suggestions=suggestions)
 
 
 def _fetch(pd: Any, cursor: Any, cap: int | None) -> tuple[Any, bool]:
