@@ -35,7 +35,7 @@ def _models() -> list[str]:
 
 def _names(session: ScratchSession, kind: str) -> list[str]:
     try:
-        entries = session.pad.entries(None if kind == "handle|key" else kind.split("|")[0])
+        entries = session.pad.entries({"handle": "handle", "key": "note"}.get(kind))
     except Exception:  # a closed store completes nothing rather than raising into the completer
         return []
     names = [e["handle"] or e["key"] for e in reversed(entries)]  # newest first

@@ -104,7 +104,7 @@ class ScratchMagics(Magics):
             # A value that could not be applied is not kept: the option and the live session agree.
             self._put_back(name, change["old"])
             reason = exc.message if isinstance(exc, ScratchpadError) else str(exc)
-            raise UsageError(f"ScratchMagics.{name} = {change['new']!r} was not applied: {reason} Kept: "
+            raise UsageError(f"ScratchMagics.{name} = {change['new']!r} was not applied: {reason.rstrip('.')}. Kept: "
                              f"{session.describe(name)}.") from None
         if name == "model":
             session.warn_unknown_model()

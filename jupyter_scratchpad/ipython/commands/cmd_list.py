@@ -12,6 +12,7 @@ COLUMNS = ("handle", "key", "kind", "source_tool", "server", "format", "size", "
 # Counts stay integers when some rows have none (a note has no lines): pandas' nullable Int64,
 # shown as <NA>, never as 1234.0 or NaN.
 COUNTS = ("size", "lines", "tokens")
+TEXTS = ("handle", "key", "kind", "source_tool", "server", "format")
 
 PARSER = ScratchArgumentParser("list", "The live entries of the notebook's scratchpad (metadata only; "
                                "not charged to the budget).")
@@ -23,7 +24,7 @@ def run(session: Any, text: str, cell: str | None) -> Any:
     pd = need_pandas("list")
     rows = session.pad.entries(args.kind)
     frame = pd.DataFrame([[row[c] for c in COLUMNS] for row in rows], columns=list(COLUMNS))
-    frame = frame.astype(dict.fromkeys(COUNTS, "Int64"))
+    frame = frame.astype({**dict.fromkeys(COUNTS, "Int64"), **dict.fromkeys(TEXTS, "string")})
     return session.mark_own(frame)
 
 
