@@ -286,6 +286,10 @@ class Scratchpad:
         """The array at ``path`` of a handle as a pandas DataFrame, not charged (see ``_person``)."""
         return _person.dataframe(self, handle, path)
 
+    def sql_relations(self) -> list[dict[str, Any]]:
+        """The relations SQL can read here: ``{"name", "format", "source_tool"}`` each."""
+        return _person.sql_relations(self)
+
     def reset_budget(self) -> None:
         """Start the budget again: ``used`` back to the tokens of the tool definitions alone."""
         self.budget.reset(self.tokenizer.count(json.dumps(tool_specs("openai"))))

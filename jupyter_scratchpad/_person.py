@@ -23,7 +23,7 @@ from .tools import UNCHARGED_LIMIT_TOKENS
 if TYPE_CHECKING:
     from ._pad import Scratchpad
 
-__all__ = ["SQL_DF_MAX_ROWS", "dataframe", "sql_df"]
+__all__ = ["SQL_DF_MAX_ROWS", "dataframe", "sql_df", "sql_relations"]
 
 # Past this many rows a query must say how many it wants (a LIMIT, ``limit=N``) or that it wants
 # them all (``max_rows=None``): a million rows is a DataFrame of a few hundred MB, not an accident.
@@ -161,3 +161,10 @@ def dataframe(pad: Scratchpad, handle: str, path: str = "$") -> Any:
     if items and all(isinstance(item, dict) for item in items):
         return pd.json_normalize(items)
     return pd.DataFrame({"value": items})
+
+
+def sql_relations(pad: Scratchpad) -> list[dict[str, Any]]:
+    """What a query can read: ``{"name", "format", "source_tool"}`` per relation, notes last."""
+    from .explore import _sql
+
+    return _sql.relation_names(ToolContext(pad, "sql", UNCHARGED_LIMIT_TOKENS))
