@@ -61,7 +61,7 @@ def _entry_row(entry: dict[str, Any]) -> dict[str, Any]:
             "created_at": entry["created_at"].timestamp(), "expires_at": entry["expires_at"].timestamp()}
 
 
-class Explorer(anywidget.AnyWidget):  # type: ignore[misc]
+class Explorer(anywidget.AnyWidget):
     """The entries of a pad, a budget meter, and Preview / Schema / Grep / Iterate / SQL tabs.
 
     It reads as the person (nothing charged) until ``as_agent`` is set ("as the model would see
@@ -132,7 +132,8 @@ class Explorer(anywidget.AnyWidget):  # type: ignore[misc]
         """The reply to one request from the page (also what tests call directly)."""
         request_id = content.get("id")
         action = str(content.get("action") or "")
-        args = content.get("args") if isinstance(content.get("args"), dict) else {}
+        found = content.get("args")
+        args: dict[str, Any] = found if isinstance(found, dict) else {}
         if action == "refresh":
             self.refresh()
             return {"type": "reply", "id": request_id, "ok": True, "view": None}
