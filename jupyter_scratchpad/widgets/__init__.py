@@ -13,7 +13,7 @@ try:
 except ImportError as exc:  # pragma: no cover - the [jupyter] extra installs it
     raise ImportError("jupyter_scratchpad.widgets needs anywidget: pip install 'jupyter-scratchpad[jupyter]'") from exc
 
-from ._explorer import CSS_CLASS, Explorer, live_explorer, refresh_all
+from ._explorer import CSS_CLASS, Explorer, live_explorer, open_explorers, refresh_all
 from ._summary import EXPLORER_MIME
 
-__all__ = ["CSS_CLASS", "EXPLORER_MIME", "Explorer", "live_explorer", "refresh_all"]
+__all__ = ["CSS_CLASS", "EXPLORER_MIME", "Explorer", "live_explorer", "open_explorers", "refresh_all"]

@@ -31,7 +31,7 @@ from ..store import validate_handle
 from ._actions import GREP_CONTEXT, GREP_PAGE, ActionError, run_action
 from ._summary import EXPLORER_MIME, meter_state, summary_html, summary_payload, summary_text
 
-__all__ = ["CSS_CLASS", "Explorer", "live_explorer", "refresh_all"]
+__all__ = ["CSS_CLASS", "Explorer", "live_explorer", "open_explorers", "refresh_all"]
 
 log = logging.getLogger("jupyter_scratchpad.widgets")
 
@@ -48,6 +48,11 @@ def refresh_all() -> int:
         if explorer.refresh():
             done += 1
     return done
+
+
+def open_explorers() -> list[Explorer]:
+    """The explorers open in this kernel, oldest first."""
+    return list(_LIVE.values())
 
 
 def live_explorer(model_id: str) -> Explorer | None:
