@@ -89,8 +89,8 @@ def test_sql_pages_counts_and_describes(make_explorer: Callable[..., Explorer], 
     last = ask(explorer, "sql", query=query, page_size=25, offset=3990)["view"]
     assert len(last["rows"]) == 10 and last["summary"] == "rows 3,991-4,000 of 4,000"
     columns = ask(explorer, "describe", relation=pods_handle)["view"]
-    assert columns["columns"][:2] == ["column_name", "column_type"] and ["items"] == [
-        r[0] for r in columns["rows"] if r[0] == "items"]
+    assert columns["columns"][:2] == ["column_name", "column_type"]
+    assert "items" in [r[0] for r in columns["rows"]]
     assert pad.budget.used == used
 
 
