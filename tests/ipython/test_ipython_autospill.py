@@ -8,8 +8,8 @@ import threading
 from typing import Any
 
 import pytest
-from conftest import pods
 from IPython.core.displaypub import CapturingDisplayPublisher
+from ipython_helpers import pods
 
 from jupyter_scratchpad.ipython import STUB_MIME, ScratchSession, get_session
 

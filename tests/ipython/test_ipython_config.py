@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import pods
+from ipython_helpers import pods
 from traitlets import TraitError
 
 from jupyter_scratchpad.ipython import ScratchMagics, ScratchSession

@@ -87,11 +87,6 @@ def make_explorer(pad: Scratchpad) -> Iterator[Callable[..., Explorer]]:
         explorer.close()
 
 
-def ask(explorer: Explorer, action: str, **args: Any) -> dict[str, Any]:
-    """What the page gets back for one request."""
-    return explorer.handle_request({"type": "request", "id": 1, "action": action, "args": args})
-
-
 @pytest.fixture
 def make_pods() -> Callable[..., dict[str, Any]]:
     return pod_listing

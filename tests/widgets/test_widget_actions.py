@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import ask
+from widget_helpers import ask
 
 from jupyter_scratchpad import Scratchpad
 from jupyter_scratchpad.widgets import Explorer

@@ -9,8 +9,8 @@ from typing import Any
 
 import anywidget
 import pytest
-from conftest import ask
 from ipywidgets.widgets import widget as ipywidget_module
+from widget_helpers import ask
 
 from jupyter_scratchpad import NotFoundError, Scratchpad, ScratchStore
 from jupyter_scratchpad.widgets import CSS_CLASS, EXPLORER_MIME, Explorer, live_explorer, refresh_all
