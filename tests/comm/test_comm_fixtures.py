@@ -34,6 +34,7 @@ def make_messages(store: ScratchStore, clock: Any) -> dict[str, Any]:
         "stub": {"handle": h},
         "extend": {"handle": h, "ttl_s": 7200},
         "delete": {"key": "plan"},
+        "explorer": {"model_id": "0123456789abcdef0123456789abcdef"},
     }
     messages: dict[str, Any] = {"protocol": PROTOCOL_VERSION, "stub": spilled.stub}
     for i, (kind, args) in enumerate(requests.items()):
