@@ -10,6 +10,7 @@ import { IStatusBar } from '@jupyterlab/statusbar';
 
 import { createStubRendererFactory, ICardActions } from './card';
 import { findCell, insertAndRunBelow } from './cells';
+import { createExplorerRendererFactory, ExplorerPanels } from './explorer';
 import { scratchpadIcon } from './icon';
 import { ScratchpadModel } from './model';
 import { isHandle, ScratchpadRequestError, Target } from './protocol';
@@ -33,10 +34,44 @@ function warn(message: string): void {
   Notification.warning(message, { autoClose: 5000 });
 }
 
+/** The notebook holding `node` (a card), else the active one. */
+function notebookOf(tracker: INotebookTracker, node?: HTMLElement): NotebookPanel | null {
+  const found = node ? findCell(tracker, node) : null;
+  return found ? found[0] : tracker.currentWidget;
+}
+
+/** Open the kernel's explorer on `handle` in a panel beside the notebook (no new cell). */
+async function explore(
+  app: JupyterFrontEnd,
+  tracker: INotebookTracker,
+  panels: ExplorerPanels,
+  handle: string,
+  node?: HTMLElement
+): Promise<void> {
+  if (!isHandle(handle)) {
+    warn(`Not a scratchpad handle: ${handle}`);
+    return;
+  }
+  const notebook = notebookOf(tracker, node);
+  if (!notebook) {
+    warn(`Open a notebook to explore ${handle}.`);
+    return;
+  }
+  try {
+    const widget = await panels.open(notebook, handle);
+    if (!widget.isAttached) {
+      app.shell.add(widget, 'main', { mode: 'split-right', ref: notebook.id });
+    }
+    app.shell.activateById(widget.id);
+  } catch (reason) {
+    warn(`Could not open the explorer: ${(reason as Error).message}`);
+  }
+}
+
 /** Run `%scratch SUBCOMMAND HANDLE` in a new cell below the card's cell (or the active one). */
 async function runBelow(
   tracker: INotebookTracker,
-  subcommand: 'explore' | 'schema',
+  subcommand: 'schema',
   handle: string,
   node?: HTMLElement
 ): Promise<void> {
@@ -92,11 +127,12 @@ function addCommands(
   app: JupyterFrontEnd,
   tracker: INotebookTracker,
   model: ScratchpadModel,
-  sidebar: ScratchpadSidebar
+  sidebar: ScratchpadSidebar,
+  panels: ExplorerPanels
 ): void {
   app.commands.addCommand(CommandIDs.explore, {
     label: 'Scratchpad: Explore a Handle',
-    execute: args => runBelow(tracker, 'explore', String(args.handle ?? ''))
+    execute: args => explore(app, tracker, panels, String(args.handle ?? ''))
   });
   app.commands.addCommand(CommandIDs.schema, {
     label: 'Scratchpad: Schema of a Handle',
@@ -145,8 +181,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
     statusBar: IStatusBar | null,
     palette: ICommandPalette | null
   ) => {
+    const panels = new ExplorerPanels();
     const cardActions: ICardActions = {
-      explore: (handle, node) => runBelow(tracker, 'explore', handle, node),
+      explore: (handle, node) => explore(app, tracker, panels, handle, node),
       schema: (handle, node) => runBelow(tracker, 'schema', handle, node),
       copyHandle: handle => {
         Clipboard.copyToSystem(handle);
@@ -155,6 +192,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     };
     // Notebooks clone this registry when they open, so the card reaches every notebook.
     rendermime.addFactory(createStubRendererFactory(cardActions));
+    rendermime.addFactory(createExplorerRendererFactory(tracker));
 
     let sidebar: ScratchpadSidebar | null = null;
     const model = new ScratchpadModel(() => sidebar?.isVisible ?? false);
@@ -162,7 +200,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     sidebar.title.icon = scratchpadIcon;
     app.shell.add(sidebar, 'left', { rank: 650 });
 
-    addCommands(app, tracker, model, sidebar);
+    addCommands(app, tracker, model, sidebar, panels);
     for (const command of Object.values(CommandIDs)) {
       palette?.addItem({ command, category: 'Scratchpad' });
     }
