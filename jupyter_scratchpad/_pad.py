@@ -11,12 +11,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import _person
+from ._bounded import redact_paths
 from ._person import SQL_DF_MAX_ROWS
 from .budget import ContextBudget, context_window_for
 from .errors import InvalidArgumentError, NotFoundError
 from .spill import SpillDecision, SpillPolicy, bound_error_text
-from .spill._stub import build_stub, catalog_preview, handle_for, render_stub_text
+from .spill._envelope import unwrap_call_tool_result
+from .spill._stub import RESERVED_HANDLES, build_stub, catalog_preview, handle_for, render_stub_text
+from .spill._withheld import utf8_len, withheld_pointer
 from .store import Entry, Scope, ScratchStore, as_text, normalise, validate_handle
+from .store._entry import validate_ttl
+from .store._jsontext import dumps_compact
 from .tokens import Tokenizer, encoding_for_model, tokenizer_for
 from .tools import ToolResult, dispatch, tool_specs
 
@@ -24,13 +29,16 @@ __all__ = ["InterceptResult", "Scratchpad"]
 
 log = logging.getLogger("jupyter_scratchpad")
 
+STUB_SKETCH_MAX_BYTES = 64 << 20  # ``stub(handle)`` re-reads a JSON body up to this size for its sketch
+
 
 @dataclass(frozen=True)
 class InterceptResult:
     """What ``Scratchpad.intercept`` did with one output.
 
     ``content`` is what enters the context: the original object when it was not spilled (an
-    error may be bounded to 8 KiB), else the stub rendered as text for a model.
+    error may be bounded to 8 KiB), the stub rendered as text for a model when it was, and a
+    short pointer (``failure`` set) when a spill was decided on but failed.
     """
 
     spilled: bool
@@ -59,6 +67,7 @@ class Scratchpad:
         policy: SpillPolicy | None = None,
         turn_depth_bonus: int | None = None,
         preview_lines: int = 20,
+        tool_timeout_s: float = 10.0,
     ) -> None:
         self.store = store
         self.scope = scope
@@ -69,6 +78,9 @@ class Scratchpad:
         if isinstance(preview_lines, bool) or not isinstance(preview_lines, int) or preview_lines < 0:
             raise InvalidArgumentError("preview_lines must be a non-negative integer")
         self.preview_lines = preview_lines
+        if isinstance(tool_timeout_s, bool) or not isinstance(tool_timeout_s, (int, float)) or not tool_timeout_s > 0:
+            raise InvalidArgumentError(f"tool_timeout_s must be a positive number of seconds, not {tool_timeout_s!r}")
+        self.tool_timeout_s = float(tool_timeout_s)  # each call_tool stops (``timeout``) after this long
         self.budget = ContextBudget(
             context_window if context_window is not None else context_window_for(model),
             self.policy.context_safety_margin if safety_margin is None else safety_margin,
@@ -136,38 +148,58 @@ class Scratchpad:
 
         ``force`` spills whatever the policy says; ``handle`` names the entry (a valid handle);
         ``text`` is the result's text when the caller has already serialised it.
-        A spill that fails never fails the caller: the full result comes back, and the failure
-        is logged at ERROR level.
+
+        Raises only for a malformed ``handle`` or ``ttl_s`` argument (checked before anything
+        else). Whatever the result holds, it never raises, and it fails closed: when a spill the
+        policy decided on fails (disk full, a closed store, anything), ``content`` is a short
+        pointer (at most ``POINTER_MAX_BYTES``: tool, size, the reason, a few first and last
+        lines), never the output itself; the failure is logged at ERROR level with its traceback
+        and set on ``failure``.
         """
-        if handle is not None:
+        if handle is not None:  # the caller's own arguments: a programming error, raised up front
             validate_handle(handle)
-        if text is None:
-            text = as_text(result)
-        if force:
-            decision = SpillDecision(True, "forced", size_bytes=len(text.encode("utf-8", "surrogatepass")))
-        else:
-            decision = self.policy.explain(
-                result,
-                tool=tool,
-                server=server,
-                result_class=result_class,
-                metadata=metadata,
-                is_error=is_error,
-                model=self.model,
-                text=text,
-            )
-        if not decision.spill:
-            content = result
-            if decision.rule == "is_error":
-                bounded = bound_error_text(text, self.policy.error_max_bytes)
-                content = result if bounded == text else bounded
-            return InterceptResult(False, content, None, decision)
+            if handle in RESERVED_HANDLES:
+                raise InvalidArgumentError(f"{handle!r} is reserved: it is the SQL relation of the notes")
+        if ttl_s is not None:
+            validate_ttl(ttl_s)
+        decision: SpillDecision | None = None
         try:
-            stub = self._spill(result, text, tool=tool, server=server, handle=handle, ttl_s=ttl_s, metadata=metadata)
-        except Exception as exc:
-            log.error("spilling the output of %s failed; returning it unspilled: %s", tool, exc, exc_info=True)
-            return InterceptResult(False, result, None, decision, failure=f"{type(exc).__name__}: {exc}")
-        return InterceptResult(True, render_stub_text(stub), stub, decision, stub["handle"])
+            if text is None:
+                text = as_text(result)
+            if force:
+                decision = SpillDecision(True, "forced", size_bytes=utf8_len(text))
+            else:
+                decision = self.policy.explain(
+                    result,
+                    tool=tool,
+                    server=server,
+                    result_class=result_class,
+                    metadata=metadata,
+                    is_error=is_error,
+                    model=self.model,
+                    text=text,
+                )
+            if not decision.spill:
+                content = result
+                if decision.rule == "is_error":
+                    bounded = bound_error_text(text, self.policy.error_max_bytes)
+                    content = result if bounded == text else bounded
+                return InterceptResult(False, content, None, decision)
+            stub = self._spill(
+                result, text, tool=tool, server=server, handle=handle, ttl_s=ttl_s, metadata=metadata, decision=decision
+            )
+            content = render_stub_text(stub, self.tokenizer.count)
+            return InterceptResult(True, content, stub, decision, stub["handle"])
+        except Exception as exc:  # fail closed: a pointer, never the flood
+            return self._withheld(text, tool, decision, exc)
+
+    def _withheld(self, text: str | None, tool: str, decision: SpillDecision | None, exc: Exception) -> InterceptResult:
+        reason = " ".join(f"{type(exc).__name__}: {exc}".split())
+        reason = redact_paths(reason, [self.store.path])[:200]
+        log.error("spilling the output of %s failed; it was withheld from the context: %s", tool, reason, exc_info=exc)
+        decision = decision or SpillDecision(True, "failed", detail="the spill decision itself failed")
+        content = withheld_pointer(text, tool, decision, reason)
+        return InterceptResult(False, content, None, decision, failure=reason)
 
     def spill(
         self,
@@ -191,14 +223,18 @@ class Scratchpad:
         handle: str | None,
         ttl_s: float | None,
         metadata: Mapping[str, Any] | None,
+        decision: SpillDecision,
     ) -> dict[str, Any]:
-        norm = normalise(result, text)
+        inner = unwrap_call_tool_result(result)
+        norm = normalise(inner if inner is not None else result, inner if inner is not None else text)
         digest = hashlib.sha256(norm.raw).hexdigest()
         name = handle or self._free_handle(tool, digest)
         tokens = self.tokenizer.count(text)
         meta: dict[str, Any] = {"utf8_errors": norm.utf8_errors}
+        if inner is not None:
+            meta["unwrapped"] = "mcp_call_tool_result"
         if metadata:
-            meta["metadata"] = json.loads(json.dumps(dict(metadata), default=str))
+            meta["metadata"] = json.loads(dumps_compact(dict(metadata)))
         entry, _created = self.store.put_body(
             self.scope,
             handle=name,
@@ -214,18 +250,22 @@ class Scratchpad:
             meta=meta,
             ttl_s=ttl_s,
         )
-        stub = build_stub(
-            entry,
-            self.store.reader(entry),
-            preview_lines=self.preview_lines,
-            value=norm.value if norm.format == "json" else None,
-            model=self.model,
-            tokens_estimate=self.tokens_are_estimates,
-        )
+        stub = self._build_stub(entry, norm.value if norm.format == "json" else None)
         with self._usage_lock:
             self._tokens_intercepted += tokens
             self._spills += 1
         return stub
+
+    def _build_stub(self, entry: Entry, value: Any) -> dict[str, Any]:
+        return build_stub(
+            entry,
+            self.store.reader(entry),
+            preview_lines=self.preview_lines,
+            value=value,
+            model=self.model,
+            tokens_estimate=self.tokens_are_estimates,
+            unwrapped=entry.meta.get("unwrapped"),
+        )
 
     def _free_handle(self, tool: str, digest: str) -> str:
         """``<tool>_<hash12>``; a longer hash in the (astronomically rare) case of a collision."""
@@ -239,14 +279,13 @@ class Scratchpad:
     def stub(self, handle: str) -> dict[str, Any]:
         """The stub of a live handle (as ``intercept`` returned it)."""
         entry = self.store.require_entry(self.scope, "handle", validate_handle(handle))
-        return build_stub(
-            entry,
-            self.store.reader(entry),
-            preview_lines=self.preview_lines,
-            value=None,
-            model=self.model,
-            tokens_estimate=self.tokens_are_estimates,
-        )
+        value = None
+        if entry.format == "json" and (entry.body_bytes or 0) <= STUB_SKETCH_MAX_BYTES:
+            from .store._format import parse_json_bytes
+
+            reader = self.store.reader(entry)
+            value = parse_json_bytes(reader.read_body(0, reader.body_bytes))
+        return self._build_stub(entry, value)
 
     def get(self, handle: str) -> Any:
         """The spilled value itself: parsed JSON for json/jsonl, else the text."""

@@ -145,6 +145,11 @@ class ContextBudget:
                 self._used += tokens
             return refusal
 
+    def charge_unconditionally(self, tokens: int) -> None:
+        """Charge what the model was shown whatever the limits (a short error must be shown)."""
+        with self._lock:
+            self._used += max(0, int(tokens))
+
     def record_llm_usage(self, input_tokens: int, output_tokens: int = 0) -> None:
         """Ground truth from the model API: ``used = max(used, input + output)``."""
         for name, value in (("input_tokens", input_tokens), ("output_tokens", output_tokens)):

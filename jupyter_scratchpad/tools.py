@@ -17,9 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import ScratchpadError
+from ._bounded import bound_error
+from .errors import InvalidArgumentError, ScratchpadError
 from .explore import _json, _notes, _schema, _sql, _text
-from .explore._base import Output, TooLarge, ToolContext, ToolError, suggestion
+from .explore._base import Output, TooLarge, ToolContext, ToolError, ToolTimeout, suggestion
 
 if TYPE_CHECKING:
     from ._pad import Scratchpad
@@ -288,11 +289,16 @@ _TOOLS: tuple[_Tool, ...] = (
     ),
     _Tool(
         "scratch_list",
-        "List your live notes and handles (metadata only: sizes, tokens, tools, expiry).",
-        _p(),
+        "List your live notes and handles (metadata only: sizes, tokens, tools, expiry), a page at a time.",
+        _p(
+            prefix={"type": "string", "description": "Only keys/handles starting with this."},
+            kind={"type": "string", "enum": ["handle", "note"], "description": "Only handles, or only notes."},
+            offset={**_INT, "minimum": 0, "description": "First entry (default 0)."},
+            limit={**_INT, "minimum": 1, "maximum": 500, "description": "Entries per page (default 50)."},
+        ),
         (),
         _notes.scratch_list,
-        _sugg_notes,
+        lambda c, a, e, limit: _notes.scratch_list_suggestions(a, e, limit),
     ),
     _Tool(
         "scratch_delete",
@@ -338,8 +344,10 @@ def tool_specs(flavor: str = "openai") -> list[dict[str, Any]]:
 def _coerce(name: str, value: Any, schema: dict[str, Any]) -> Any:
     """Forgive what models commonly send: "50" for 50, "true" for true."""
     kind = schema.get("type")
-    if kind == "integer" and isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value.strip())
+    if kind == "integer" and isinstance(value, str):
+        digits = value.strip().removeprefix("-")
+        if digits.isascii() and digits.isdigit() and len(digits) <= 18:
+            return int(value.strip())
     if kind == "integer" and isinstance(value, float) and value.is_integer():
         return int(value)
     if kind == "boolean" and isinstance(value, str) and value.lower() in ("true", "false"):
@@ -375,8 +383,8 @@ def _normalise_args(tool: _Tool, arguments: Any) -> dict[str, Any]:
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError:
-            raise ToolError("invalid_argument", "arguments must be a JSON object") from None
+        except ValueError as exc:  # JSONDecodeError, or a number too long for int()
+            raise ToolError("invalid_argument", f"arguments must be a JSON object ({exc})") from None
     if not isinstance(arguments, dict):
         raise ToolError("invalid_argument", f"arguments must be an object, got {type(arguments).__name__}")
     args: dict[str, Any] = {}
@@ -411,8 +419,78 @@ def _normalise_args(tool: _Tool, arguments: Any) -> dict[str, Any]:
     return args
 
 
-def _error_result(name: str, args: dict[str, Any], err: dict[str, Any]) -> ToolResult:
-    return ToolResult(False, json.dumps(err, ensure_ascii=False, default=str), None, err, 0, name, args)
+def _error_result(name: str, args: dict[str, Any], err: dict[str, Any], pad: Scratchpad | None = None) -> ToolResult:
+    """An error as the model sees it: bounded to ``ERROR_MAX_BYTES`` of JSON and charged.
+
+    The model reads an error like any result, so its tokens count against the budget; the bound
+    keeps that cost to a few hundred tokens at most. The charge is never refused (the error has to
+    be shown), so ``used`` may pass ``usable`` by that much.
+    """
+    err = bound_error(err)
+    text = json.dumps(err, ensure_ascii=False, default=str)
+    tokens = 0
+    if pad is not None:
+        tokens = pad.tokenizer.count(text)
+        pad.budget.charge_unconditionally(tokens)
+        pad._record_extraction(tokens)
+    return ToolResult(False, text, None, err, tokens, name, _shown_args(args))
+
+
+def _shown_args(args: dict[str, Any]) -> dict[str, Any]:
+    """The arguments echoed back, with huge strings cut (a model may send a megabyte of query)."""
+    out: dict[str, Any] = {}
+    for key, value in args.items():
+        if isinstance(value, str) and len(value) > 2000:
+            value = value[:2000] + "…"
+        out[key] = value
+    return out
+
+
+def _plain_error(code: str, message: str) -> dict[str, Any]:
+    return {"error": code, "message": message, "suggestions": []}
+
+
+def _timeout_error(tool: _Tool, args: dict[str, Any], exc: ToolTimeout) -> dict[str, Any]:
+    handle = args.get("handle")
+    sugg: list[dict[str, Any]] = []
+    if tool.name == "grep" and isinstance(args.get("pattern"), str):
+        sugg.append(
+            suggestion(
+                "grep",
+                "a plain (literal) part of the pattern is searched at disk speed",
+                handle=handle,
+                pattern=_literal_part(args["pattern"]),
+                max_matches=20,
+            )
+        )
+    if tool.name == "read_handle" and args.get("match"):
+        sugg.append(
+            suggestion(
+                "grep",
+                "find the matching lines instead",
+                handle=handle,
+                pattern=str(args["match"]),
+                context=0,
+                max_matches=20,
+            )
+        )
+    if handle is not None and tool.name != "schema":
+        sugg.append(suggestion("schema", "see the structure, then ask for a narrower part", handle=handle))
+    return {
+        "error": "timeout",
+        "message": f"{tool.name} ran longer than its {exc.limit_s:g} s limit and was stopped; nothing was "
+        "charged for its result. Ask for less (a narrower path, a window, a simpler pattern).",
+        "time_limit_s": exc.limit_s,
+        "suggestions": sugg,
+    }
+
+
+def _literal_part(pattern: str) -> str:
+    """The longest run of plain characters in a regex (what a literal search can use)."""
+    import re
+
+    runs = re.findall(r"[A-Za-z0-9 _\-:/=,;'\"]+", pattern)
+    return max(runs, key=len).strip() if runs and max(runs, key=len).strip() else pattern[:40]
 
 
 def _too_large(
@@ -431,7 +509,8 @@ def _too_large(
     )
     return {
         "error": f"{tool.name}_too_large",
-        "message": f"{tool.name} would return about {estimated:,} tokens, over {what}; nothing was charged",
+        "message": f"{tool.name} would return about {estimated:,} tokens, over {what}; only this short "
+        "refusal was charged",
         "estimated_tokens": estimated,
         key: limit,
         "suggestions": sugg,
@@ -444,6 +523,7 @@ def dispatch(pad: Scratchpad, name: str, arguments: Any = None, *, charge: bool 
     ``charge=False`` runs it for a person instead of a model: no per-call cap, no budget check,
     nothing charged (``tokens`` is 0 and the footer says so).
     """
+    billed = pad if charge else None  # a person's mistakes are not charged to the agent either
     raw_args = arguments if isinstance(arguments, dict) else {}
     tool = TOOLS.get(name) if isinstance(name, str) else None
     if tool is None:
@@ -451,7 +531,7 @@ def dispatch(pad: Scratchpad, name: str, arguments: Any = None, *, charge: bool 
 
         close = difflib.get_close_matches(str(name), TOOL_NAMES, n=3, cutoff=0.5)
         return _error_result(
-            str(name),
+            str(name)[:100],
             raw_args,
             {
                 "error": "unknown_tool",
@@ -459,21 +539,45 @@ def dispatch(pad: Scratchpad, name: str, arguments: Any = None, *, charge: bool 
                 "close_matches": close,
                 "suggestions": [suggestion(c, "a tool with a similar name") for c in close],
             },
+            billed,
         )
     budget = pad.budget
     cap, remaining = budget.max_extraction_tokens, budget.remaining
-    ctx = ToolContext(pad, tool.name, min(cap, remaining) if charge else UNCHARGED_LIMIT_TOKENS)
+    limit = min(cap, remaining) if charge else UNCHARGED_LIMIT_TOKENS
+    ctx = ToolContext(pad, tool.name, limit, timeout_s=pad.tool_timeout_s)
     args: dict[str, Any] = dict(raw_args)
     try:
         args = _normalise_args(tool, arguments)
         output = tool.run(ctx, **args)
+        return _charge(pad, tool, ctx, args, output) if charge else _uncharged(tool, args, output)
     except ToolError as err:
-        return _error_result(tool.name, args, err.as_dict())
+        return _error_result(tool.name, args, err.as_dict(), billed)
     except TooLarge as big:  # only a charged call has a limit to exceed
         reason, limit = ("per_call_limit", cap) if big.estimated_tokens > cap else ("remaining_budget", remaining)
-        return _error_result(tool.name, args, _too_large(pad, tool, ctx, args, big.estimated_tokens, reason, limit))
+        refusal = _too_large(pad, tool, ctx, args, big.estimated_tokens, reason, limit)
+        return _error_result(tool.name, args, refusal, billed)
+    except ToolTimeout as exc:
+        return _error_result(tool.name, args, _timeout_error(tool, args, exc), billed)
+    except InvalidArgumentError as exc:
+        return _error_result(tool.name, args, _plain_error("invalid_argument", exc.message), billed)
     except ScratchpadError as exc:
-        return _error_result(tool.name, args, {"error": "store_error", "message": exc.message, "suggestions": []})
+        return _error_result(tool.name, args, _plain_error("store_error", exc.message), billed)
+    except (ValueError, TypeError, OverflowError) as exc:  # an argument our checks let through
+        log.warning("tool %s rejected %r: %s", tool.name, args, exc)
+        return _error_result(
+            tool.name,
+            args,
+            {"error": "invalid_argument", "message": f"{tool.name}: {type(exc).__name__}: {exc}", "suggestions": []},
+            billed,
+        )
+    except RecursionError as exc:
+        log.exception("tool %s recursed too deeply on %r", tool.name, args)
+        return _error_result(
+            tool.name,
+            args,
+            {"error": "internal_error", "message": f"{tool.name} failed: {exc}", "suggestions": []},
+            billed,
+        )
     except Exception as exc:  # a bug of ours must not crash an agent loop; it is logged loudly
         log.exception("tool %s failed on %r", tool.name, args)
         return _error_result(
@@ -484,8 +588,8 @@ def dispatch(pad: Scratchpad, name: str, arguments: Any = None, *, charge: bool 
                 "message": f"{tool.name} failed: {type(exc).__name__}: {exc}",
                 "suggestions": [],
             },
+            billed,
         )
-    return _charge(pad, tool, ctx, args, output) if charge else _uncharged(tool, args, output)
 
 
 def _uncharged(tool: _Tool, args: dict[str, Any], output: Output) -> ToolResult:
@@ -526,6 +630,6 @@ def _charge(pad: Scratchpad, tool: _Tool, ctx: ToolContext, args: dict[str, Any]
     refusal = budget.try_charge(tokens)
     if refusal is not None:
         err = _too_large(pad, tool, ctx, args, tokens, refusal.reason, refusal.limit)
-        return _error_result(tool.name, args, err)
+        return _error_result(tool.name, args, err, pad)
     pad._record_extraction(tokens)
     return ToolResult(True, text, output.data, None, tokens, tool.name, args, output.meta)

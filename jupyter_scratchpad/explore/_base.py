@@ -6,6 +6,7 @@ import difflib
 import gc
 import math
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from ..store._format import parse_json_bytes
 if TYPE_CHECKING:
     from .._pad import Scratchpad
 
-__all__ = ["Output", "ToolContext", "ToolError", "TooLarge", "call_repr", "fmt_bytes"]
+__all__ = ["Output", "ToolContext", "ToolError", "ToolTimeout", "TooLarge", "call_repr", "fmt_bytes"]
 
 Suggestion = dict[str, Any]
 
@@ -42,6 +43,15 @@ class TooLarge(Exception):
     def __init__(self, estimated_tokens: int, detail: str = ""):
         super().__init__(detail)
         self.estimated_tokens = estimated_tokens
+        self.detail = detail
+
+
+class ToolTimeout(Exception):
+    """Raised by ``ToolContext.check_time`` when a call has used up its time limit."""
+
+    def __init__(self, limit_s: float, detail: str = ""):
+        super().__init__(detail)
+        self.limit_s = limit_s
         self.detail = detail
 
 
@@ -116,6 +126,21 @@ class ToolContext:
     tool: str
     limit_tokens: int  # min(per-call cap, remaining budget) at the start of the call
     notes: list[str] = field(default_factory=list)
+    timeout_s: float = math.inf  # the pad's time limit for one call
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def deadline(self) -> float:
+        """``time.monotonic()`` value after which the call must stop (``check_time`` raises)."""
+        return self.started + self.timeout_s
+
+    def time_left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def check_time(self, detail: str = "") -> None:
+        """Raise ``ToolTimeout`` once the call is past its time limit (call it inside long loops)."""
+        if time.monotonic() > self.deadline:
+            raise ToolTimeout(self.timeout_s, detail)
 
     @property
     def store(self) -> Any:

@@ -45,11 +45,21 @@ def scratch_read(ctx: ToolContext, key: str) -> Output:
     return Output(text, value)
 
 
-def scratch_list(ctx: ToolContext) -> Output:
-    entries = ctx.store.entries(ctx.pad.scope)
+def scratch_list(
+    ctx: ToolContext, prefix: str | None = None, kind: str | None = None, offset: int = 0, limit: int = 50
+) -> Output:
+    if kind not in (None, "handle", "note"):
+        raise ToolError("invalid_argument", "'kind' is 'handle' or 'note'", argument="kind")
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        raise ToolError("invalid_argument", f"'offset' must be an integer >= 0, got {offset!r}", argument="offset")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 500:
+        raise ToolError("invalid_argument", f"'limit' must be an integer in 1..500, got {limit!r}", argument="limit")
+    entries = [e for e in ctx.store.entries(ctx.pad.scope, kind) if prefix is None or e.key.startswith(prefix)]
+    total = len(entries)
+    page = entries[offset : offset + limit]
     rows = []
     lines = []
-    for e in entries:
+    for e in page:
         row = {
             "kind": e.kind,
             "key": e.key,
@@ -67,12 +77,38 @@ def scratch_list(ctx: ToolContext) -> Output:
                 f"from {e.source_tool or '?'}  expires {row['expires_at']}"
             )
         else:
+            key = json.dumps(e.key, ensure_ascii=False)
             lines.append(
-                f"note   {json.dumps(e.key, ensure_ascii=False)}  {fmt_bytes(e.size_bytes)}  "
+                f"note   {key if len(key) <= 80 else key[:79] + '…'}  {fmt_bytes(e.size_bytes)}  "
                 f"expires {row['expires_at']}"
             )
-    text = "\n".join(lines) if lines else "(the scratchpad of this run is empty)"
-    return Output(text, rows, budget_footer(f"{len(rows)} entries"))
+    if lines:
+        text = "\n".join(lines)
+    elif total:
+        text = f"(no entries at offset {offset:,}; there are {total:,})"
+    else:
+        text = "(the scratchpad of this run is empty)" if prefix is None and kind is None else "(no entries match)"
+    nxt = offset + len(page) if offset + len(page) < total else None
+    summary = f"{len(page)} of {total:,} entries" + (f" · next: offset={nxt}" if nxt is not None else "")
+    meta = {"total": total, "offset": offset, "limit": limit, "next_offset": nxt}
+    return Output(text, rows, budget_footer(summary), meta)
+
+
+def scratch_list_suggestions(args: dict[str, Any], estimated: int, limit: int) -> list[dict[str, Any]]:
+    """A smaller page of the listing: never the refused call again."""
+    given = args.get("limit")
+    asked = given if isinstance(given, int) else 50
+    fit = max(1, int(asked * limit * 0.8 / max(estimated, 1)))
+    base = {k: v for k, v in args.items() if k in ("prefix", "kind") and v is not None}
+    return [
+        suggestion(
+            "scratch_list",
+            f"about {fit} entries fit",
+            **base,
+            offset=int(args.get("offset") or 0),
+            limit=min(fit, asked - 1) if asked > 1 else 1,
+        )
+    ]
 
 
 def scratch_delete(ctx: ToolContext, key: str | None = None, handle: str | None = None) -> Output:

@@ -145,6 +145,7 @@ def _compile(pattern: str, ignore_case: bool) -> tuple[Any, str | None]:
     options = re2.Options()
     options.log_errors = False
     options.never_nl = True  # grep semantics: a match never spans lines
+    options.never_capture = True  # only where a match starts is used; groups cost RE2 dearly
     options.case_sensitive = not ignore_case
     try:
         return re2.compile(pattern.encode("utf-8"), options), None
@@ -167,7 +168,9 @@ def _clip(line: str, at: int | None = None) -> str:
     return f"[{lo:,} chars clipped]…{line[lo:hi]}…[+{len(line) - hi:,} chars clipped]"
 
 
-def _scan(reader: BodyReader, rx: Any, max_matches: int) -> tuple[list[tuple[int, int]], int, bool]:
+def _scan(
+    reader: BodyReader, rx: Any, max_matches: int, check_time: Callable[[], None] = lambda: None
+) -> tuple[list[tuple[int, int]], int, bool]:
     """``([(line_no, column_of_match)...], matching_lines_counted, count_is_complete)``."""
     if reader.body_bytes == 0:
         return [], 0, True
@@ -179,6 +182,8 @@ def _scan(reader: BodyReader, rx: Any, max_matches: int) -> tuple[list[tuple[int
         counted_to = 0  # newlines before this offset are in line_no - 1
         size = len(mm)
         while pos < size:
+            if counted & 255 == 0:
+                check_time()
             m = rx.search(mm, pos)
             if m is None:
                 break
@@ -227,7 +232,7 @@ def grep(
         raise ToolError("invalid_argument", "'max_matches' must be at most 1000", argument="max_matches")
     rx, fallback = _compile(pattern, bool(ignore_case))
     reader = ctx.reader(entry)
-    hits, counted, complete = _scan(reader, rx, max_matches)
+    hits, counted, complete = _scan(reader, rx, max_matches, ctx.check_time)
     total = entry.line_count or 0
     if not hits:
         text = f"No matches for {pattern!r} in {total:,} lines of {entry.key}."
@@ -367,6 +372,8 @@ def _read_matches(ctx: ToolContext, entry: Entry, reader: BodyReader, match: str
             pos = mm.find(needle)
             while pos >= 0:
                 found += 1
+                if found & 1023 == 0:
+                    ctx.check_time()
                 if len(spans) < MAX_BYTE_WINDOWS or (spans and pos - window <= spans[-1][1]):
                     lo, hi = max(0, pos - window), min(size, pos + len(needle) + window)
                     if spans and lo <= spans[-1][1]:

@@ -31,6 +31,12 @@ SPILLABLE_MIMES = ("application/json", "text/plain", "text/markdown", "text/html
 _MAX_TOKENS_PER_CHAR = 4 * 1.1
 
 
+def _bundle(stub: dict[str, Any], where: str | None) -> dict[str, Any]:
+    if "pointer" in stub:
+        return {"text/plain": stub["pointer"] + (f"\n{where}" if where else "")}
+    return stub_bundle(stub, where)
+
+
 class OutputSpiller:
     """Spill cell outputs through the session's pad (never raises into the user's cell)."""
 
@@ -60,8 +66,8 @@ class OutputSpiller:
         if not pad.policy.explain(payload, tool=tool, result_class="query", model=pad.model, text=text).spill:
             return None
         result = pad.intercept(payload, tool=tool, result_class="query")
-        if result.failure:
-            log.error("auto-spill of %s failed (%s); the output is shown in full", tool, result.failure)
+        if result.failure:  # fail closed: the pointer stands in for the output (the value stays in Out)
+            return {"failure": result.failure, "pointer": str(result.content)}
         return result.stub if result.spilled else None
 
     def spill_value(self, value: Any, tool: str, where: str | None = None) -> dict[str, Any] | None:
@@ -70,7 +76,7 @@ class OutputSpiller:
         if not self.could_spill(len(text), tool):
             return None
         stub = self._intercept(value, tool, text)
-        return stub_bundle(stub, where) if stub else None
+        return _bundle(stub, where) if stub else None
 
     def spill_bundle(self, data: Mapping[str, Any], tool: str,
                      where: str | None = None) -> dict[str, Any] | None:
@@ -86,7 +92,7 @@ class OutputSpiller:
                 continue
             stub = self._intercept(payload if mime == "application/json" else text, tool, text)
             if stub:
-                return stub_bundle(stub, where)
+                return _bundle(stub, where)
         return None
 
     def for_result(self, result: Any, tool: str, where: str | None,

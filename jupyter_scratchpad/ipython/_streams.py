@@ -113,13 +113,13 @@ class StreamGate:
         if held_from is None or writer is None or tool is None:
             return
         held = "".join(chunks[held_from:])
-        try:
-            result = self.session.pad.intercept("".join(chunks), tool=tool, result_class="query")
-            if result.spilled and result.stub is not None:
-                self.session.publish_stub(result.stub)
-                return
-        except Exception:  # a failure to spill never loses output
-            log.exception("spilling %s failed; writing it out in full", tool)
+        result = self.session.pad.intercept("".join(chunks), tool=tool, result_class="query")  # never raises
+        if result.spilled and result.stub is not None:
+            self.session.publish_stub(result.stub)
+            return
+        if result.failure:  # fail closed: a short pointer, not the flood (the core logged why)
+            writer(str(result.content) + "\n")
+            return
         writer(held)
 
 

@@ -81,7 +81,7 @@ def render_stub(
         model=model,
         tokens_estimate=encoding_for_model(model).is_estimate,
     )
-    return render_stub_text(stub)
+    return render_stub_text(stub, tokenizer_for(model).count)
 
 
 def content_key(text: str) -> bytes:

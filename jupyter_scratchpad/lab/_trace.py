@@ -235,7 +235,7 @@ def write_trace(calls: Iterable[TraceCall | Mapping[str, Any]], path: str | os.P
             for call in calls:
                 if isinstance(call, TraceCall) and not call.available:
                     raise TraceFormatError(f"cannot write {call.source or call.tool}: {call.problem}")
-                fh.write(dumps_compact(_record(call)) + b"\n")
+                fh.write(dumps_compact(_record(call)).encode("utf-8", "surrogatepass") + b"\n")
         partial.replace(target)
     finally:
         partial.unlink(missing_ok=True)

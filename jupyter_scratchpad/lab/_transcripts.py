@@ -69,7 +69,7 @@ def _content(content: Any) -> tuple[Any, str | None]:
             else:
                 structured.append(part)  # e.g. web_search_result blocks: counted as their JSON
         if structured:
-            texts.append(dumps_compact(structured).decode("utf-8", errors="replace"))
+            texts.append(dumps_compact(structured))
         problem = None
         if skipped:
             shown = ", ".join(f"{n} {kind}" for kind, n in sorted(skipped.items()))

@@ -2,12 +2,15 @@
 
 Decision order (the first rule that applies wins):
 
+0. ``enabled`` is false: nothing is intercepted (``disabled``).
 1. ``is_error``: never spilled; the text is bounded to 8 KiB (75 % head, 25 % tail).
 2. ``metadata`` (the argument, not a key inside the result) carries out-of-band keys such as
    ``artifact_id``: never spilled, a stub would strip that meaning.
 3. internal verbs (progress, tool search, memory and scratch verbs, our own tools): never.
 4. ``result_class`` outside the spill classes: never.
-5. tokens >= the tool's threshold (inclusive), or bytes >= ``min_bytes`` when set: spill.
+5. an opt-in policy (read from Aura's TOML) and no pattern of the tool's server matches it: never
+   (``no_pattern_for_server``).
+6. tokens >= the tool's threshold (inclusive), or bytes >= ``min_bytes`` when set: spill.
 """
 
 from __future__ import annotations
@@ -57,7 +60,9 @@ OWN_TOOLS = frozenset(
         "scratch_delete",
     }
 )
-DEFAULT_INTERNAL_TOOLS = frozenset({"report_progress", "tool_search", *OWN_TOOLS})
+# Aura's skill verbs return what the model asked to read into its context: never diverted.
+SKILL_TOOLS = frozenset({"load_skill", "read_skill_file"})
+DEFAULT_INTERNAL_TOOLS = frozenset({"report_progress", "tool_search", *SKILL_TOOLS, *OWN_TOOLS})
 INTERNAL_PREFIXES = ("memory_", "scratch_", "scratchpad_")
 
 
@@ -130,6 +135,11 @@ class SpillPolicy:
     ``[mcp.servers.<server>.scratchpad]`` tables) only within their server. Among the patterns that
     match, the longest wins; on equal length, the smallest threshold. ``min_bytes``, when set, also
     spills any output of at least that many bytes (Mesh's ~8 KiB rule).
+
+    A policy built in Python is *opt-out*: every tool has a threshold (``min_tokens`` unless a
+    pattern says otherwise). ``opt_in=True`` (what ``from_toml`` yields, as in Aura) intercepts only
+    tools that a pattern of their server — or of ``patterns`` — matches; ``enabled=False`` turns
+    interception off altogether.
     """
 
     min_tokens: int = DEFAULT_MIN_TOKENS
@@ -142,6 +152,7 @@ class SpillPolicy:
     error_max_bytes: int = ERROR_MAX_BYTES
     # Aura's [agent.scratchpad] knobs, carried so that a policy round-trips and configures a pad.
     enabled: bool = True
+    opt_in: bool = False
     context_safety_margin: float = 0.20
     max_extraction_tokens: int = 10_000
     turn_depth_bonus: int = 6
@@ -221,6 +232,8 @@ class SpillPolicy:
         """
         if text is None:
             text = as_text(result)
+        if not self.enabled:
+            return SpillDecision(False, "disabled", detail="the scratchpad is disabled (enabled = false)")
         if is_error:
             return SpillDecision(
                 False, "is_error", detail=f"errors are never spilled; bounded to {self.error_max_bytes} bytes"
@@ -238,6 +251,14 @@ class SpillPolicy:
                 detail=f"result_class {result_class!r} is not one of {sorted(self.spill_classes)}",
             )
         threshold, pattern = self.resolve(tool, server)
+        if self.opt_in and pattern is None:
+            where = f"server {server!r}" if server is not None else "any server"
+            return SpillDecision(
+                False,
+                "no_pattern_for_server",
+                threshold=None,
+                detail=f"opt-in policy: no scratchpad pattern of {where} matches {tool!r}",
+            )
         size = len(text.encode("utf-8", "surrogatepass"))
         if self.min_bytes is not None and size >= self.min_bytes:
             return SpillDecision(
@@ -277,7 +298,13 @@ class SpillPolicy:
 
     @classmethod
     def from_toml(cls, source: str | Any) -> SpillPolicy:
-        """Read Aura's configuration: ``[agent.scratchpad]`` and ``[mcp.servers.<s>.scratchpad]``."""
+        """Read Aura's configuration: ``[agent.scratchpad]`` and ``[mcp.servers.<s>.scratchpad]``.
+
+        With Aura's meaning: the policy is *opt-in* (a tool that no pattern of its server, nor of
+        our ``[agent.scratchpad.patterns]``, matches is not intercepted) and ``enabled`` defaults to
+        false, so a file without ``enabled = true`` intercepts nothing. ``explain`` names the rule
+        (``disabled``, ``no_pattern_for_server``).
+        """
         from ._toml import policy_from_toml
 
         return policy_from_toml(cls, source)

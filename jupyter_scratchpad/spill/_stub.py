@@ -1,24 +1,47 @@
-"""The stub that replaces a spilled output: a dict for programs, a text for models."""
+"""The stub that replaces a spilled output: a dict for programs, a short text for models.
+
+The stub is the first thing a model reads about a spill, so its text is the leanest thing we
+write: at most ``STUB_MAX_TOKENS`` (250) tokens of the model, whatever the output. It keeps what
+answers questions without a call — totals, the schema sketch of JSON, the first and last lines of
+text — says honestly what it cut, and names the next calls with the handle once.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ..explore._paths import kind_of
 from ..store import BodyReader, Entry
 
-__all__ = ["build_stub", "handle_for", "render_stub_text", "schema_sketch"]
+__all__ = [
+    "PREVIEW_LINE_CHARS",
+    "STUB_MAX_TOKENS",
+    "build_stub",
+    "catalog_preview",
+    "handle_for",
+    "render_stub_text",
+    "schema_sketch",
+]
 
+STUB_MAX_TOKENS = 250
 PREVIEW_LINE_CHARS = 160
-PREVIEW_MAX_CHARS = 2_000
+PREVIEW_MAX_CHARS = 2_000  # of the preview kept in the stub dict (the notebook card shows it)
+SKETCH_MAX_LINES = 12
 _SLUG = re.compile(r"[^a-z0-9]+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+RESERVED_HANDLES = frozenset({"scratch_notes"})
 
 
 def handle_for(tool: str | None, content_hash: str, hash_chars: int = 12) -> str:
-    """``<slug of tool>_<hash>``: ``[a-z0-9_]``, at most 64 characters."""
+    """``<slug of tool>_<hash>``: ``[a-z0-9_]``, at most 64 characters, starting with a letter.
+
+    A letter first keeps the handle usable unquoted as an SQL relation name.
+    """
     slug = _SLUG.sub("_", (tool or "").lower()).strip("_")[:40].strip("_") or "output"
+    if not slug[0].isalpha():
+        slug = f"h_{slug}"[:40]
     return f"{slug}_{content_hash[:hash_chars]}"
 
 
@@ -30,40 +53,65 @@ def _kind(value: Any) -> str:
     return kind_of(value)
 
 
-def schema_sketch(value: Any, max_keys: int = 12) -> list[str]:
-    """A few lines on the top of a JSON value: its keys with kinds, array items' keys."""
+def _short_scalar(value: Any) -> str | None:
+    """A scalar worth showing in the sketch itself (it often answers a question outright)."""
+    if value is None or isinstance(value, bool):
+        return "null" if value is None else str(value).lower()
+    if isinstance(value, (int, float)):
+        text = repr(value)
+        return text if len(text) <= 24 else None
+    if isinstance(value, str) and len(value) <= 40 and "\n" not in value:
+        return '"' + value.replace('"', '\\"') + '"'
+    return None
+
+
+def _item_keys(items: list[Any], max_keys: int) -> str | None:
+    keys: dict[str, int] = {}
+    objects = 0
+    for item in items[:2000]:
+        if isinstance(item, dict):
+            objects += 1
+            for k in item:
+                keys[str(k)] = keys.get(str(k), 0) + 1
+    if not objects:
+        return _kind(items[0]) if items else None
+    shown = ", ".join(list(keys)[:max_keys])
+    more = f" (+{len(keys) - max_keys} more)" if len(keys) > max_keys else ""
+    return f"objects with keys {shown}{more}"
+
+
+def schema_sketch(value: Any, max_keys: int = 10) -> list[str]:
+    """A few lines on the top of a JSON value: its keys with kinds (short scalars inline), and the
+    keys of array items. At most ``SKETCH_MAX_LINES`` lines, whatever the document."""
     lines = [f"$: {_kind(value)}"]
-
-    def items_line(path: str, items: list[Any]) -> None:
-        keys: dict[str, int] = {}
-        objects = 0
-        for item in items[:2000]:
-            if isinstance(item, dict):
-                objects += 1
-                for k in item:
-                    keys[k] = keys.get(k, 0) + 1
-        if objects:
-            shown = ", ".join(list(keys)[:max_keys]) + (" …" if len(keys) > max_keys else "")
-            lines.append(f"{path}[*]: object with keys {shown}")
-        elif items:
-            lines.append(f"{path}[*]: {_kind(items[0])}")
-
-    if isinstance(value, dict):
-        for i, (k, v) in enumerate(value.items()):
-            if i >= max_keys:
-                lines.append(f"… {len(value) - max_keys} more keys")
-                break
-            lines.append(f"$.{k}: {_kind(v)}")
-            if isinstance(v, list):
-                items_line(f"$.{k}", v)
-    elif isinstance(value, list):
-        items_line("$", value)
-    return lines
+    if isinstance(value, list):
+        items = _item_keys(value, max_keys)
+        if items:
+            lines.append(f"$[*]: {items}")
+        return lines
+    if not isinstance(value, dict):
+        return lines
+    for i, (key, child) in enumerate(value.items()):
+        if len(lines) >= SKETCH_MAX_LINES - 1 and i < len(value) - 1:
+            lines.append(f"… {len(value) - i} more keys")
+            break
+        path = f"$.{key}" if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(key)) else f"$[{_quote(str(key))}]"
+        scalar = _short_scalar(child)
+        lines.append(f"{path}: {scalar}" if scalar is not None else f"{path}: {_kind(child)}")
+        if isinstance(child, list) and child:
+            items = _item_keys(child, max_keys)
+            if items:
+                lines.append(f"{path}[*]: {items}")
+    return lines[: SKETCH_MAX_LINES + 1]
 
 
-def _clean(line: str) -> str:
+def _quote(text: str) -> str:
+    return '"' + text[:40].replace("\\", "\\\\").replace('"', '\\"') + ('…"' if len(text) > 40 else '"')
+
+
+def _clean(line: str, limit: int = PREVIEW_LINE_CHARS) -> str:
     line = _CONTROL.sub("\ufffd", line)
-    return line if len(line) <= PREVIEW_LINE_CHARS else line[: PREVIEW_LINE_CHARS - 1] + "…"
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def catalog_preview(body: bytes, lines: int = 5, max_chars: int = 300) -> str:
@@ -73,28 +121,57 @@ def catalog_preview(body: bytes, lines: int = 5, max_chars: int = 300) -> str:
     return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
 
 
+def _pick_lines(total: int, preview_lines: int) -> tuple[list[int], list[int]]:
+    """Line numbers of the head and the tail of a preview of ``preview_lines`` lines (2 : 1)."""
+    if total <= preview_lines:
+        return list(range(1, total + 1)), []
+    tail_n = preview_lines // 3
+    head_n = preview_lines - tail_n
+    return list(range(1, head_n + 1)), list(range(total - tail_n + 1, total + 1))
+
+
+def _render_preview(head: list[tuple[int, str]], tail: list[tuple[int, str]], total: int) -> str:
+    rows = [f"{n}\t{line}" for n, line in head]
+    if tail:
+        omitted = tail[0][0] - (head[-1][0] if head else 0) - 1
+        if omitted > 0:
+            rows.append(f"… {omitted:,} lines omitted …")
+        rows += [f"{n}\t{line}" for n, line in tail]
+    elif head and head[-1][0] < total:
+        rows.append(f"… {total - head[-1][0]:,} more lines …")
+    return "\n".join(rows)
+
+
 def build_stub(
-    entry: Entry, reader: BodyReader, *, preview_lines: int, value: Any = None, model: str, tokens_estimate: bool
+    entry: Entry,
+    reader: BodyReader,
+    *,
+    preview_lines: int,
+    value: Any = None,
+    model: str,
+    tokens_estimate: bool,
+    tokens_exact: bool = True,
+    relations: list[dict[str, Any]] | None = None,
+    embedded: list[dict[str, Any]] | None = None,
+    unwrapped: str | None = None,
 ) -> dict[str, Any]:
+    """The stub of a spilled entry as plain data (``render_stub_text`` makes the model's text).
+
+    ``preview`` holds the first and last lines of the body (2 : 1), clipped to
+    ``PREVIEW_LINE_CHARS``; the text for a model keeps as many of them as fit its token bound.
+    """
     total = entry.line_count or 0
-    raw_lines = reader.read_lines(1, min(preview_lines, total))
-    lines = [_clean(line) for line in raw_lines]
-    kept: list[str] = []
-    chars = 0
-    for line in lines:
-        if chars + len(line) > PREVIEW_MAX_CHARS and kept:
-            break
-        kept.append(line)
-        chars += len(line) + 1
-    shown = len(kept)
-    preview = "\n".join(kept)
-    note = (
-        f"preview: lines 1-{shown:,} of {total:,} of the {entry.format} body"
-        + (", long lines cut" if any(len(line) > PREVIEW_LINE_CHARS for line in raw_lines[:shown]) else "")
-        + ("" if shown >= total else f"; {total - shown:,} lines not shown")
-    )
-    if entry.format == "json":
-        note += " (pretty-printed, 2-space indent)"
+    head_nos, tail_nos = _pick_lines(total, preview_lines)
+    raw_head = reader.read_lines(head_nos[0], head_nos[-1]) if head_nos else []
+    raw_tail = reader.read_lines(tail_nos[0], tail_nos[-1]) if tail_nos else []
+    clipped = any(len(line) > PREVIEW_LINE_CHARS for line in raw_head + raw_tail)
+    head = [(n, _clean(line)) for n, line in zip(head_nos, raw_head, strict=False)]
+    tail = [(n, _clean(line)) for n, line in zip(tail_nos, raw_tail, strict=False)]
+    while head and len(_render_preview(head, tail, total)) > PREVIEW_MAX_CHARS:
+        if len(tail) * 2 > len(head):
+            tail.pop(0)  # keep the very last lines
+        else:
+            head.pop()
     stub: dict[str, Any] = {
         "handle": entry.key,
         "source_tool": entry.source_tool,
@@ -103,36 +180,74 @@ def build_stub(
         "size": entry.size_bytes,
         "lines": total,
         "tokens": entry.tokens,
+        "tokens_exact": tokens_exact,
         "tokens_model": model,
         "tokens_estimate": tokens_estimate,
-        "preview": preview,
-        "preview_lines": shown,
-        "note": note,
+        "preview": _render_preview(head, tail, total),
+        "preview_head": [line for _, line in head],
+        "preview_tail": [line for _, line in tail],
+        "preview_tail_start": tail[0][0] if tail else None,
+        "preview_lines": len(head) + len(tail),
+        "preview_clipped": clipped,
+        "note": _note(entry, head, tail, total, clipped),
         "expires_at": entry.expires_at,
     }
     if entry.format == "json" and value is not None:
         stub["schema"] = schema_sketch(value)
-    if entry.meta.get("utf8_errors"):
-        stub["note"] += "; not valid UTF-8 (read_handle returns the exact bytes)"
-    stub["next"] = next_calls(entry)
+    if relations:
+        stub["relations"] = relations
+    if embedded:
+        stub["embedded"] = embedded
+    if unwrapped:
+        stub["unwrapped"] = unwrapped
+    stub["next"] = next_calls(entry, stub)
     return stub
 
 
-def next_calls(entry: Entry) -> list[str]:
+def _note(entry: Entry, head: list[tuple[int, str]], tail: list[tuple[int, str]], total: int, clipped: bool) -> str:
+    if not head and not tail:
+        note = f"no preview lines of the {total:,} lines"
+    elif tail:
+        note = f"preview: lines 1-{head[-1][0]:,} and {tail[0][0]:,}-{total:,} of {total:,}"
+    else:
+        note = f"preview: lines 1-{head[-1][0]:,} of {total:,}"
+    if clipped:
+        note += f", long lines clipped to {PREVIEW_LINE_CHARS} characters"
+    if entry.format == "json":
+        note += " (the body is pretty-printed, 2-space indent)"
+    if entry.meta.get("utf8_errors"):
+        note += "; not valid UTF-8 (read_handle returns the exact bytes)"
+    return note
+
+
+def _array_hint(stub: dict[str, Any]) -> str | None:
+    for line in stub.get("schema") or []:
+        path, _, kind = str(line).partition(": ")
+        if kind.startswith("array(") and "[*]" not in path:
+            return path
+    return None
+
+
+def next_calls(entry: Entry, stub: dict[str, Any]) -> list[str]:
+    """The calls worth making next, as a model would write them."""
     h = entry.key
     if entry.format in ("json", "jsonl"):
+        path = _array_hint(stub) or "$"
+        rel = (stub.get("relations") or [{}])[-1].get("name") or h
         return [
             f'schema(handle="{h}")',
-            f'item_schema(handle="{h}", path="…")',
-            f'iterate_over(handle="{h}", path="…", fields="…", limit=20)',
+            f'item_schema(handle="{h}", path="{path}")',
+            f'iterate_over(handle="{h}", path="{path}", fields="…", limit=20)',
+            f'get_in(handle="{h}", path="…")',
             f'grep(handle="{h}", pattern="…")',
-            f'sql(query="SELECT count(*) FROM {h}")',
+            f'sql(query="SELECT count(*) FROM {rel}")',
         ]
     return [
         f'grep(handle="{h}", pattern="…")',
-        f'head(handle="{h}", lines=50)',
         f'slice(handle="{h}", start=…, end=…)',
+        f'tail(handle="{h}", lines=50)',
         f'schema(handle="{h}")',
+        f"sql(query=\"SELECT line_no, line FROM {h} WHERE line LIKE '%…%' LIMIT 20\")",
     ]
 
 
@@ -142,18 +257,70 @@ def _size(n: int) -> str:
     return fmt_bytes(n)
 
 
-def render_stub_text(stub: dict[str, Any]) -> str:
-    """The stub as a model reads it: what was spilled, a preview, and what to call next."""
+def _tokens_text(stub: dict[str, Any]) -> str:
     tokens = stub.get("tokens")
+    if tokens is None:
+        return "tokens not counted yet"
     est = " (estimate)" if stub.get("tokens_estimate") else ""
-    tool = stub.get("source_tool") or "output"
-    head = (
-        f"[scratchpad] The output of {tool} was too large for the context and was stored as handle "
-        f'"{stub["handle"]}": {stub["format"]}, {_size(stub["size"])}, {stub["lines"]:,} lines, '
-        f"{tokens:,} tokens{est}."
+    return f"{tokens:,} tokens{est}" if stub.get("tokens_exact", True) else f"≥ {tokens:,} tokens{est}"
+
+
+def _next_line(stub: dict[str, Any]) -> str:
+    """The next calls, in one line; the handle is named once (the header), SQL's relation once."""
+    h = stub["handle"]
+    if stub["format"] in ("json", "jsonl"):
+        path = _array_hint(stub)
+        rel = str((stub.get("relations") or [{}])[-1].get("name") or h)
+        steps = f'item_schema path="{path}" → iterate_over / get_in' if path else "item_schema / get_in"
+        return f"Next, with this handle: schema → {steps}; grep; sql over {rel}."
+    return f"Next, with this handle: grep pattern=…; slice start=… end=…; tail; sql over {h}(line_no, line)."
+
+
+def render_stub_text(stub: dict[str, Any], count: Callable[[str], int] | None = None) -> str:
+    """The stub as a model reads it; with ``count`` (the model's token counter) it is cut to fit
+    ``STUB_MAX_TOKENS``: preview lines go first (tail, then head), then sketch lines."""
+    tool = _clean(str(stub.get("source_tool") or "output"), 60)
+    origin = " (unwrapped from an MCP CallToolResult)" if stub.get("unwrapped") else ""
+    header = (
+        f'[scratchpad] {tool} output{origin} stored as handle "{stub["handle"]}", not in context: '
+        f"{stub['format']}, {_size(stub['size'])}, {stub['lines']:,} lines, {_tokens_text(stub)}."
     )
-    parts = [head, f"{stub['note'][0].upper()}{stub['note'][1:]}:", stub["preview"]]
-    if stub.get("schema"):
-        parts += ["Schema sketch:", *("  " + s for s in stub["schema"])]
-    parts.append("Explore it with: " + "; ".join(stub["next"]) + ". Avoid read() on large handles.")
-    return "\n".join(parts)
+    sketch = list(stub.get("schema") or [])
+    extras = [f"{e['path']}: embedded {e['format']} ({e['lines']:,} lines)" for e in stub.get("embedded") or []][:3]
+    head = list(stub.get("preview_head") or [])
+    tail = list(stub.get("preview_tail") or [])
+    tail_start = stub.get("preview_tail_start") or 0
+    total = stub.get("lines") or 0
+    show_lines = not sketch  # JSON: the sketch says more than its first lines
+
+    def assemble() -> str:
+        parts = [header]
+        if sketch:
+            parts += ["Schema:", *("  " + s for s in sketch)]
+        parts += ["  " + e for e in extras]
+        if show_lines and (head or tail):
+            numbered_head = list(enumerate(head, start=1))
+            numbered_tail = list(enumerate(tail, start=tail_start))
+            cut = " (long lines clipped)" if stub.get("preview_clipped") else ""
+            parts.append(f"Preview{cut}:")
+            parts.append(_render_preview(numbered_head, numbered_tail, total))
+        parts.append(_next_line(stub))
+        return "\n".join(parts)
+
+    text = assemble()
+    if count is None:
+        return text
+    while count(text) > STUB_MAX_TOKENS:
+        if show_lines and tail and len(tail) * 2 >= len(head):
+            tail.pop(0)
+            tail_start += 1
+        elif show_lines and head:
+            head.pop()
+        elif extras:
+            extras.pop()
+        elif len(sketch) > 2:
+            sketch.pop()
+        else:
+            break
+        text = assemble()
+    return text

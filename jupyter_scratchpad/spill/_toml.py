@@ -11,10 +11,12 @@ Aura's shape::
     [mcp.servers.k8s.scratchpad]
     "k8s_list_*" = { min_tokens = 512 }
 
-What Aura has no place for (our default threshold, patterns for every server, a byte threshold,
-the never-spill sets) goes in extra keys of ``[agent.scratchpad]`` (``min_tokens``, ``min_bytes``,
-``spill_classes``, ``oob_metadata_keys``, ``internal_tools``, ``error_max_bytes`` and the
-``[agent.scratchpad.patterns]`` table), which Aura's deserializer ignores.
+Read with Aura's meaning: opt-in per server (a tool no pattern matches is not intercepted) and
+``enabled`` false unless set. What Aura has no place for goes in extra keys of
+``[agent.scratchpad]``, which Aura's deserializer ignores: ``opt_in = false`` (every tool has a
+threshold), ``min_tokens`` (our default threshold), ``min_bytes``, ``spill_classes``,
+``oob_metadata_keys``, ``internal_tools``, ``error_max_bytes`` and the
+``[agent.scratchpad.patterns]`` table.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ __all__ = ["policy_from_toml", "policy_to_toml"]
 
 _SCALARS: tuple[tuple[str, type], ...] = (
     ("enabled", bool),
+    ("opt_in", bool),
     ("context_safety_margin", float),
     ("max_extraction_tokens", int),
     ("turn_depth_bonus", int),
@@ -137,6 +140,8 @@ def policy_from_toml(cls: type[SpillPolicy], source: str | Any) -> SpillPolicy:
             str(glob): _entry_threshold(v, f"{where}: mcp.servers.{server}.scratchpad.{glob}")
             for glob, v in table.items()
         }
+    kwargs.setdefault("enabled", False)  # Aura's default: a table without `enabled = true` is off
+    kwargs.setdefault("opt_in", True)  # Aura's meaning: only tools a pattern matches are intercepted
     return cls(patterns=patterns or None, server_patterns=servers or None, **kwargs)
 
 
@@ -184,6 +189,8 @@ def policy_to_toml(policy: SpillPolicy) -> str:
         f"turn_depth_bonus = {policy.turn_depth_bonus}",
     ]
     ours = "  # jupyter-scratchpad (Aura ignores it)"
+    if not policy.opt_in:
+        lines.append("opt_in = false  # jupyter-scratchpad: every tool has a threshold (Aura ignores it)")
     if policy.min_tokens != DEFAULT_MIN_TOKENS:
         lines.append(f"min_tokens = {policy.min_tokens}{ours}")
     if policy.min_bytes is not None:

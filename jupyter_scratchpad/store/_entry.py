@@ -12,14 +12,14 @@ from ..errors import InvalidArgumentError
 
 __all__ = ["MAX_KEY_CHARS", "Entry", "Scope", "validate_handle", "validate_id", "validate_key", "validate_ttl"]
 
-HANDLE_RE = re.compile(r"^[a-z0-9_]{1,64}$")
+HANDLE_RE = re.compile(r"[a-z0-9_]{1,64}")
 MAX_ID_CHARS = 256
 MAX_KEY_CHARS = 1024
 
 
 def validate_handle(handle: object) -> str:
     """Return ``handle`` if it is a safe handle (``[a-z0-9_]{1,64}``), else raise."""
-    if not isinstance(handle, str) or not HANDLE_RE.match(handle):
+    if not isinstance(handle, str) or not HANDLE_RE.fullmatch(handle):
         shown = handle if not isinstance(handle, str) or len(handle) <= 80 else handle[:77] + "..."
         raise InvalidArgumentError(
             f"invalid handle {shown!r}: a handle is 1-64 characters of a-z, 0-9 and _ "

@@ -3,26 +3,31 @@
 * ``json``: the raw text parses as a JSON object or array; the body is the value pretty-printed
   with a 2-space indent, so that line tools see one key per line.
 * ``jsonl``: at least two non-empty lines, each a JSON object or array; the body is the text.
-* ``markdown``: ATX headings or fenced code blocks; the body is the text.
+* ``markdown``: an ATX heading in the first 50 lines (Aura's rule); the body is the text.
 * ``text``: anything else, including bytes that are not UTF-8 (decoded with U+FFFD replacements
   for the body; the raw bytes are kept exactly for ``read_handle``).
 """
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
+from ._jsontext import dumps_compact, dumps_pretty, loads
 
-__all__ = ["Normalised", "as_text", "normalise", "parse_json_bytes", "pretty_json"]
+__all__ = [
+    "Normalised",
+    "as_text",
+    "dumps_compact",
+    "looks_like_markdown",
+    "normalise",
+    "parse_json_bytes",
+    "pretty_json",
+]
 
-_MD_HEADING = re.compile(rb"^#{1,6}[ \t]+\S", re.M)
-_MD_FENCE = re.compile(rb"^(```|~~~)", re.M)
-_MD_OTHER = re.compile(rb"^([-*+] \S|\d+\. \S|> |\|.*\|\s*$)|\[[^\]\n]+\]\([^)\n]+\)", re.M)
+_ATX_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]")
+MARKDOWN_SCAN_LINES = 50
 
 
 @dataclass(frozen=True)
@@ -36,75 +41,32 @@ class Normalised:
     utf8_errors: bool = False  # raw was not valid UTF-8
 
 
-def _jsonable_default(obj: Any) -> Any:
-    if isinstance(obj, (set, frozenset, tuple)):
-        return list(obj)
-    if isinstance(obj, (bytes, bytearray)):
-        return bytes(obj).decode("utf-8", errors="replace")
-    return str(obj)
-
-
-def _sanitize_floats(value: Any) -> Any:
-    """NaN/Infinity are not JSON; represent them as strings like Python's json would read."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, dict):
-        return {k: _sanitize_floats(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_sanitize_floats(v) for v in value]
-    return value
-
-
-def dumps_compact(value: Any) -> bytes:
-    """The JSON text of a Python value as it would enter a model's context."""
-    try:
-        return json.dumps(value, ensure_ascii=False, default=_jsonable_default, allow_nan=False).encode(
-            "utf-8", "surrogatepass"
-        )
-    except ValueError:
-        return json.dumps(_sanitize_floats(value), ensure_ascii=False, default=_jsonable_default).encode(
-            "utf-8", "surrogatepass"
-        )
-
-
 def pretty_json(value: Any) -> bytes:
-    """2-space indented JSON (orjson when it can, the stdlib otherwise), newline-terminated."""
-    try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"
-    except (TypeError, orjson.JSONEncodeError):
-        text = json.dumps(_sanitize_floats(value), indent=2, ensure_ascii=False, default=_jsonable_default)
-        return text.encode("utf-8", "surrogatepass") + b"\n"
+    """2-space indented JSON, newline-terminated (any depth, exact numbers; see ``_jsontext``)."""
+    return dumps_pretty(value)
 
 
 def parse_json_bytes(data: bytes) -> Any:
-    """Parse JSON bytes; raises ``ValueError`` (orjson's JSONDecodeError is one) on failure."""
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        # orjson refuses big integers and some valid-but-unusual inputs the stdlib accepts;
-        # it also refuses nesting deeper than 1024, which the stdlib turns into RecursionError.
-        try:
-            return json.loads(data)
-        except RecursionError as exc:
-            raise ValueError("JSON nested too deeply") from exc
+    """Parse JSON bytes exactly and at any depth; raises ``ValueError`` if they are not JSON."""
+    return loads(data)
 
 
 def as_text(result: Any) -> str:
-    """The text of a tool result as a model would see it (for counting tokens)."""
+    """The text of a tool result as a model would see it (for counting tokens). Never raises."""
     if isinstance(result, str):
-        return result
+        return str.__str__(result)
     if isinstance(result, (bytes, bytearray, memoryview)):
         return bytes(result).decode("utf-8", errors="replace")
-    return dumps_compact(result).decode("utf-8", errors="replace")
+    return dumps_compact(result)
 
 
 def to_raw(result: Any) -> bytes:
-    """The exact bytes to keep for ``result``."""
+    """The exact bytes to keep for ``result`` (lone surrogates of a str kept as they are)."""
     if isinstance(result, str):
         return result.encode("utf-8", "surrogatepass")
     if isinstance(result, (bytes, bytearray, memoryview)):
         return bytes(result)
-    return dumps_compact(result)
+    return dumps_compact(result).encode("utf-8", "surrogatepass")
 
 
 def _looks_like_jsonl(text: bytes) -> list[Any] | None:
@@ -117,18 +79,24 @@ def _looks_like_jsonl(text: bytes) -> list[Any] | None:
         if stripped[:1] not in (b"{", b"["):
             return None
         try:
-            records.append(orjson.loads(stripped))
-        except orjson.JSONDecodeError:
+            records.append(loads(stripped))
+        except ValueError:
             return None
     return records
 
 
-def _looks_like_markdown(text: bytes) -> bool:
-    head = text[: 1 << 20]
-    headings = len(_MD_HEADING.findall(head))
-    if headings >= 2 or (headings >= 1 and _MD_OTHER.search(head)):
-        return True
-    return len(_MD_FENCE.findall(head)) >= 2 and headings >= 1
+def looks_like_markdown(text: str | bytes) -> bool:
+    """Aura's rule: an ATX heading (1-6 ``#`` then a space or tab, up to three spaces of indent) in
+    the first 50 lines. One heading is enough; ``#!/bin/sh``, ``#include`` and ``#TODO`` are not.
+    """
+    if isinstance(text, bytes):
+        text = text[: 1 << 16].decode("utf-8", errors="replace")
+    for i, line in enumerate(text.split("\n", MARKDOWN_SCAN_LINES)):
+        if i >= MARKDOWN_SCAN_LINES:
+            break
+        if _ATX_HEADING.match(line):
+            return True
+    return False
 
 
 def normalise(result: Any, text: str | None = None) -> Normalised:
@@ -162,6 +130,6 @@ def normalise(result: Any, text: str | None = None) -> Normalised:
         records = _looks_like_jsonl(raw)
         if records is not None:
             return Normalised(raw=raw, body=raw, format="jsonl", value=records)
-    if _looks_like_markdown(raw):
+    if looks_like_markdown(raw):
         return Normalised(raw=raw, body=raw, format="markdown")
     return Normalised(raw=raw, body=raw, format="text")

@@ -252,6 +252,7 @@ class ScratchStore:
         policy: SpillPolicy | None = None,
         turn_depth_bonus: int | None = None,
         preview_lines: int = 20,
+        tool_timeout_s: float = 10.0,
     ) -> Scratchpad:
         """The scratchpad of one (run, agent): intercept outputs, call tools, keep notes.
 
@@ -272,6 +273,7 @@ class ScratchStore:
             policy=policy,
             turn_depth_bonus=turn_depth_bonus,
             preview_lines=preview_lines,
+            tool_timeout_s=tool_timeout_s,
         )
 
     # -- entries -----------------------------------------------------------------------------

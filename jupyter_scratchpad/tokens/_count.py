@@ -38,6 +38,7 @@ LINEAR_RUN_CHARS = 65_536  # a stretch this long without a safe point goes to bp
 _SAFE_POINT = re.compile(r"\n(?=[^\s/])|[0-9](?=[\x00-\x2f\x3a-\x7f])|[A-Za-z](?= )")
 
 _CLAUDE_FACTOR = 1.1
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,10 @@ class Tokenizer:
                 raise
             except BaseException:  # pyo3's PanicException derives from BaseException
                 pass
-        return int(load_linear_counter(self.rule.encoding).count(chunk))
+        try:
+            return int(load_linear_counter(self.rule.encoding).count(chunk))
+        except UnicodeEncodeError:  # lone surrogates: count them as U+FFFD, as tiktoken does
+            return int(load_linear_counter(self.rule.encoding).count(_LONE_SURROGATE.sub("\ufffd", chunk)))
 
     def _scale(self, raw: int) -> int:
         if self.rule.factor == 1.0:
@@ -187,7 +191,11 @@ class Tokenizer:
         for chunk, bad in _chunks(text):
             if bad:  # a long run: let the linear counter stop as soon as the limit is passed
                 needed = math.ceil(limit / self.rule.factor)  # raw count that reaches the limit
-                partial = load_linear_counter(self.rule.encoding).count_till_limit(chunk, needed - raw - 1)
+                counter = load_linear_counter(self.rule.encoding)
+                try:
+                    partial = counter.count_till_limit(chunk, needed - raw - 1)
+                except UnicodeEncodeError:
+                    partial = counter.count_till_limit(_LONE_SURROGATE.sub("\ufffd", chunk), needed - raw - 1)
                 if partial is None:  # raw + this chunk >= needed
                     return max(limit, self._scale(needed)), False
                 raw += int(partial)

@@ -44,7 +44,7 @@ describe('stub card', () => {
       tokens: '26,411 (gpt-4o)'
     });
     expect(text(card, '.jp-scratchpad-card-preview')).toBe(stub.preview);
-    expect(text(card, '.jp-scratchpad-card-note')).toMatch(/lines 1-20 of 8,005/);
+    expect(text(card, '.jp-scratchpad-card-note')).toMatch(/lines 1-14 and 8,000-8,005 of 8,005/);
     const schema = [...card.querySelectorAll('.jp-scratchpad-card-schema li')].map(
       li => li.textContent
     );

@@ -172,11 +172,11 @@ def test_intercept_spills_with_an_honest_stub(pad) -> None:  # type: ignore[no-u
 
     assert stub["tokens"] == count_tokens(as_text(data))
     assert stub["size"] == len(as_text(data).encode())
-    assert "lines 1-20 of" in stub["note"] and "not shown" in stub["note"]
+    assert "preview: lines 1-" in stub["note"] and f"of {stub['lines']:,}" in stub["note"]
     assert any("items" in line for line in stub["schema"])
     text = r.content
-    assert stub["handle"] in text and "schema(" in text and "item_schema(" in text
-    assert count_tokens(text) < 1000
+    assert text.count(stub["handle"]) <= 2 and "item_schema" in text and '"$.items"' in text
+    assert count_tokens(text) <= 250
     assert pad.usage() == {"agent_id": "agent-1", "tokens_intercepted": stub["tokens"], "tokens_extracted": 0}
     assert pad.spill_count == 1
     pad.intercept(data, tool="k8s_list_pods", server="k8s")  # the same again: intercepted again
@@ -189,12 +189,14 @@ def test_claude_stub_says_estimate(store) -> None:  # type: ignore[no-untyped-de
     assert r.stub["tokens_estimate"] is True and "(estimate)" in r.content
 
 
-def test_failed_spill_returns_the_full_result_and_logs(pad, store, caplog) -> None:  # type: ignore[no-untyped-def]
+def test_failed_spill_withholds_the_result_and_logs(pad, store, caplog) -> None:  # type: ignore[no-untyped-def]
     store.close()
     caplog.set_level(logging.ERROR, logger="jupyter_scratchpad")
     r = pad.intercept(BIG, tool="t")
-    assert not r.spilled and r.content is BIG and r.failure
-    assert any(rec.levelno == logging.ERROR and "returning it unspilled" in rec.getMessage() for rec in caplog.records)
+    assert not r.spilled and r.failure and "StoreClosedError" in r.failure
+    assert isinstance(r.content, str) and len(r.content.encode()) <= 2048 and "withheld" in r.content
+    assert str(store.path) not in r.content  # the model never sees host paths
+    assert any(rec.levelno == logging.ERROR and "withheld" in rec.getMessage() and rec.exc_info for rec in caplog.records)
 
 
 def test_disk_full_never_fails_the_caller(pad, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
@@ -204,8 +206,10 @@ def test_disk_full_never_fails_the_caller(pad, monkeypatch: pytest.MonkeyPatch) 
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(_store, "write_body_dir", full)
+    before = pad.usage()["tokens_intercepted"]
     r = pad.intercept(BIG, tool="t")
-    assert not r.spilled and r.content is BIG and "No space left" in r.failure
+    assert not r.spilled and "No space left" in r.failure and len(r.content.encode()) <= 2048
+    assert pad.usage()["tokens_intercepted"] == before
     assert list((pad.store.path / "tmp").iterdir()) == []
 
 
@@ -226,8 +230,8 @@ def test_same_content_spilled_by_another_model_carries_that_models_count(store) 
 
 
 def test_stub_says_when_long_lines_were_cut(pad) -> None:  # type: ignore[no-untyped-def]
-    assert "long lines cut" in pad.spill("x" * 500 + "\nshort", tool="t").stub["note"]
-    assert "long lines cut" not in pad.spill("short\nlines", tool="t").stub["note"]
+    assert "long lines clipped" in pad.spill("x" * 500 + "\nshort", tool="t").stub["note"]
+    assert "long lines clipped" not in pad.spill("short\nlines", tool="t").stub["note"]
 
 
 def test_explain_with_a_known_count_tokenizes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:

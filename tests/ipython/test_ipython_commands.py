@@ -222,6 +222,8 @@ def test_replay_without_the_lab_says_what_to_install(ip: Any, monkeypatch: pytes
 
 POLICY = """
 [agent.scratchpad]
+enabled = true
+opt_in = false
 max_extraction_tokens = 4000
 min_tokens = 900
 

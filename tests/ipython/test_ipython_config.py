@@ -61,7 +61,7 @@ def test_preview_lines(ip: Any, session: ScratchSession) -> None:
     ip.user_ns["pods"] = pods
     ip.run_cell("pods()")
     stub = session.pad.stub(session.pad.entries()[0]["handle"])
-    assert stub["preview_lines"] == 4 and stub["preview"].count("\n") == 3
+    assert stub["preview_lines"] == 4 and len(stub["preview_head"]) == 3 and len(stub["preview_tail"]) == 1
 
 
 def test_ttl(ip: Any, session: ScratchSession) -> None:

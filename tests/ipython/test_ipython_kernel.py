@@ -92,7 +92,7 @@ def test_the_result_message_carries_the_stub(fresh: Kernel) -> None:
     assert set(data) == {"text/plain", "text/html", STUB_MIME}
     stub = data[STUB_MIME]
     assert stub["format"] == "json" and stub["tokens"] > 5120 and stub["source_tool"] == "cell_2"
-    assert "pod-3999" not in wire(messages) and len(wire(messages)) < 12_000
+    assert "pod-2000" not in wire(messages) and len(wire(messages)) < 12_000
     assert fresh.shell.user_ns["_"]["pods"][3999]["name"] == "pod-3999"  # the object stays in the kernel
     assert fresh.session.pad.get(stub["handle"])["pods"][3999] == {"name": "pod-3999", "phase": "Running"}
 

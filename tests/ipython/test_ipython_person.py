@@ -92,7 +92,7 @@ def test_reads_are_not_charged_and_budget_reset(ip: Any, spilled: str, session: 
 def test_a_person_reads_more_than_the_per_call_cap(ip: Any, spilled: str, session: ScratchSession) -> None:
     result = value(ip, f"%scratch head {spilled} -n 5000")  # ~20,000 tokens: over the 10,000 cap
     assert result.ok and result.data["end"] == 5000
-    with pytest.raises(UsageError, match="nothing was charged"):
+    with pytest.raises(UsageError, match="only this short refusal was charged"):
         ip.run_cell(f"%scratch head {spilled} -n 5000 --as-agent")
 
 

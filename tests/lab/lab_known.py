@@ -41,6 +41,8 @@ class KnownTrace:
 # the "web" server only, 5,120 (the default) for everything else.
 KNOWN_POLICY_TOML = """
 [agent.scratchpad]
+enabled = true
+opt_in = false
 min_tokens = 5120
 
 [agent.scratchpad.patterns]

@@ -67,5 +67,5 @@ def test_a_pretty_json_listing(store: ScratchStore) -> None:
     expected = real_stub_text(store, value, "k8s_list_pods", "k8s", "gpt-4o", 20)
     got = render_stub(value, tool="k8s_list_pods", server="k8s", tokens=count_tokens(as_text(value)))
     assert got == expected
-    assert "Schema sketch:" in got
+    assert "Schema:" in got
     assert count_tokens(got) < 600

@@ -162,9 +162,49 @@ def test_a_misspelt_entry_is_an_error_naming_the_key() -> None:
 
 
 def test_empty_text_is_the_default_policy_and_paths_with_equals_are_paths(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    assert SpillPolicy.from_toml("") == SpillPolicy()
+    # Aura's meaning: an empty file is a disabled, opt-in policy with the default knobs
+    assert SpillPolicy.from_toml("") == SpillPolicy(enabled=False, opt_in=True)
     odd = tmp_path / "a=b[1].toml"
     odd.write_text("[agent.scratchpad]\nmax_extraction_tokens = 42\n")
     assert SpillPolicy.from_toml(str(odd)).max_extraction_tokens == 42
     with pytest.raises(InvalidArgumentError, match="cannot read policy file"):
         SpillPolicy.from_toml(str(tmp_path / "missing.toml"))
+
+
+AURA_OPT_IN = """
+[agent.scratchpad]
+enabled = true
+
+[mcp.servers.k8s.scratchpad]
+"k8s_list_*" = { min_tokens = 512 }
+"""
+
+
+def test_an_aura_file_is_opt_in_per_server_as_in_aura() -> None:
+    policy = SpillPolicy.from_toml(AURA_OPT_IN)
+    big = "word " * 20_000
+    assert policy.explain(big, tool="k8s_list_pods", server="k8s").spill
+    unmatched = policy.explain(big, tool="k8s_get_logs", server="k8s")
+    assert (unmatched.spill, unmatched.rule) == (False, "no_pattern_for_server")
+    other = policy.explain(big, tool="k8s_list_pods", server="github")  # another server's tool
+    assert (other.spill, other.rule) == (False, "no_pattern_for_server")
+    # our own opt-out policy keeps its default threshold for every tool
+    assert SpillPolicy().explain(big, tool="k8s_get_logs", server="k8s").spill
+
+
+def test_aura_enabled_defaults_to_false_and_disables_everything() -> None:
+    policy = SpillPolicy.from_toml(AURA_OPT_IN.replace("enabled = true", ""))
+    decision = policy.explain("word " * 20_000, tool="k8s_list_pods", server="k8s")
+    assert (decision.spill, decision.rule) == (False, "disabled")
+    assert SpillPolicy(enabled=False).explain("x", tool="t", is_error=True).rule == "disabled"
+
+
+def test_skill_verbs_never_spill() -> None:
+    policy = SpillPolicy(min_tokens=1)
+    for tool in ("load_skill", "read_skill_file"):
+        assert policy.explain("word " * 20_000, tool=tool).rule == "internal_tool"
+
+
+def test_opt_out_round_trips_through_toml() -> None:
+    for policy in (SpillPolicy(), SpillPolicy(opt_in=True), SpillPolicy(enabled=False)):
+        assert SpillPolicy.from_toml(policy.to_toml()) == policy

@@ -75,8 +75,11 @@ def test_calls_validate_against_the_specs(pad: Scratchpad, pods_handle: str) -> 
     ],
 )
 def test_mistakes_are_results_not_exceptions(pad: Scratchpad, name: str, args: object, code: str) -> None:
+    before = pad.budget.used
     res = pad.call_tool(name, args)  # type: ignore[arg-type]
-    assert not res.ok and res.tokens == 0 and res.data is None
+    # the model reads an error like any result: it is charged, and it is small
+    assert not res.ok and res.data is None and res.tokens == count_tokens(res.text) > 0
+    assert pad.budget.used == before + res.tokens and len(res.text.encode()) <= 2048
     assert res.error["error"] == code
     assert isinstance(res.error["message"], str) and isinstance(res.error["suggestions"], list)
     assert json.loads(res.text) == json.loads(json.dumps(res.error, default=str))
@@ -116,7 +119,7 @@ def test_per_call_cap_is_checked_first(store: ScratchStore, log_handle: str) -> 
     res = pad.call_tool("head", {"handle": log_handle, "lines": 200})
     e = res.error
     assert e["error"] == "head_too_large" and e["per_call_limit"] == 500 and "remaining_budget_tokens" not in e
-    assert e["estimated_tokens"] > 500 and res.tokens == 0
+    assert e["estimated_tokens"] > 500 and res.tokens == count_tokens(res.text) < 500
     for s in e["suggestions"]:  # every suggestion is a concrete call that works
         follow = pad.call_tool(s["tool"], s["arguments"])
         assert follow.ok, (s, follow.error)
@@ -127,9 +130,10 @@ def test_per_call_cap_is_checked_first(store: ScratchStore, log_handle: str) -> 
 def test_remaining_budget_is_checked_second(store: ScratchStore, log_handle: str) -> None:
     pad = store.scratchpad("run-1", "agent-1", context_window=5000)
     assert pad.budget.remaining < 2000
+    remaining = pad.budget.remaining
     res = pad.call_tool("head", {"handle": log_handle, "lines": 100})
     assert res.error["error"] == "head_too_large"
-    assert res.error["remaining_budget_tokens"] == pad.budget.remaining
+    assert res.error["remaining_budget_tokens"] == remaining == pad.budget.remaining + res.tokens
     used = pad.budget.used
     assert pad.call_tool("head", {"handle": log_handle, "lines": 2}).ok
     assert pad.budget.used > used
@@ -184,7 +188,9 @@ def test_concurrent_tool_calls_charge_consistently(store: ScratchStore, log_hand
     for t in threads:
         t.join()
     charged = sum(r.tokens for r in results if r.ok)
-    assert pad.budget.used == start + charged <= pad.budget.usable
+    refused = sum(r.tokens for r in results if not r.ok)  # refusals are short and charged too
+    assert pad.budget.used == start + charged + refused
+    assert start + charged <= pad.budget.usable
     assert any(not r.ok for r in results)  # the window ran out for some
     assert all(r.error["error"] == "slice_too_large" for r in results if not r.ok)
 
@@ -223,3 +229,52 @@ def test_charged_tokens_are_the_count_of_the_whole_text(store: ScratchStore, mod
     ]:
         res = pad.call_tool(tool, {"handle": h, **args})
         assert res.ok and res.tokens == count_tokens(res.text, model=model), tool
+
+
+def test_errors_are_bounded_even_when_the_input_is_huge(pad: Scratchpad) -> None:
+    # a wrong path on an object whose keys are megabytes long: the error shows a bounded part
+    doc = {f"{'k' * 50_000}{i}": i for i in range(100)}
+    h = pad.spill(doc, "wide").handle
+    before = pad.budget.used
+    res = pad.call_tool("get_in", {"handle": h, "path": "nope"})
+    assert res.error["error"] == "key_path_not_found"
+    assert len(res.text.encode()) <= 2048 and res.tokens == count_tokens(res.text)
+    assert pad.budget.used == before + res.tokens
+    # a megabyte query string is not echoed back whole either
+    res = pad.call_tool("sql", {"query": "SELECT " + "x" * 1_000_000})
+    assert not res.ok and len(res.text.encode()) <= 2048 and len(str(res.arguments)) < 5000
+
+
+def test_a_call_past_its_time_limit_stops_with_a_timeout(store: ScratchStore) -> None:
+    pad = store.scratchpad("run-1", "agent-1", tool_timeout_s=0.001)
+    h = pad.spill("\n".join(f"line {i} x" for i in range(400_000)), "big").handle
+    res = pad.call_tool("grep", {"handle": h, "pattern": r"x$|(\d+)+ x", "max_matches": 1000})
+    assert not res.ok and res.error["error"] == "timeout" and res.error["time_limit_s"] == 0.001
+    assert res.error["suggestions"] and res.tokens == count_tokens(res.text)
+    res = pad.call_tool("read_handle", {"handle": h, "match": "line", "window": 1})
+    assert res.error["error"] == "timeout"
+    pad.tool_timeout_s = 10.0
+    assert pad.call_tool("grep", {"handle": h, "pattern": "line 399999 x"}).ok  # the pad is healthy after
+
+
+def test_bad_numbers_are_invalid_arguments_not_internal_errors(pad: Scratchpad, log_handle: str) -> None:
+    for args in ({"lines": "²"}, {"lines": -(10**30)}, {"lines": "9" * 5000}):
+        res = pad.call_tool("head", {"handle": log_handle, **args})
+        assert not res.ok and res.error["error"] == "invalid_argument", res.error
+    res = pad.call_tool("head", f'{{"handle": "{log_handle}", "lines": {"9" * 5000}}}')
+    assert not res.ok and res.error["error"] == "invalid_argument", res.error
+
+
+def test_scratch_list_pages_and_filters_many_notes(store: ScratchStore) -> None:
+    pad = store.scratchpad("run-notes", "agent-1", max_extraction_tokens=4000)
+    for i in range(1500):
+        pad.scratch_write(f"{'plan' if i % 2 else 'fact'}_{i:04d}_" + "k" * 40, i)
+    first = pad.call_tool("scratch_list", {})
+    assert first.ok and len(first.data) == 50 and first.meta["total"] == 1500 and first.meta["next_offset"] == 50
+    page = pad.call_tool("scratch_list", {"prefix": "plan_", "offset": 700, "limit": 100})
+    assert page.ok and len(page.data) == 50 and all(r["key"].startswith("plan_") for r in page.data)
+    big = pad.call_tool("scratch_list", {"limit": 500})
+    assert big.error["error"] == "scratch_list_too_large"
+    for s in big.error["suggestions"]:
+        assert s["arguments"] != {"limit": 500}
+        assert pad.call_tool(s["tool"], s["arguments"]).ok, s

@@ -150,7 +150,7 @@ def test_get_in_pages_long_strings_with_real_line_numbers(pad: Scratchpad) -> No
 
 def test_get_in_too_large_suggests_narrower_calls(pad: Scratchpad, pods_handle: str) -> None:
     res = pad.call_tool("get_in", {"handle": pods_handle, "path": "items"})
-    assert res.error["error"] == "get_in_too_large" and res.tokens == 0
+    assert res.error["error"] == "get_in_too_large" and 0 < res.tokens < 1000
     tools = [s["tool"] for s in res.error["suggestions"]]
     assert "item_schema" in tools and "iterate_over" in tools
     follow = next(s for s in res.error["suggestions"] if s["tool"] == "iterate_over")

@@ -50,7 +50,7 @@ def test_slice_is_one_indexed_inclusive_and_clamps(pad: Scratchpad, log_handle: 
         {"start": 6000, "end": 6001},
     ):
         bad = pad.call_tool("slice", {"handle": log_handle, **args})
-        assert not bad.ok and bad.error["error"] == "invalid_argument" and bad.tokens == 0
+        assert not bad.ok and bad.error["error"] == "invalid_argument" and 0 < bad.tokens < 200
 
 
 def test_grep_marks_matches_merges_windows(pad: Scratchpad, log_handle: str) -> None:
@@ -138,7 +138,7 @@ def test_read_refuses_before_loading(pad: Scratchpad, pods_handle: str, monkeypa
 
     monkeypatch.setattr(BodyReader, "read_raw", no_read)
     res = pad.call_tool("read", {"handle": pods_handle})
-    assert not res.ok and res.error["error"] == "read_too_large" and res.tokens == 0
+    assert not res.ok and res.error["error"] == "read_too_large" and 0 < res.tokens < 1000
     assert res.error["estimated_tokens"] == pad.entry(pods_handle).tokens
     assert res.error["per_call_limit"] == 10_000
     tools = [s["tool"] for s in res.error["suggestions"]]

@@ -1,0 +1,110 @@
+"""Text that reaches a model is bounded by construction: head and tail kept, the cut said out loud.
+
+Every error a tool returns goes through ``bound_error`` (at most ``ERROR_MAX_BYTES`` of JSON), so a
+model-caused mistake can never carry a flood back into the context (``SELECT error(string_agg(...))``,
+a wrong path on an object with megabytes of keys, ...).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["ERROR_MAX_BYTES", "bound_error", "clip_middle", "redact_paths"]
+
+ERROR_MAX_BYTES = 2048
+_LIST_ITEMS = 20  # items kept of a list field of an error (available_keys, close_matches, ...)
+_FIELD_CHARS = 300  # characters kept of a string field other than the message
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def clip_middle(text: str, max_bytes: int, head_share: float = 0.75, unit: str = "bytes") -> str:
+    """``text`` within ``max_bytes`` of UTF-8: a head and a tail, and a marker of what was cut.
+
+    >>> clip_middle("a" * 50, 40)
+    'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'
+    """
+    data = _utf8(text)
+    if len(data) <= max_bytes:
+        return text
+    marker_room = 48
+    room = max(0, max_bytes - marker_room)
+    head = data[: int(room * head_share)].decode("utf-8", errors="ignore")
+    tail_bytes = room - len(_utf8(head))
+    tail = data[len(data) - tail_bytes :].decode("utf-8", errors="ignore") if tail_bytes > 0 else ""
+    cut = len(data) - len(_utf8(head)) - len(_utf8(tail))
+    return f"{head}[… {cut:,} of {len(data):,} {unit} cut …]{tail}"
+
+
+def _bound_value(name: str, value: Any) -> tuple[Any, dict[str, Any]]:
+    """A field of an error made small; returns the value and any ``<name>_total`` it needs."""
+    extra: dict[str, Any] = {}
+    if isinstance(value, str):
+        return clip_middle(value, _FIELD_CHARS), extra
+    if isinstance(value, (list, tuple)):
+        items = list(value)
+        if len(items) > _LIST_ITEMS:
+            extra[f"{name}_total"] = len(items)
+            items = items[:_LIST_ITEMS]
+        return [clip_middle(v, 120) if isinstance(v, str) else v for v in items], extra
+    if isinstance(value, dict):
+        return {k: _bound_value(str(k), v)[0] for k, v in list(value.items())[:_LIST_ITEMS]}, extra
+    return value, extra
+
+
+def bound_error(err: dict[str, Any], max_bytes: int = ERROR_MAX_BYTES) -> dict[str, Any]:
+    """An error dict whose JSON is at most ``max_bytes``: message clipped, lists cut with a total.
+
+    The keys ``error``, ``message`` and ``suggestions`` are kept; other fields are shortened, then
+    dropped (largest first) if the whole still does not fit.
+    """
+    text = json.dumps(err, ensure_ascii=False, default=str)
+    if len(_utf8(text)) <= max_bytes:
+        return err
+    out: dict[str, Any] = {"error": str(err.get("error", "error"))[:80]}
+    out["message"] = clip_middle(str(err.get("message", "")), max_bytes // 3)
+    for name, value in err.items():
+        if name in ("error", "message", "suggestions"):
+            continue
+        small, extra = _bound_value(name, value)
+        out[name] = small
+        out.update(extra)
+    suggestions = [s for s in err.get("suggestions") or [] if isinstance(s, dict)]
+    out["suggestions"] = suggestions
+    dropped: list[str] = []
+    for _ in range(200):  # every step shrinks something; the cap only guards against surprises
+        if len(_utf8(json.dumps(out, ensure_ascii=False, default=str))) <= max_bytes:
+            break
+        if out["suggestions"] and len(out["suggestions"]) > 1:
+            out["suggestions"] = out["suggestions"][:-1]
+            continue
+        optional = [k for k in out if k not in ("error", "message", "suggestions", "fields_dropped")]
+        if optional:
+            largest = max(optional, key=lambda k: len(json.dumps(out[k], ensure_ascii=False, default=str)))
+            dropped.append(largest)
+            del out[largest]
+            out["fields_dropped"] = dropped[:_LIST_ITEMS]
+            continue
+        if out["suggestions"]:
+            out["suggestions"] = []
+            continue
+        out["message"] = clip_middle(out["message"], max(64, len(_utf8(out["message"])) // 2))
+    return out
+
+
+def redact_paths(text: str, paths: Iterable[str | os.PathLike[str]], placeholder: str = "<store>") -> str:
+    """``text`` with host paths (the store directory, the home directory) replaced.
+
+    What a model reads never names the machine's directories: it names handles.
+    """
+    for path in sorted({os.fspath(p) for p in paths if os.fspath(p) not in ("", "/")}, key=len, reverse=True):
+        text = text.replace(path, placeholder)
+    home = os.path.expanduser("~")
+    if home not in ("", "/", "~"):
+        text = text.replace(home, "~")
+    return text

@@ -1,0 +1,350 @@
+"""JSON text in and out: exact numbers, any depth, never an exception for a value we were handed.
+
+The fast paths are C: orjson and the stdlib's scanner and encoder. Each refuses or changes some
+documents, and those take the iterative, exact paths written here:
+
+* orjson reads an integer beyond 64 bits or a decimal with more digits than a double holds as a
+  float (``1000000000000000000000`` becomes ``1e+21``). Such numbers are kept exactly: big
+  integers as ``int``, decimals that a float would change as ``ExactNumber`` (a ``float`` that
+  remembers its source text and is written back as that text).
+* orjson refuses nesting deeper than 1,024 levels when reading and 254 when writing, and the
+  stdlib recurses (``RecursionError`` near 1,000). ``loads`` and the writers below walk with an
+  explicit stack, so depth is bounded only by memory.
+* A pretty-printed body indents every level by two spaces, which is quadratic in depth: 100,000
+  levels would be ten gigabytes of spaces. Containers deeper than ``PRETTY_MAX_DEPTH`` are written
+  compactly on one line instead (the raw bytes are kept exactly elsewhere).
+* Values that are not JSON (tuple keys, sets, NaN, cycles, objects) are written as JSON anyway:
+  keys and objects as their ``str``, sets and tuples as arrays, NaN and Infinity as ``null`` (as
+  JavaScript's ``JSON.stringify`` and orjson do), a cycle as ``"[circular reference]"``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator
+from decimal import Decimal, InvalidOperation
+from json.decoder import scanstring  # type: ignore[attr-defined]
+from json.encoder import encode_basestring
+from typing import Any
+
+import orjson
+
+__all__ = [
+    "PRETTY_MAX_DEPTH",
+    "ExactNumber",
+    "dumps_compact",
+    "dumps_pretty",
+    "loads",
+    "render_json",
+]
+
+PRETTY_MAX_DEPTH = 64
+CIRCULAR = '"[circular reference]"'
+
+# A number token with 16 or more digits may not survive a double: check those exactly.
+_LONG_NUMBER = re.compile(rb"(?:[0-9][.]?){16,}")
+_WS = re.compile(r"[ \t\n\r]*")
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+_DEEP_INDENT = b"\n" + b" " * (2 * PRETTY_MAX_DEPTH + 2)
+
+
+class ExactNumber(float):
+    """A JSON number that a float would change, kept as its source text.
+
+    It behaves as the nearest float in arithmetic and comparisons, and is written back exactly.
+
+    >>> n = ExactNumber("0.1000000000000000000001")
+    >>> n == 0.1, n.text
+    (True, '0.1000000000000000000001')
+    """
+
+    __slots__ = ("text",)
+    text: str
+
+    def __new__(cls, text: str) -> ExactNumber:
+        obj = super().__new__(cls, text)
+        obj.text = text
+        return obj
+
+    def __repr__(self) -> str:
+        return self.text
+
+    __str__ = __repr__
+
+
+def _exact_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        return ExactNumber(text)
+    try:
+        if Decimal(text) == Decimal(repr(value)):
+            return value
+    except InvalidOperation:  # pragma: no cover - the scanner only hands us valid numbers
+        pass
+    return ExactNumber(text)
+
+
+def _exact_int(text: str) -> int | float:
+    if len(text) > 4000:  # beyond int()'s default digit limit: keep the text
+        return ExactNumber(text)
+    return int(text)
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+
+def loads(data: bytes | str) -> Any:
+    """Parse JSON exactly and at any depth; raises ``ValueError`` if it is not JSON.
+
+    Integers keep every digit; decimals a double would change become ``ExactNumber``.
+    """
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if not _LONG_NUMBER.search(raw):
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            if "depth" not in str(exc) and "recursion" not in str(exc):
+                # orjson is stricter than JSON in a few corners (it refuses lone surrogate
+                # escapes); the stdlib decides
+                pass
+    text = data if isinstance(data, str) else data.decode("utf-8", "surrogatepass")
+    try:
+        return json.loads(text, parse_float=_exact_float, parse_int=_exact_int)
+    except RecursionError:
+        return _loads_iterative(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _skip(text: str, i: int) -> int:
+    return _WS.match(text, i).end()  # type: ignore[union-attr]
+
+
+def _key(text: str, i: int) -> tuple[str, int]:
+    if text[i : i + 1] != '"':
+        raise ValueError(f"expected a string key at char {i}")
+    key, i = scanstring(text, i + 1)
+    i = _skip(text, i)
+    if text[i : i + 1] != ":":
+        raise ValueError(f"expected ':' at char {i}")
+    return key, _skip(text, i + 1)
+
+
+_LITERALS = {"t": ("true", True), "f": ("false", False), "n": ("null", None)}
+
+
+def _loads_iterative(text: str) -> Any:
+    """A JSON parser with an explicit stack (for documents nested deeper than C will recurse)."""
+    n = len(text)
+    stack: list[list[Any]] = []  # [container, pending key]
+    i = _skip(text, 0)
+    while True:
+        c = text[i : i + 1]
+        value: Any
+        if c in ("{", "["):
+            container: dict[str, Any] | list[Any] = {} if c == "{" else []
+            i = _skip(text, i + 1)
+            if text[i : i + 1] == ("}" if c == "{" else "]"):
+                value, i = container, i + 1
+            else:
+                stack.append([container, None])
+                if c == "{":
+                    stack[-1][1], i = _key(text, i)
+                continue
+        elif c == '"':
+            value, i = scanstring(text, i + 1)
+        elif c in _LITERALS:
+            word, value = _LITERALS[c]
+            if text[i : i + len(word)] != word:
+                raise ValueError(f"invalid literal at char {i}")
+            i += len(word)
+        else:
+            m = _NUMBER.match(text, i)
+            if m is None or m.end() == i:
+                raise ValueError(f"expected a JSON value at char {i}")
+            token = m.group(0)
+            value = _exact_float(token) if m.group(1) or m.group(2) else _exact_int(token)
+            i = m.end()
+        # a value is complete: attach it, then close as many containers as end here
+        while True:
+            if not stack:
+                if _skip(text, i) != n:
+                    raise ValueError(f"extra data at char {_skip(text, i)}")
+                return value
+            frame = stack[-1]
+            parent = frame[0]
+            if type(parent) is dict:
+                parent[frame[1]] = value
+            else:
+                parent.append(value)
+            i = _skip(text, i)
+            c = text[i : i + 1]
+            if c == ",":
+                i = _skip(text, i + 1)
+                if type(parent) is dict:
+                    frame[1], i = _key(text, i)
+                break
+            if c == ("}" if type(parent) is dict else "]"):
+                stack.pop()
+                value, i = parent, i + 1
+                continue
+            raise ValueError(f"expected ',' or a closing bracket at char {i}")
+
+
+# -- writing ---------------------------------------------------------------------------------
+
+
+def _big_int_text(value: int) -> str:
+    """Decimal digits of an int beyond ``int.__str__``'s default limit (no global setting)."""
+    sign = "-" if value < 0 else ""
+    value = abs(value)
+    chunk = 10**1000
+    parts: list[str] = []
+    while value:
+        value, low = divmod(value, chunk)
+        parts.append(str(low).zfill(1000) if value else str(low))
+    return sign + "".join(reversed(parts)) if parts else "0"
+
+
+def _text_of(obj: Any) -> str:
+    try:
+        return str(obj)
+    except Exception:
+        try:
+            return repr(obj)
+        except Exception:
+            return f"<unprintable {type(obj).__name__}>"
+
+
+def _scalar(value: Any) -> str | None:
+    """The JSON text of a non-container value; None for containers."""
+    kind = type(value)
+    if kind is str:
+        return encode_basestring(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if kind is ExactNumber:
+        return str(value.text)
+    if isinstance(value, int):
+        try:
+            return int.__repr__(value)
+        except ValueError:
+            return _big_int_text(value)
+    if isinstance(value, float):
+        return float.__repr__(value) if math.isfinite(value) else "null"
+    if isinstance(value, (dict, list, tuple, set, frozenset)):
+        return None
+    if isinstance(value, str):
+        return encode_basestring(str.__str__(value))
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return encode_basestring(bytes(value).decode("utf-8", errors="replace"))
+    return encode_basestring(_text_of(value))
+
+
+def _key_text(key: Any) -> str:
+    if isinstance(key, str):
+        return encode_basestring(str.__str__(key))
+    if key is None or isinstance(key, (bool, int, float)):
+        inner = _scalar(key) or ""
+        return inner if inner.startswith('"') else encode_basestring(inner)
+    return encode_basestring(_text_of(key))
+
+
+def _iterencode(
+    value: Any, indent: int | None, cut_depth: int | None, separators: tuple[str, str] = (", ", ": ")
+) -> Iterator[str]:
+    """JSON text of ``value`` in pieces, with an explicit stack (any depth, cycles marked)."""
+    item_sep, key_sep = separators
+    on_path: set[int] = set()
+    # frame: [iterator, is_dict, id, pretty, first]
+    stack: list[list[Any]] = []
+    pending, have = value, True
+    while True:
+        if have:
+            have = False
+            text = _scalar(pending)
+            if text is not None:
+                yield text
+            elif id(pending) in on_path:
+                yield CIRCULAR
+            elif not pending:
+                yield "{}" if isinstance(pending, dict) else "[]"
+            else:
+                is_dict = isinstance(pending, dict)
+                pretty = indent is not None and (cut_depth is None or len(stack) < cut_depth)
+                on_path.add(id(pending))
+                yield "{" if is_dict else "["
+                items = iter(pending.items()) if is_dict else iter(pending)
+                stack.append([items, is_dict, id(pending), pretty, True])
+        if not stack:
+            return
+        frame = stack[-1]
+        try:
+            item = next(frame[0])
+        except StopIteration:
+            stack.pop()
+            on_path.discard(frame[2])
+            if frame[3]:
+                yield "\n" + " " * (indent or 0) * len(stack)
+            yield "}" if frame[1] else "]"
+            continue
+        if frame[4]:
+            frame[4] = False
+        else:
+            yield "," if frame[3] else item_sep
+        if frame[3]:
+            yield "\n" + " " * (indent or 0) * len(stack)
+        if frame[1]:
+            key, pending = item
+            yield _key_text(key)
+            yield ": " if frame[3] else key_sep
+        else:
+            pending = item
+        have = True
+
+
+def dumps_compact(value: Any) -> str:
+    """The JSON text of a Python value as it enters a model's context (``json.dumps`` style).
+
+    Never raises: what JSON cannot say is written as described in the module docstring. (For
+    values parsed by ``loads``, which may hold ``ExactNumber``, use ``render_json``.)
+    """
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (ValueError, TypeError, RecursionError):
+        return "".join(_iterencode(value, None, None))
+
+
+def render_json(value: Any, indent: bool = False) -> str:
+    """JSON of a parsed value for display: orjson's format, exact numbers, any depth, never raises.
+
+    Compact is ``{"a":1}`` (no spaces); ``indent=True`` is the pretty-body format.
+    """
+    if indent:
+        return dumps_pretty(value)[:-1].decode("utf-8", "surrogatepass")
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except (TypeError, orjson.JSONEncodeError, RecursionError):
+        return "".join(_iterencode(value, None, None, (",", ":")))
+
+
+def dumps_pretty(value: Any) -> bytes:
+    """2-space indented JSON, newline-terminated; deeper than ``PRETTY_MAX_DEPTH``: one line.
+
+    Byte-for-byte what ``orjson`` writes with ``OPT_INDENT_2`` for documents that are not deeper
+    than that and hold only JSON values.
+    """
+    try:
+        out = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+    except (TypeError, orjson.JSONEncodeError, RecursionError):
+        out = None
+    if out is not None and _DEEP_INDENT not in out:
+        return out + b"\n"
+    text = "".join(_iterencode(value, 2, PRETTY_MAX_DEPTH))
+    return text.encode("utf-8", "surrogatepass") + b"\n"

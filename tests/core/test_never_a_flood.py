@@ -1,0 +1,251 @@
+"""Whatever ``intercept`` returns is bounded, on every input: fail closed, any depth, exact numbers,
+odd Python values, MCP envelopes, stubs within 250 tokens (issues 11 and 12)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import pytest
+
+from jupyter_scratchpad import Scratchpad, ScratchStore
+from jupyter_scratchpad.spill._withheld import POINTER_MAX_BYTES
+from jupyter_scratchpad.store._jsontext import ExactNumber, dumps_pretty, loads
+from jupyter_scratchpad.tokens import count_tokens
+
+DEPTHS = [100, 300, 1_000, 10_000, 100_000]
+
+
+def nested_list(depth: int, leaf: Any = 1) -> list[Any]:
+    root: list[Any] = []
+    node = root
+    for _ in range(depth - 1):
+        child: list[Any] = []
+        node.append(child)
+        node = child
+    node.append(leaf)
+    return root
+
+
+def nested_text(depth: int) -> str:
+    return '{"a":' * depth + '"leaf"' + "}" * depth
+
+
+# -- 1. fail closed ------------------------------------------------------------------------------
+
+
+def test_a_failed_spill_returns_a_bounded_pointer_not_the_flood(pad: Scratchpad, monkeypatch, caplog) -> None:
+    from jupyter_scratchpad.store import _store
+
+    def broken(*a: object, **k: object) -> None:
+        raise RuntimeError("the disk is on fire")
+
+    monkeypatch.setattr(_store, "write_body_dir", broken)
+    caplog.set_level(logging.ERROR, logger="jupyter_scratchpad")
+    payload = "\n".join(f"row {i} " + "x" * 90 for i in range(20_000))  # ~2 MB, ~600k tokens
+    r = pad.intercept(payload, tool="list_everything")
+    assert not r.spilled and r.stub is None and r.handle is None
+    assert "RuntimeError: the disk is on fire" in r.failure
+    assert isinstance(r.content, str) and len(r.content.encode()) <= POINTER_MAX_BYTES
+    assert "list_everything" in r.content and "row 0 " in r.content and "row 19999 " in r.content
+    assert f"{len(payload.encode()):,} bytes" in r.content
+    assert pad.usage()["tokens_intercepted"] == 0
+    assert [rec for rec in caplog.records if rec.levelno == logging.ERROR and rec.exc_info]
+
+
+def test_the_decision_failing_also_fails_closed(pad: Scratchpad, monkeypatch) -> None:
+    def broken(*a: object, **k: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(pad.policy.__class__, "explain", broken)
+    r = pad.intercept("y" * 100_000, tool="t")
+    assert r.failure and len(r.content.encode()) <= POINTER_MAX_BYTES and r.content != "y" * 100_000
+
+
+def test_the_old_full_result_sentence_is_gone_from_the_docs() -> None:
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    assert "returns the full result" not in readme
+
+
+# -- 2. any depth --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+def test_deep_json_text_spills_as_json_with_exact_raw_bytes(pad: Scratchpad, depth: int) -> None:
+    text = nested_text(depth)
+    r = pad.spill(text, tool="deep")
+    assert r.spilled, r.failure
+    assert r.stub["format"] == "json"
+    entry = pad.entry(r.handle)
+    reader = pad.store.reader(entry)
+    assert reader.read_raw(0, reader.raw_size) == text.encode()
+    assert reader.body_bytes < 40 * len(text)  # no quadratic indentation
+    assert count_tokens(r.content) <= 250
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+def test_deep_python_values_spill(pad: Scratchpad, depth: int) -> None:
+    value = {"deep": nested_list(depth), "pad": "z" * 30_000}
+    r = pad.intercept(value, tool="deep_value")
+    assert r.spilled, r.failure
+    raw = pad.store.reader(pad.entry(r.handle)).read_raw(0, 10**9)
+    assert json.loads(raw.decode()) if depth < 900 else raw.startswith(b'{"deep": [[[')
+    assert raw.count(b"[") == depth
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+def test_loads_and_pretty_round_trip_at_any_depth(depth: int) -> None:
+    text = nested_text(depth)
+    value = loads(text)
+    again = loads(dumps_pretty(value))
+    node_a, node_b = value, again
+    for _ in range(depth):
+        node_a, node_b = node_a["a"], node_b["a"]
+    assert node_a == node_b == "leaf"
+
+
+# -- exact numbers -------------------------------------------------------------------------------
+
+
+def test_big_integers_and_long_decimals_survive_normalisation(pad: Scratchpad) -> None:
+    text = '{"id": 1000000000000000000000, "neg": -98765432109876543210987, "x": 0.1000000000000000000001, "ok": 1.5}'
+    r = pad.spill(text, tool="numbers")
+    body = pad.store.reader(pad.entry(r.handle)).body_text()
+    for token in ("1000000000000000000000", "-98765432109876543210987", "0.1000000000000000000001", "1.5"):
+        assert token in body
+    assert "e+21" not in body
+    value = loads(text)
+    assert value["id"] == 10**21 and isinstance(value["x"], ExactNumber) and value["x"].text.endswith("0001")
+    found = pad.call_tool("grep", {"handle": r.handle, "pattern": "1000000000000000000000"})
+    assert found.ok and found.data["total_matches"] == 1
+
+
+def test_a_thousand_digit_integer_is_kept(pad: Scratchpad) -> None:
+    digits = "7" * 5000
+    r = pad.spill(f'{{"n": {digits}, "pad": "{"p" * 100}"}}', tool="huge_number")
+    assert r.spilled and digits in pad.store.reader(pad.entry(r.handle)).body_text()
+
+
+# -- odd inputs: intercept never raises ----------------------------------------------------------
+
+
+class Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("no str for you")
+
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr either")
+
+
+def odd_values() -> list[Any]:
+    cyclic: list[Any] = ["x" * 80_000]
+    cyclic.append(cyclic)
+    return [
+        {(1, 2): "x" * 80_000},  # a tuple key
+        {"set": set(range(10)), "pad": "x" * 80_000, "nan": float("nan")},
+        {"obj": Unprintable(), "pad": "x" * 80_000},
+        cyclic,
+        ("tuple", "x" * 80_000),
+        "lone \ud800 surrogates " * 10 + "\udfff" * 200_000,
+    ]
+
+
+@pytest.mark.parametrize("value", odd_values(), ids=["tuple_key", "set_nan", "unprintable", "cycle", "tuple", "surr"])
+def test_odd_values_spill_and_never_raise(pad: Scratchpad, value: Any) -> None:
+    r = pad.spill(value, tool="odd")
+    assert r.spilled, r.failure
+    assert count_tokens(r.content) <= 250
+
+
+def test_lone_surrogates_keep_their_bytes(pad: Scratchpad) -> None:
+    text = "head \ud800 tail " + "\udc00" * 100_000
+    r = pad.intercept(text, tool="surrogates")
+    assert r.spilled, r.failure
+    reader = pad.store.reader(pad.entry(r.handle))
+    assert reader.read_raw(0, reader.raw_size) == text.encode("utf-8", "surrogatepass")
+
+
+# -- MCP envelopes -------------------------------------------------------------------------------
+
+
+def envelope(inner: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": inner}]}
+
+
+def test_a_call_tool_result_with_one_text_block_is_unwrapped(pad: Scratchpad) -> None:
+    inner = json.dumps({"items": [{"id": i, "name": f"n{i}"} for i in range(3000)]})
+    for result in (envelope(inner), json.dumps(envelope(inner))):
+        r = pad.intercept(result, tool="mcp_list")
+        assert r.spilled and r.stub["format"] == "json" and r.stub["unwrapped"]
+        assert "unwrapped from an MCP CallToolResult" in r.content
+        got = pad.call_tool("get_in", {"handle": r.handle, "path": "items.2999.name"})
+        assert got.ok and got.data == "n2999"
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        {"content": [{"type": "text", "text": "x" * 60_000}], "isError": True},
+        {"content": [{"type": "text", "text": "x" * 60_000}, {"type": "text", "text": "y"}]},
+        {"content": [{"type": "text", "text": "x" * 60_000}], "structuredContent": {"a": 1}},
+        {"content": [{"type": "image", "data": "x" * 60_000, "mimeType": "image/png"}]},
+    ],
+)
+def test_other_envelopes_are_stored_as_they_are(pad: Scratchpad, result: dict[str, Any]) -> None:
+    r = pad.spill(result, tool="mcp")
+    assert r.spilled and not r.stub.get("unwrapped") and r.stub["format"] == "json"
+
+
+# -- 8. stubs: both ends, lean -------------------------------------------------------------------
+
+
+def test_a_text_stub_shows_the_first_and_the_last_lines(pad: Scratchpad) -> None:
+    text = "\n".join(f"line {i}" for i in range(1, 10_001))
+    r = pad.spill(text, tool="log")
+    assert "1\tline 1\n" in r.content and "10000\tline 10000" in r.content
+    assert "lines omitted" in r.content
+    assert r.stub["preview_head"][0] == "line 1" and r.stub["preview_tail"][-1] == "line 10000"
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        "\n".join("2024-01-01T00:00:00Z ERROR " + "detail " * 60 + str(i) for i in range(5000)),  # long lines
+        {"items": [{f"key_{k}": "v" * 30 for k in range(60)} for _ in range(500)]},  # many keys
+        {f"{'k' * 300}{i}": i for i in range(2000)},  # long keys
+        "x" * 1_000_000,  # one enormous line
+        "日本語のテキスト " * 100_000,
+    ],
+    ids=["long_lines", "many_keys", "long_keys", "one_line", "cjk"],
+)
+def test_any_stub_fits_250_tokens(pad: Scratchpad, result: Any) -> None:
+    r = pad.spill(result, tool="some_tool_with_a_rather_long_name_indeed")
+    assert r.spilled and count_tokens(r.content) <= 250
+    assert r.handle in r.content
+
+
+def test_preview_lines_stays_configurable(store: ScratchStore) -> None:
+    pad = store.scratchpad("r", "a", preview_lines=3)
+    r = pad.spill("\n".join(f"l{i}" for i in range(100)), tool="t")
+    assert r.stub["preview_lines"] == 3 and r.stub["preview_head"] == ["l0", "l1"] and r.stub["preview_tail"] == ["l99"]
+
+
+def test_a_handle_with_a_trailing_newline_is_not_a_handle(pad: Scratchpad) -> None:
+    from jupyter_scratchpad import InvalidArgumentError
+
+    h = pad.spill("x" * 100, tool="t").handle
+    res = pad.call_tool("head", {"handle": h + "\n"})
+    assert not res.ok and res.error["error"] == "invalid_handle"
+    with pytest.raises(InvalidArgumentError):
+        pad.spill("y", tool="t", handle="named\n")
+
+
+def test_generated_handles_start_with_a_letter_and_notes_name_is_reserved(pad: Scratchpad) -> None:
+    from jupyter_scratchpad import InvalidArgumentError
+
+    assert pad.spill("z" * 100, tool="2fa_codes").handle.startswith("h_2fa_codes_")
+    with pytest.raises(InvalidArgumentError, match="reserved"):
+        pad.spill("z", tool="t", handle="scratch_notes")
