@@ -136,7 +136,7 @@ class ScratchMagics(Magics):
 
         Reads are yours: nothing is charged to the agent's budget unless ``--as-agent``.
         Arguments arrive as typed (IPython's ``{x}``/``$x`` are not expanded); ``{{name}}``
-        inserts a notebook variable, and in SQL ``{{name}}`` or ``:name`` is a bound parameter.
+        inserts a notebook variable's text, and in SQL ``:name`` is a bound parameter.
 
         Example::
 

@@ -3,12 +3,13 @@
 ``%scratch`` is ``no_var_expand``: what is typed reaches the command as typed, so a regex like
 ``took \\d{5}ms`` or a SQL ``$1`` is never mangled. Python values come in only when asked for:
 
-- ``{{name}}`` in an argument is replaced by ``str(name)`` (one argument, spaces and all);
-- in SQL, ``{{name}}`` and ``:name`` become DuckDB parameters bound to the value, never text
-  pasted into the query (so a string with quotes is just a string).
+- ``{{name}}`` is replaced by ``str(name)``: in an argument (one argument, spaces and all), and
+  in SQL as text (a relation name: ``FROM {{h}}``), as jupysql does;
+- in SQL, ``:name`` is a DuckDB parameter bound to the value, never text pasted into the query
+  (so a string with quotes is just a string).
 
->>> bind_sql("SELECT * FROM h WHERE n > :low AND tag = {{tag}}", {"low": 3, "tag": "a'b"}, "sql")
-('SELECT * FROM h WHERE n > $low AND tag = $tag', {'low': 3, 'tag': "a'b"})
+>>> bind_sql("SELECT * FROM {{h}} WHERE n > :low AND tag = :tag", {"h": "t_1", "low": 3, "tag": "a'b"}, "sql")
+('SELECT * FROM t_1 WHERE n > $low AND tag = $tag', {'low': 3, 'tag': "a'b"})
 >>> expand_word("pod-{{n}}", {"n": 7}, "grep")
 'pod-7'
 """
@@ -78,7 +79,7 @@ def _skip_quoted(query: str, i: int) -> int:
 
 
 def bind_sql(query: str, namespace: Mapping[str, Any] | None, command: str) -> tuple[str, dict[str, Any]]:
-    """``query`` with ``{{name}}`` and ``:name`` turned into ``$name``, and the values to bind."""
+    """``query`` with ``{{name}}`` as text and ``:name`` as ``$name``, and the values to bind."""
     out: list[str] = []
     params: dict[str, Any] = {}
     i = 0
@@ -97,8 +98,11 @@ def bind_sql(query: str, namespace: Mapping[str, Any] | None, command: str) -> t
             out.append(query[i])
             i += 1
             continue
-        name = found.group(1) if braces else found.group(0)
-        params[name] = lookup(namespace, name, command, found.group(0) if braces else f":{name}")
-        out.append(f"${name}")
+        if braces:
+            out.append(str(lookup(namespace, braces.group(1), command, braces.group(0))))
+        else:
+            name = found.group(0)
+            params[name] = lookup(namespace, name, command, f":{name}")
+            out.append(f"${name}")
         i = found.end()
     return "".join(out), params

@@ -56,7 +56,8 @@ def test_sql_as_agent_is_capped_charged_and_says_so(ip: Any, records: str, sessi
     assert len(df) == 200 and session.pad.budget.used > used
     out = capsys.readouterr().out
     assert "cut to the first 200 rows, as the model sees it" in out
-    df = value(ip, f"%scratch sql --as-agent --max-rows 7 SELECT id FROM {records} ORDER BY id")
+    ip.user_ns["h"] = records
+    df = value(ip, "%scratch sql --as-agent --max-rows 7 SELECT id FROM {{h}} ORDER BY id")
     assert list(df["id"]) == list(range(7))
 
 
@@ -127,12 +128,12 @@ def test_sql_struct_literals_are_not_expanded(ip: Any, session: ScratchSession) 
     assert df["s"][0] == {"k": "v"}
 
 
-def test_variables_are_bound_as_sql_parameters(ip: Any, records: str) -> None:
-    ip.user_ns.update(at_least=7990, status="it's ok")
-    df = value(ip, f"%scratch sql SELECT id FROM {records} WHERE id >= :at_least ORDER BY id")
+def test_variables_are_bound_as_sql_parameters_or_inserted_as_names(ip: Any, records: str) -> None:
+    ip.user_ns.update(at_least=7990, status="it's ok", h=records)
+    df = value(ip, "%scratch sql SELECT id FROM {{h}} WHERE id >= :at_least ORDER BY id")
     assert list(df["id"]) == list(range(7990, ROWS))
-    df = value(ip, f"%%scratch sql\nSELECT {{{{status}}}} AS s, count(*) AS n FROM {records} WHERE id < :at_least")
-    assert df["s"][0] == "it's ok" and df["n"][0] == 7990  # a quote inside a value is just a character
+    df = value(ip, "%%scratch sql\nSELECT :status AS s, count(*) AS n FROM {{h}} WHERE id < :at_least")
+    assert df["s"][0] == "it's ok" and df["n"][0] == 7990  # a quote inside a bound value is just a character
     df = value(ip, "%scratch sql SELECT ':at_least' AS literal -- :at_least in a comment")
     assert df["literal"][0] == ":at_least"
 

@@ -67,7 +67,7 @@ def overview() -> str:
               "  %%scratch write KEY                             the cell is the note's value",
               "", "Reads are yours: nothing is charged to the agent's budget unless --as-agent.",
               "Arguments are used as typed ({x} and $x are not expanded); {{name}} inserts a notebook",
-              "variable, and in SQL {{name}} or :name binds it as a parameter."]
+              "variable's text, and in SQL :name binds it as a parameter."]
     return "\n".join(lines)
 
 

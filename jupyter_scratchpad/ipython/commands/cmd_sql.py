@@ -24,8 +24,9 @@ Returns every row as a pandas DataFrame, read as you: nothing is charged to the 
   --limit N     keep the first N rows (says so when there were more)
   --all         no bound; without it a result of more than {SQL_DF_MAX_ROWS:,} rows is refused
   --as-agent    run it as the model's `sql` tool: its row cap (--max-rows, default 200), charged
-Python values: {{{{name}}}} or :name in the query are bound as DuckDB parameters (values, never
-pasted text): %scratch sql SELECT * FROM h WHERE restarts > :at_least
+Python values: :name is bound as a DuckDB parameter (a value, never pasted text), and {{{{name}}}}
+is replaced by the variable's text (a relation name):
+  %scratch sql SELECT * FROM {{{{h}}}} WHERE restarts > :at_least
 
 example: df = %scratch sql SELECT status, count(*) AS n FROM cell_3_ab12 GROUP BY 1
 """
@@ -88,6 +89,7 @@ def run(session: Any, text: str, cell: str | None) -> Any:
     if not options.query:
         raise UsageError("%scratch sql: give a query, e.g. %scratch sql SELECT count(*) FROM <handle>")
     query, params = bind_sql(options.query, NAMESPACE.get(), "sql")
+    options.query = query
     pd = need_pandas("sql")
     if options.as_agent:
         if params:
