@@ -204,3 +204,6 @@ def test_handle_errors_name_the_magic(ip: Any, spilled: str) -> None:
     assert message.startswith("%scratch head:") and "%scratch list" in message and "scratch_list" not in message
     with pytest.raises(UsageError, match=r"^%scratch df: no live handle 'nosuch'"):
         ip.run_cell("%scratch df nosuch")
+    with pytest.raises(UsageError) as info:
+        ip.run_cell("%scratch explore {h}")  # not expanded: '{h}' is not a handle
+    assert "%scratch list shows the live handles" in str(info.value) and "scratch_list" not in str(info.value)

@@ -40,7 +40,10 @@ def tool_error(command: str, result: ToolResult) -> UsageError:
 
 def error_line(command: str, err: dict[str, Any]) -> str:
     """An error dict (a tool's, or a core error's context) as one line naming ``%scratch`` commands."""
-    parts = [f"%scratch {command}: {err.get('message') or err.get('error') or 'failed'}"]
+    message = str(err.get("message") or err.get("error") or "failed")
+    # The core words its errors for a model; in a notebook the command to run is the magic's.
+    message = message.replace("list live handles with scratch_list", "%scratch list shows the live handles")
+    parts = [f"%scratch {command}: {message}"]
     close = err.get("close_matches") or []
     if close:
         parts.append(f"did you mean {' or '.join(map(str, close[:3]))}?")
@@ -85,7 +88,7 @@ def require_stub(session: ScratchSession, command: str, handle: str) -> dict[str
     except NotFoundError:
         raise unknown_handle(session, command, handle) from None
     except InvalidArgumentError as exc:
-        raise UsageError(f"%scratch {command}: {exc.message}") from None
+        raise UsageError(error_line(command, {"message": exc.message})) from None
 
 
 def need_pandas(command: str) -> Any:

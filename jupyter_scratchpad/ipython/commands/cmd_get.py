@@ -8,7 +8,7 @@ from IPython.core.error import UsageError
 
 from ...errors import InvalidArgumentError, NotFoundError
 from .._args import AGENT_HELP, ScratchArgumentParser
-from ._base import Command, call_tool, unknown_handle
+from ._base import Command, call_tool, error_line, unknown_handle
 
 PARSER = ScratchArgumentParser(
     "get", "Without PATH: the whole spilled value as Python data (parsed JSON, or the text), read from "
@@ -33,7 +33,7 @@ def run(session: Any, text: str, cell: str | None) -> Any:
         except NotFoundError:
             raise unknown_handle(session, "get", args.handle) from None
         except InvalidArgumentError as exc:
-            raise UsageError(f"%scratch get: {exc.message}") from None
+            raise UsageError(error_line("get", {"message": exc.message})) from None
         return session.mark_own(value, args.handle)
     arguments = {"handle": args.handle, "path": args.path, "offset": args.offset, "limit": args.limit}
     result = call_tool(session, "get", "get_in", arguments, args.as_agent)
