@@ -15,12 +15,14 @@ FORMATS = ("parquet", "csv", "json", "jsonl")
 PARSER = ScratchArgumentParser(
     "export", "Write handle H (or the array at PATH in it) to a file: parquet, csv, json or jsonl. The file "
     "is FILE (-o), else <H>.<format> in the current directory; the format is --to, else FILE's "
-    "extension. Same as session.pad.export(H, FILE, fmt=..., path=...).",
+    "extension; an existing file is kept unless --overwrite. Same as session.pad.export(H, FILE, fmt=..., "
+    "path=...).",
     epilog="example: %scratch export cell_3_ab12 items --to parquet -o pods.parquet")
 PARSER.add_argument("handle", metavar="H")
 PARSER.add_argument("path", metavar="PATH", nargs="?", default=None, help="a JSON path (default: the whole value)")
 PARSER.add_argument("--to", choices=FORMATS, default=None, dest="fmt", help="the file format")
 PARSER.add_argument("-o", "--output", default=None, metavar="FILE", help="where to write")
+PARSER.add_argument("--overwrite", action="store_true", help="replace FILE if it exists")
 
 
 def _format_of(output: str | None, fmt: str | None) -> str:
@@ -38,11 +40,10 @@ def run(session: Any, text: str, cell: str | None) -> Any:
     require_stub(session, "export", args.handle)
     fmt = _format_of(args.output, args.fmt)
     dest = Path(args.output).expanduser() if args.output else Path(f"{args.handle}.{fmt}")
-    if not hasattr(session.pad, "export"):
-        raise UsageError("%scratch export needs Scratchpad.export, which this version of the core lacks")
-    written = session.pad.export(args.handle, dest, fmt=fmt, path=args.path)
-    where = written if isinstance(written, (str, Path)) else dest
-    print(f"%scratch export: wrote {args.handle}{' ' + args.path if args.path else ''} as {fmt} to {where}")
+    done = session.pad.export(args.handle, dest, fmt=fmt, path=args.path, overwrite=args.overwrite)
+    rows = f"{done['rows']:,} rows, " if done.get("rows") is not None else ""
+    print(f"%scratch export: wrote {args.handle}{' ' + args.path if args.path else ''} as {done.get('format', fmt)} "
+          f"({rows}{done.get('bytes', 0):,} bytes) to {done.get('file', dest)}")
     return None
 
 
