@@ -34,10 +34,27 @@ function warn(message: string): void {
   Notification.warning(message, { autoClose: 5000 });
 }
 
-/** The notebook holding `node` (a card), else the active one. */
-function notebookOf(tracker: INotebookTracker, node?: HTMLElement): NotebookPanel | null {
+/**
+ * The notebook and cell a card's action is about: the card's own cell, else the active notebook's
+ * active cell; null (after saying why) for a bad handle or no notebook.
+ */
+function cellFor(
+  tracker: INotebookTracker,
+  handle: string,
+  what: string,
+  node?: HTMLElement
+): [NotebookPanel, number] | null {
+  if (!isHandle(handle)) {
+    warn(`Not a scratchpad handle: ${handle}`);
+    return null;
+  }
   const found = node ? findCell(tracker, node) : null;
-  return found ? found[0] : tracker.currentWidget;
+  const panel = found ? found[0] : tracker.currentWidget;
+  if (!panel) {
+    warn(`Open a notebook to ${what} ${handle}.`);
+    return null;
+  }
+  return [panel, found ? found[1] : panel.content.activeCellIndex];
 }
 
 /** Open the kernel's explorer on `handle` in a panel beside the notebook (no new cell). */
@@ -48,15 +65,11 @@ async function explore(
   handle: string,
   node?: HTMLElement
 ): Promise<void> {
-  if (!isHandle(handle)) {
-    warn(`Not a scratchpad handle: ${handle}`);
+  const target = cellFor(tracker, handle, 'explore', node);
+  if (!target) {
     return;
   }
-  const notebook = notebookOf(tracker, node);
-  if (!notebook) {
-    warn(`Open a notebook to explore ${handle}.`);
-    return;
-  }
+  const notebook = target[0];
   try {
     const widget = await panels.open(notebook, handle);
     if (!widget.isAttached) {
@@ -68,25 +81,16 @@ async function explore(
   }
 }
 
-/** Run `%scratch SUBCOMMAND HANDLE` in a new cell below the card's cell (or the active one). */
-async function runBelow(
+/** Run `%scratch schema HANDLE` in a new cell below the card's cell (or the active one). */
+async function schemaBelow(
   tracker: INotebookTracker,
-  subcommand: 'schema',
   handle: string,
   node?: HTMLElement
 ): Promise<void> {
-  if (!isHandle(handle)) {
-    warn(`Not a scratchpad handle: ${handle}`);
-    return;
+  const target = cellFor(tracker, handle, 'run %scratch schema on', node);
+  if (target) {
+    await insertAndRunBelow(target[0], target[1], `%scratch schema ${handle}`);
   }
-  const found = node ? findCell(tracker, node) : null;
-  const panel: NotebookPanel | null = found ? found[0] : tracker.currentWidget;
-  if (!panel) {
-    warn(`Open a notebook to run %scratch ${subcommand} ${handle}.`);
-    return;
-  }
-  const index = found ? found[1] : panel.content.activeCellIndex;
-  await insertAndRunBelow(panel, index, `%scratch ${subcommand} ${handle}`);
 }
 
 function describe(target: Target): string {
@@ -136,7 +140,7 @@ function addCommands(
   });
   app.commands.addCommand(CommandIDs.schema, {
     label: 'Scratchpad: Schema of a Handle',
-    execute: args => runBelow(tracker, 'schema', String(args.handle ?? ''))
+    execute: args => schemaBelow(tracker, String(args.handle ?? ''))
   });
   app.commands.addCommand(CommandIDs.openSidebar, {
     label: 'Scratchpad: Show the Sidebar',
@@ -184,7 +188,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     const panels = new ExplorerPanels();
     const cardActions: ICardActions = {
       explore: (handle, node) => explore(app, tracker, panels, handle, node),
-      schema: (handle, node) => runBelow(tracker, 'schema', handle, node),
+      schema: (handle, node) => schemaBelow(tracker, handle, node),
       copyHandle: handle => {
         Clipboard.copyToSystem(handle);
         Notification.info(`Copied ${handle}`, { autoClose: 2000 });
