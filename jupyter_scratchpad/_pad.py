@@ -6,7 +6,8 @@ import hashlib
 import json
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, wait
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,15 +15,18 @@ from . import _person
 from ._bounded import redact_paths
 from ._person import SQL_DF_MAX_ROWS
 from .budget import ContextBudget, context_window_for
-from .errors import InvalidArgumentError, NotFoundError
+from .errors import InvalidArgumentError, NotFoundError, StoreClosedError
+from .explore._base import VALUE_CACHE
 from .spill import SpillDecision, SpillPolicy, bound_error_text
+from .spill._counting import EXACT_INLINE_BYTES, submit_count
 from .spill._envelope import unwrap_call_tool_result
 from .spill._stub import RESERVED_HANDLES, build_stub, catalog_preview, handle_for, render_stub_text
-from .spill._withheld import utf8_len, withheld_pointer
+from .spill._withheld import withheld_pointer
 from .store import Entry, Scope, ScratchStore, as_text, normalise, validate_handle
 from .store._entry import validate_ttl
 from .store._jsontext import dumps_compact
 from .tokens import Tokenizer, encoding_for_model, tokenizer_for
+from .tokens._count import utf8_len
 from .tools import ToolResult, dispatch, tool_specs
 
 __all__ = ["InterceptResult", "Scratchpad"]
@@ -91,6 +95,10 @@ class Scratchpad:
             turn_depth_bonus=self.policy.turn_depth_bonus if turn_depth_bonus is None else turn_depth_bonus,
         )
         self._usage_lock = threading.Lock()
+        self._pending: list[Future[int]] = []
+        # called as listener(handle, tokens) when a large spill's exact count lands (the notebook
+        # card and sidebar refresh from it)
+        self.token_listeners: list[Callable[[str, int], None]] = []
         self._tokens_intercepted = 0
         self._tokens_extracted = 0
         self._spills = 0
@@ -229,8 +237,8 @@ class Scratchpad:
         norm = normalise(inner if inner is not None else result, inner if inner is not None else text)
         digest = hashlib.sha256(norm.raw).hexdigest()
         name = handle or self._free_handle(tool, digest)
-        tokens = self.tokenizer.count(text)
-        meta: dict[str, Any] = {"utf8_errors": norm.utf8_errors}
+        tokens, exact = self._tokens_now(text, decision)
+        meta: dict[str, Any] = {"utf8_errors": norm.utf8_errors, "tokens_exact": exact}
         if inner is not None:
             meta["unwrapped"] = "mcp_call_tool_result"
         if metadata:
@@ -250,11 +258,57 @@ class Scratchpad:
             meta=meta,
             ttl_s=ttl_s,
         )
+        if norm.format in ("json", "jsonl") and norm.value is not result and entry.body_id is not None:
+            # parse once: the JSON tools start from the value the spill parsed (never from a
+            # caller's object, which the caller may still change)
+            VALUE_CACHE.put(entry.body_id, entry.body_bytes or len(norm.body), norm.value)
         stub = self._build_stub(entry, norm.value if norm.format == "json" else None)
         with self._usage_lock:
-            self._tokens_intercepted += tokens
             self._spills += 1
+            if exact:
+                self._tokens_intercepted += tokens
+        if not exact:
+            self._count_later(text, entry.key, digest)
         return stub
+
+    def _tokens_now(self, text: str, decision: SpillDecision) -> tuple[int, bool]:
+        """``(tokens, exact)`` for the stub: exact when known or cheap, else the decision's bound."""
+        if decision.tokens is not None and decision.tokens_exact:
+            return decision.tokens, True
+        size = decision.size_bytes or utf8_len(text)
+        if size <= EXACT_INLINE_BYTES:
+            return self.tokenizer.count(text), True
+        if decision.rule == "threshold" and decision.threshold is not None:
+            return decision.threshold, False
+        bound = max(1, self.policy.min_tokens)
+        tokens, exact = self.tokenizer.count_upto(text, bound)
+        return (tokens, True) if exact else (bound, False)
+
+    def _count_later(self, text: str, handle: str, content_hash: str) -> None:
+        def done(tokens: int) -> None:
+            with self._usage_lock:
+                self._tokens_intercepted += tokens
+            try:
+                self.store.set_tokens(self.scope, handle, content_hash, tokens)
+            except StoreClosedError:
+                return
+            for listener in list(self.token_listeners):
+                try:
+                    listener(handle, tokens)
+                except Exception:
+                    log.exception("a token listener failed")
+
+        future = submit_count(lambda: self.tokenizer.count(text), done)
+        with self._usage_lock:
+            self._pending = [f for f in self._pending if not f.done()]
+            self._pending.append(future)
+
+    def wait_for_counts(self, timeout_s: float | None = None) -> bool:
+        """Wait until the exact token counts of this pad's spills are in; False on timeout."""
+        with self._usage_lock:
+            pending = list(self._pending)
+        _done, not_done = wait(pending, timeout=timeout_s)
+        return not not_done
 
     def _build_stub(self, entry: Entry, value: Any) -> dict[str, Any]:
         return build_stub(
@@ -264,6 +318,7 @@ class Scratchpad:
             value=value,
             model=self.model,
             tokens_estimate=self.tokens_are_estimates,
+            tokens_exact=bool(entry.meta.get("tokens_exact", True)),
             unwrapped=entry.meta.get("unwrapped"),
         )
 
@@ -346,7 +401,12 @@ class Scratchpad:
             self._tokens_extracted += tokens
 
     def usage(self) -> dict[str, Any]:
-        """``{"agent_id", "tokens_intercepted", "tokens_extracted"}``: what was kept out, what read back."""
+        """``{"agent_id", "tokens_intercepted", "tokens_extracted"}``: what was kept out, what read back.
+
+        Exact: it waits for the exact counts of large spills still being computed in the
+        background (see ``wait_for_counts``).
+        """
+        self.wait_for_counts()
         with self._usage_lock:
             return {
                 "agent_id": self.agent_id,

@@ -115,6 +115,11 @@ class _ValueCache:
         return value
 
 
+    def put(self, key: str, size: int, value: Any) -> None:
+        """Remember a value parsed elsewhere (the spill already parsed the body it wrote)."""
+        self.get(key, size, lambda: value)
+
+
 VALUE_CACHE = _ValueCache()
 
 

@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from ..spill._counting import EXACT_INLINE_BYTES
+from ..spill._policy import DEFAULT_MIN_TOKENS
 from ..spill._stub import build_stub, handle_for, render_stub_text
 from ..store import BodyReader, Entry, normalise
 from ..tokens import encoding_for_model, tokenizer_for
@@ -50,9 +52,15 @@ def render_stub(
     tokens: int,
     model: str = "gpt-4o",
     preview_lines: int = 20,
+    threshold: int = DEFAULT_MIN_TOKENS,
 ) -> str:
-    """The stub text that would replace ``result`` (whose exact count is ``tokens``), without a store."""
+    """The stub text that would replace ``result`` (whose exact count is ``tokens``), without a store.
+
+    As in a real spill, a body over ``EXACT_INLINE_BYTES`` shows the decision's bound
+    (``≥ threshold``): its exact count is computed after the stub is returned.
+    """
     norm = normalise(result)
+    exact = len(norm.raw) <= EXACT_INLINE_BYTES or tokens < threshold
     digest = hashlib.sha256(norm.raw).hexdigest()
     head = _BodyHead(norm.body)
     entry = Entry(
@@ -66,7 +74,7 @@ def render_stub(
         size_bytes=len(norm.raw),
         body_bytes=len(norm.body),
         line_count=head.line_count,
-        tokens=tokens,
+        tokens=tokens if exact else threshold,
         preview=None,
         source_tool=tool,
         server=server,
@@ -80,6 +88,7 @@ def render_stub(
         value=norm.value if norm.format == "json" else None,
         model=model,
         tokens_estimate=encoding_for_model(model).is_estimate,
+        tokens_exact=exact,
     )
     return render_stub_text(stub, tokenizer_for(model).count)
 
@@ -102,7 +111,7 @@ class Measurer:
     model: str = "gpt-4o"
     preview_lines: int = 20
     _tokens: dict[bytes, int] = field(default_factory=dict, repr=False)
-    _stubs: dict[tuple[bytes, str, str | None], int] = field(default_factory=dict, repr=False)
+    _stubs: dict[tuple[bytes, str, str | None, int | None], int] = field(default_factory=dict, repr=False)
     seconds: dict[str, float] = field(default_factory=lambda: {"count": 0.0, "stub": 0.0})
     counted: int = 0  # distinct texts tokenized in full
 
@@ -123,14 +132,22 @@ class Measurer:
         """The count of a small text (a bounded error, a stub): not cached here."""
         return self.tokenizer.count(text)
 
-    def stub_tokens(self, result: Any, key: bytes, *, tool: str, server: str | None, tokens: int) -> int:
+    def stub_tokens(
+        self, result: Any, key: bytes, *, tool: str, server: str | None, tokens: int, threshold: int | None = None
+    ) -> int:
         """Tokens of the stub that would replace ``result`` (once per content and tool)."""
-        stub_key = (key, tool, server)
+        stub_key = (key, tool, server, threshold)
         cached = self._stubs.get(stub_key)
         if cached is None:
             started = time.perf_counter()
             text = render_stub(
-                result, tool=tool, server=server, tokens=tokens, model=self.model, preview_lines=self.preview_lines
+                result,
+                tool=tool,
+                server=server,
+                tokens=tokens,
+                model=self.model,
+                preview_lines=self.preview_lines,
+                threshold=threshold if threshold is not None else DEFAULT_MIN_TOKENS,
             )
             cached = self._stubs[stub_key] = self.tokenizer.count(text)
             self.seconds["stub"] += time.perf_counter() - started

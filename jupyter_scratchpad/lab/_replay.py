@@ -133,7 +133,9 @@ def build_row(
         return {**row, "decision": "missing", "spilled": False, "rule": None, "detail": "the result could not be read"}
     stub_tokens = None
     if decision.spill:
-        stub_tokens = measurer.stub_tokens(call.result, item.key, tool=call.tool, server=call.server, tokens=tokens)
+        stub_tokens = measurer.stub_tokens(
+            call.result, item.key, tool=call.tool, server=call.server, tokens=tokens, threshold=decision.threshold
+        )
         context = stub_tokens
     elif decision.rule == "is_error":
         bounded = bound_error_text(item.text, policy.error_max_bytes)

@@ -24,6 +24,7 @@ from typing import Any
 from ..errors import InvalidArgumentError
 from ..store._format import as_text
 from ..tokens import tokenizer_for
+from ..tokens._count import utf8_len
 
 __all__ = [
     "DEFAULT_INTERNAL_TOOLS",
@@ -259,7 +260,7 @@ class SpillPolicy:
                 threshold=None,
                 detail=f"opt-in policy: no scratchpad pattern of {where} matches {tool!r}",
             )
-        size = len(text.encode("utf-8", "surrogatepass"))
+        size = utf8_len(text)
         if self.min_bytes is not None and size >= self.min_bytes:
             return SpillDecision(
                 True,

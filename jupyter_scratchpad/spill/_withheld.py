@@ -8,21 +8,15 @@ size, the reason in one line and a few of the first and last lines — at most `
 from __future__ import annotations
 
 from .._bounded import clip_middle
+from ..tokens._count import utf8_len
 from ._policy import SpillDecision
 
-__all__ = ["POINTER_MAX_BYTES", "utf8_len", "withheld_pointer"]
+__all__ = ["POINTER_MAX_BYTES", "withheld_pointer"]
 
 POINTER_MAX_BYTES = 2048
 _HEAD_LINES = 5
 _TAIL_LINES = 3
 _LINE_CHARS = 120
-
-
-def utf8_len(text: str, step: int = 1 << 20) -> int:
-    """UTF-8 length of ``text`` without a full-size copy (lone surrogates count as 3 bytes)."""
-    if text.isascii():
-        return len(text)
-    return sum(len(text[i : i + step].encode("utf-8", "surrogatepass")) for i in range(0, len(text), step))
 
 
 def _clip(line: str) -> str:

@@ -119,7 +119,7 @@ def normalise(result: Any, text: str | None = None) -> Normalised:
     if utf8_errors:
         body = raw.decode("utf-8", errors="replace").encode("utf-8")
         return Normalised(raw=raw, body=body, format="text", utf8_errors=True)
-    stripped = raw.lstrip()[:1]
+    stripped = raw[:4096].lstrip()[:1]  # (never a copy of the whole body)
     if stripped in (b"{", b"["):
         try:
             value = parse_json_bytes(raw)

@@ -353,10 +353,13 @@ class ScratchStore:
             with self._db() as conn:
                 conn.execute(
                     "UPDATE scratch_entries SET expires_at = ?, created_at = CASE WHEN expires_at <= ? "
-                    "THEN ? ELSE created_at END, tokens = coalesce(?, tokens), source_tool = ?, server = ? "
-                    "WHERE run_id = ? AND agent_id = ? AND kind = 'handle' AND key = ?",
-                    [now + ttl, now, now, tokens, source_tool, server, scope.run_id, scope.agent_id, handle],
-                )
+                    "THEN ? ELSE created_at END, tokens = coalesce(?, tokens), source_tool = ?, server = ?, "
+                    "meta_json = ? WHERE run_id = ? AND agent_id = ? AND kind = 'handle' AND key = ?",
+                    [
+                        now + ttl, now, now, tokens, source_tool, server,
+                        json.dumps({**existing.meta, **(meta or {})}), scope.run_id, scope.agent_id, handle,
+                    ],
+                )  # fmt: skip
             entry = self.require_entry(scope, "handle", handle)
             return entry, False
         if existing is not None and not replace and existing.expires_at > self.now():
@@ -478,6 +481,18 @@ class ScratchStore:
                 [self.now() + ttl, scope.run_id, scope.agent_id, kind, key],
             )
         return self.require_entry(scope, kind, key)
+
+    def set_tokens(self, scope: Scope, handle: str, content_hash: str, tokens: int) -> bool:
+        """Record the exact token count of a handle counted after its spill (if it still holds
+        that content); returns whether a row was updated."""
+        with self._db() as conn:
+            row = conn.execute(
+                "UPDATE scratch_entries SET tokens = ?, meta_json = json_merge_patch(coalesce(meta_json, '{}'), "
+                "'{\"tokens_exact\": true}') WHERE run_id = ? AND agent_id = ? AND kind = 'handle' AND key = ? "
+                "AND content_hash = ? RETURNING key",
+                [int(tokens), scope.run_id, scope.agent_id, handle, content_hash],
+            ).fetchone()
+        return row is not None
 
     def delete_entry(self, scope: Scope, kind: str, key: str) -> bool:
         """Delete one entry of ``scope`` (and its body); False when there was none."""

@@ -109,7 +109,8 @@ def _content_key(text: str, step: int = 1 << 20) -> bytes:
     return h.digest()
 
 
-def _utf8_len(text: str, step: int = 1 << 20) -> int:
+def utf8_len(text: str, step: int = 1 << 20) -> int:
+    """UTF-8 length of ``text`` without a full-size copy (lone surrogates count as 3 bytes)."""
     if text.isascii():
         return len(text)
     return sum(len(text[i : i + step].encode("utf-8", "surrogatepass")) for i in range(0, len(text), step))
@@ -184,7 +185,7 @@ class Tokenizer:
         # Every token is at least one UTF-8 byte, and a character is at most four bytes.
         if self._scale(4 * len(text)) < limit:
             return self.count(text), True
-        if self._scale(_utf8_len(text)) < limit:
+        if self._scale(utf8_len(text)) < limit:
             return self.count(text), True
         raw = 0
         consumed = 0
