@@ -6,12 +6,14 @@ import hashlib
 import json
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, wait
 from dataclasses import dataclass
 from typing import Any
 
+from . import _person
 from ._bounded import redact_paths
+from ._person import SQL_DF_MAX_ROWS
 from .budget import ContextBudget, context_window_for
 from .errors import InvalidArgumentError, NotFoundError, StoreClosedError
 from .explore._base import VALUE_CACHE
@@ -354,9 +356,37 @@ class Scratchpad:
 
     # -- tools -------------------------------------------------------------------------------
 
-    def call_tool(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> ToolResult:
-        """Run one exploration or note tool; never raises for a mistake a model can make."""
-        return dispatch(self, name, arguments)
+    def call_tool(
+        self, name: str, arguments: Mapping[str, Any] | str | None = None, *, charge: bool = True
+    ) -> ToolResult:
+        """Run one exploration or note tool; never raises for a mistake a model can make.
+
+        ``charge=False`` reads for a person, not a model: no per-call cap, nothing charged.
+        """
+        return dispatch(self, name, arguments, charge=charge)
+
+    def sql_df(
+        self,
+        query: str,
+        limit: int | None = None,
+        *,
+        params: Mapping[str, Any] | Sequence[Any] | None = None,
+        max_rows: int | None = SQL_DF_MAX_ROWS,
+    ) -> Any:
+        """Every row of a sandboxed SQL query as a pandas DataFrame, not charged (see ``_person``)."""
+        return _person.sql_df(self, query, limit, params=params, max_rows=max_rows)
+
+    def dataframe(self, handle: str, path: str = "$") -> Any:
+        """The array at ``path`` of a handle as a pandas DataFrame, not charged (see ``_person``)."""
+        return _person.dataframe(self, handle, path)
+
+    def sql_relations(self) -> list[dict[str, Any]]:
+        """The relations SQL can read here: ``{"name", "format", "source_tool"}`` each."""
+        return _person.sql_relations(self)
+
+    def reset_budget(self) -> None:
+        """Start the budget again: ``used`` back to the tokens of the tool definitions alone."""
+        self.budget.reset(self.tokenizer.count(json.dumps(tool_specs("openai"))))
 
     def tool_specs(self, flavor: str = "openai") -> list[dict[str, Any]]:
         """JSON-schema tool definitions (``"openai"`` or ``"anthropic"``)."""

@@ -15,7 +15,14 @@ from typing import Any
 
 from .errors import InvalidArgumentError
 
-__all__ = ["CONTEXT_WINDOWS", "DEFAULT_CONTEXT_WINDOW", "ChargeRefusal", "ContextBudget", "context_window_for"]
+__all__ = [
+    "CONTEXT_WINDOWS",
+    "DEFAULT_CONTEXT_WINDOW",
+    "ChargeRefusal",
+    "ContextBudget",
+    "context_window_for",
+    "is_known_model",
+]
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 
@@ -48,8 +55,7 @@ CONTEXT_WINDOWS: dict[str, int] = {
 }
 
 
-def context_window_for(model: str) -> int:
-    """The context window of ``model`` from ``CONTEXT_WINDOWS`` (longest prefix), else 128,000."""
+def _window_key(model: str) -> str:
     name = (model or "").lower()
     best = ""
     for prefix in CONTEXT_WINDOWS:
@@ -57,7 +63,18 @@ def context_window_for(model: str) -> int:
             best = prefix
     if not best and "claude" in name:
         best = "claude"
+    return best
+
+
+def context_window_for(model: str) -> int:
+    """The context window of ``model`` from ``CONTEXT_WINDOWS`` (longest prefix), else 128,000."""
+    best = _window_key(model)
     return CONTEXT_WINDOWS[best] if best else DEFAULT_CONTEXT_WINDOW
+
+
+def is_known_model(model: str) -> bool:
+    """Whether ``model`` has a published window here (else it gets 128,000 and ``o200k_base``)."""
+    return bool(_window_key(model))
 
 
 @dataclass(frozen=True)
@@ -140,6 +157,13 @@ class ContextBudget:
                 raise InvalidArgumentError(f"{name} must be a non-negative integer, not {value!r}")
         with self._lock:
             self._used = max(self._used, input_tokens + output_tokens)
+
+    def reset(self, used: int = 0) -> None:
+        """Start again at ``used`` tokens (a new conversation; ``%scratch budget reset``)."""
+        if isinstance(used, bool) or not isinstance(used, int) or used < 0:
+            raise InvalidArgumentError(f"used must be a non-negative integer, not {used!r}")
+        with self._lock:
+            self._used = used
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -25,9 +25,13 @@ from .explore._base import Output, TooLarge, ToolContext, ToolError, ToolTimeout
 if TYPE_CHECKING:
     from ._pad import Scratchpad
 
-__all__ = ["TOOL_NAMES", "ToolResult", "dispatch", "tool_specs"]
+__all__ = ["TOOL_NAMES", "UNCHARGED_LIMIT_TOKENS", "ToolResult", "dispatch", "tool_specs"]
 
 log = logging.getLogger("jupyter_scratchpad.tools")
+
+# What an uncharged (person's) call may return: no model's cap, but still a number the tools can
+# compare with (a person asking for a billion tokens of lines gets them, page by page).
+UNCHARGED_LIMIT_TOKENS = 1 << 62
 
 
 @dataclass
@@ -520,8 +524,13 @@ def _too_large(
     }
 
 
-def dispatch(pad: Scratchpad, name: str, arguments: Any = None) -> ToolResult:
-    """Run tool ``name`` with ``arguments`` for ``pad``; see the module docstring."""
+def dispatch(pad: Scratchpad, name: str, arguments: Any = None, *, charge: bool = True) -> ToolResult:
+    """Run tool ``name`` with ``arguments`` for ``pad``; see the module docstring.
+
+    ``charge=False`` runs it for a person instead of a model: no per-call cap, no budget check,
+    nothing charged (``tokens`` is 0 and the footer says so).
+    """
+    billed = pad if charge else None  # a person's mistakes are not charged to the agent either
     raw_args = arguments if isinstance(arguments, dict) else {}
     tool = TOOLS.get(name) if isinstance(name, str) else None
     if tool is None:
@@ -537,35 +546,36 @@ def dispatch(pad: Scratchpad, name: str, arguments: Any = None) -> ToolResult:
                 "close_matches": close,
                 "suggestions": [suggestion(c, "a tool with a similar name") for c in close],
             },
-            pad,
+            billed,
         )
     budget = pad.budget
     cap, remaining = budget.max_extraction_tokens, budget.remaining
-    ctx = ToolContext(pad, tool.name, min(cap, remaining), timeout_s=pad.tool_timeout_s)
+    limit = min(cap, remaining) if charge else UNCHARGED_LIMIT_TOKENS
+    ctx = ToolContext(pad, tool.name, limit, timeout_s=pad.tool_timeout_s)
     args: dict[str, Any] = dict(raw_args)
     try:
         args = _normalise_args(tool, arguments)
         output = tool.run(ctx, **args)
-        return _charge(pad, tool, ctx, args, output)
+        return _charge(pad, tool, ctx, args, output) if charge else _uncharged(tool, args, output)
     except ToolError as err:
-        return _error_result(tool.name, args, err.as_dict(), pad)
-    except TooLarge as big:
+        return _error_result(tool.name, args, err.as_dict(), billed)
+    except TooLarge as big:  # only a charged call has a limit to exceed
         reason, limit = ("per_call_limit", cap) if big.estimated_tokens > cap else ("remaining_budget", remaining)
         refusal = _too_large(pad, tool, ctx, args, big.estimated_tokens, reason, limit)
-        return _error_result(tool.name, args, refusal, pad)
+        return _error_result(tool.name, args, refusal, billed)
     except ToolTimeout as exc:
-        return _error_result(tool.name, args, _timeout_error(tool, args, exc), pad)
+        return _error_result(tool.name, args, _timeout_error(tool, args, exc), billed)
     except InvalidArgumentError as exc:
-        return _error_result(tool.name, args, _plain_error("invalid_argument", exc.message), pad)
+        return _error_result(tool.name, args, _plain_error("invalid_argument", exc.message), billed)
     except ScratchpadError as exc:
-        return _error_result(tool.name, args, _plain_error("store_error", exc.message), pad)
+        return _error_result(tool.name, args, _plain_error("store_error", exc.message), billed)
     except (ValueError, TypeError, OverflowError) as exc:  # an argument our checks let through
         log.warning("tool %s rejected %r: %s", tool.name, args, exc)
         return _error_result(
             tool.name,
             args,
             {"error": "invalid_argument", "message": f"{tool.name}: {type(exc).__name__}: {exc}", "suggestions": []},
-            pad,
+            billed,
         )
     except RecursionError as exc:
         log.exception("tool %s recursed too deeply on %r", tool.name, args)
@@ -573,7 +583,7 @@ def dispatch(pad: Scratchpad, name: str, arguments: Any = None) -> ToolResult:
             tool.name,
             args,
             {"error": "internal_error", "message": f"{tool.name} failed: {exc}", "suggestions": []},
-            pad,
+            billed,
         )
     except Exception as exc:  # a bug of ours must not crash an agent loop; it is logged loudly
         log.exception("tool %s failed on %r", tool.name, args)
@@ -585,8 +595,19 @@ def dispatch(pad: Scratchpad, name: str, arguments: Any = None) -> ToolResult:
                 "message": f"{tool.name} failed: {type(exc).__name__}: {exc}",
                 "suggestions": [],
             },
-            pad,
+            billed,
         )
+
+
+def _uncharged(tool: _Tool, args: dict[str, Any], output: Output) -> ToolResult:
+    text = output.text
+    if output.footer is not None:
+        # The footer's slot for this call's tokens says what happened instead: nothing was charged.
+        footer = output.footer(0, 0, 0)
+        summary = footer.split(" · tokens:", 1)[0]
+        text = f"{text}\n{summary} · read as you: not charged to the agent's budget ---"
+    meta = {**output.meta, "charged": False}
+    return ToolResult(True, text, output.data, None, 0, tool.name, args, meta)
 
 
 def _charge(pad: Scratchpad, tool: _Tool, ctx: ToolContext, args: dict[str, Any], output: Output) -> ToolResult:

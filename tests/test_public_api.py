@@ -44,7 +44,7 @@ def test_core_imports_no_jupyter_package() -> None:
         "p.call_tool('grep', {'handle': r.handle, 'pattern': 'x'}); p.call_tool('sql', {'query': 'select 1'})\n"
         "s.close()\n"
         "bad = [m for m in sys.modules if m.split('.')[0] in ('IPython', 'ipywidgets', 'ipykernel', 'jupyter_server',"
-        " 'traitlets', 'pandas', 'matplotlib')]\n"
+        " 'traitlets', 'pandas', 'matplotlib', 'anywidget')]\n"
         "print(bad)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

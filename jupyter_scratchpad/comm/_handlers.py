@@ -120,14 +120,46 @@ def _delete(pad: Scratchpad, request: dict[str, Any]) -> dict[str, Any]:
 
 def _extend(pad: Scratchpad, request: dict[str, Any]) -> dict[str, Any]:
     kind, key = _target(request)
-    entry = pad.store.touch(pad.scope, kind, key, request.get("ttl_s"))
     now = pad.store.now()
+    ttl_s = request.get("ttl_s") or pad.store.ttl_s
+    entry = pad.store.get_entry(pad.scope, kind, key)
+    # "Extend" keeps an entry longer: an expiry already later than now + ttl_s is left as it is.
+    if entry is None or entry.expires_at < now + ttl_s:
+        entry = pad.store.touch(pad.scope, kind, key, ttl_s)
     return {
         "kind": kind,
         "key": key,
         "expires_at": entry.expires_at,
         "ttl_left_s": entry.expires_at - now,
     }
+
+
+def _explore(pad: Scratchpad, request: dict[str, Any]) -> dict[str, Any]:
+    """The explorer a JupyterLab panel shows: one per pad, moved to ``handle`` when one is given."""
+    from ..widgets import Explorer, open_explorers
+
+    handle = request.get("handle")
+    if handle is not None:
+        pad.entry(handle)  # NotFoundError: a not_found reply naming it
+    for explorer in open_explorers():
+        if explorer.pad is pad and getattr(explorer, "in_panel", False):
+            explorer.refresh(prefer=handle)
+            break
+    else:
+        explorer = Explorer(pad, handle=handle)
+        explorer.in_panel = True
+    return {"model_id": explorer.model_id, "handle": explorer.handle}
+
+
+def _explorer(pad: Scratchpad, request: dict[str, Any]) -> dict[str, Any]:
+    """Whether an explorer (a saved output's model id) is still alive in this kernel."""
+    try:
+        from ..widgets import live_explorer
+    except ImportError:  # no anywidget: no explorer can be alive
+        found = None
+    else:
+        found = live_explorer(request["model_id"])
+    return {"model_id": request["model_id"], "live": found is not None, "handle": found.handle if found else None}
 
 
 _HANDLERS: dict[str, Callable[[Scratchpad, dict[str, Any]], dict[str, Any]]] = {
@@ -137,6 +169,8 @@ _HANDLERS: dict[str, Callable[[Scratchpad, dict[str, Any]], dict[str, Any]]] = {
     "stub": _stub,
     "delete": _delete,
     "extend": _extend,
+    "explore": _explore,
+    "explorer": _explorer,
 }
 
 

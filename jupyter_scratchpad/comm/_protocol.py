@@ -27,6 +27,7 @@ from typing import Any
 
 __all__ = [
     "COMM_TARGET",
+    "MIN_EXTEND_TTL_S",
     "ERROR_CODES",
     "PROTOCOL_VERSION",
     "REQUEST_TYPES",
@@ -40,8 +41,8 @@ __all__ = [
 ]
 
 COMM_TARGET = "jupyter_scratchpad"
-PROTOCOL_VERSION = "1.0"
-REQUEST_TYPES = ("hello", "list", "budget", "stub", "delete", "extend")
+PROTOCOL_VERSION = "1.1"  # 1.1 added explore and explorer (and the progress notice)
+REQUEST_TYPES = ("hello", "list", "budget", "stub", "delete", "extend", "explore", "explorer")
 ERROR_CODES = (
     "invalid_request",  # not an object, bad id, bad or missing field
     "unsupported_protocol",  # another major version
@@ -52,8 +53,12 @@ ERROR_CODES = (
 )
 MAX_ID_CHARS = 64
 MAX_TTL_S = 10 * 365 * 86400
-_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
-_HANDLE = re.compile(r"^[a-z0-9_]{1,64}$")
+# An extend shorter than this is refused: it would expire the entry the user meant to keep.
+MIN_EXTEND_TTL_S = 1.0
+# \Z, not $: "$" also matches before a trailing newline, and "r7\n" is not an id.
+_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}\Z")
+_HANDLE = re.compile(r"[a-z0-9_]{1,64}\Z")
+_MODEL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}\Z")
 
 
 class ProtocolError(Exception):
@@ -90,7 +95,7 @@ def load_schema(name: str) -> dict[str, Any]:
 
 
 def _major(version: object) -> str | None:
-    if not isinstance(version, str) or not re.fullmatch(r"\d+\.\d+", version):
+    if not isinstance(version, str) or not re.fullmatch(r"\d+\.\d+\Z", version):
         return None
     return version.split(".", 1)[0]
 
@@ -139,6 +144,8 @@ def _check_arguments(kind: str, message: dict[str, Any]) -> None:
             raise ProtocolError("invalid_request", f"{kind} takes exactly one of 'handle' or 'key'")
     elif kind == "stub" and "handle" not in message:
         raise ProtocolError("invalid_request", "stub needs a 'handle'")
+    elif kind == "explorer" and not (isinstance(message.get("model_id"), str) and _MODEL_ID.match(message["model_id"])):
+        raise ProtocolError("invalid_request", "explorer needs a 'model_id' (1-64 characters of [A-Za-z0-9_-])")
     if "handle" in message and (
         not isinstance(message["handle"], str) or not _HANDLE.match(message["handle"])
     ):
@@ -153,10 +160,11 @@ def _check_arguments(kind: str, message: dict[str, Any]) -> None:
             isinstance(ttl, bool)
             or not isinstance(ttl, (int, float))
             or not math.isfinite(ttl)
-            or not 0 < ttl <= MAX_TTL_S
+            or not MIN_EXTEND_TTL_S <= ttl <= MAX_TTL_S
         ):
             raise ProtocolError(
-                "invalid_request", f"'ttl_s' must be a number of seconds in (0, {MAX_TTL_S}]"
+                "invalid_request",
+                f"'ttl_s' must be a number of seconds in [{MIN_EXTEND_TTL_S:g}, {MAX_TTL_S}]",
             )
 
 
@@ -167,6 +175,8 @@ _ARGUMENTS: dict[str, tuple[str, ...]] = {
     "stub": ("handle",),
     "delete": ("handle", "key"),
     "extend": ("handle", "key", "ttl_s"),
+    "explore": ("handle",),
+    "explorer": ("model_id",),
 }
 
 

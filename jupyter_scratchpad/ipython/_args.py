@@ -16,7 +16,10 @@ from typing import Any, NoReturn
 
 from IPython.core.error import UsageError
 
+from ._params import NAMESPACE, expand_word
+
 __all__ = [
+    "AGENT_HELP",
     "HelpShown",
     "ScratchArgumentParser",
     "close_match_hint",
@@ -80,6 +83,10 @@ def split_first(text: str) -> tuple[str, str]:
     return parts[0], parts[1].strip() if len(parts) > 1 else ""
 
 
+AGENT_HELP = ("read as the model would: apply its per-call cap and charge its context budget "
+              "(default: read as you, not charged)")
+
+
 class HelpShown(Exception):
     """``--help`` printed the help; the command does nothing else."""
 
@@ -103,7 +110,9 @@ class ScratchArgumentParser(argparse.ArgumentParser):
         raise HelpShown
 
     def parse(self, text: str) -> argparse.Namespace:
-        return self.parse_args(split_args(text))
+        """Parse ``text``; each ``{{name}}`` in a word is the notebook variable's ``str``."""
+        namespace = NAMESPACE.get()
+        return self.parse_args([expand_word(w, namespace, self.command) for w in split_args(text)])
 
 
 def close_match_hint(word: str, choices: Iterable[str]) -> str:

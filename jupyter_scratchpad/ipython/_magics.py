@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from traitlets import Bool, Float, Int, TraitError, Unicode, observe, validate
 
 from .. import ScratchpadError, SpillPolicy
@@ -49,6 +49,7 @@ class ScratchMagics(Magics):
     # Set by load_ipython_extension once the session exists (options loaded from the config
     # before that have nothing live to apply to).
     session: ScratchSession | None = None
+    _reverting = False  # an option being put back after it could not be applied
 
     # -- validation: a bad value is refused before it is set ---------------------------------
 
@@ -94,15 +95,31 @@ class ScratchMagics(Magics):
     @observe(*_LIVE_OPTIONS)
     def _option_changed(self, change: Any) -> None:
         session = self.session
-        if session is not None and not session.closed:
-            try:
-                session.configure(change["name"])
-            except ScratchpadError as exc:
-                raise UsageError(f"ScratchMagics.{change['name']}: {exc.message}") from None
+        if session is None or session.closed or self._reverting:
+            return
+        name = change["name"]
+        try:
+            session.configure(name)
+        except (ScratchpadError, UsageError) as exc:
+            # A value that could not be applied is not kept: the option and the live session agree.
+            self._put_back(name, change["old"])
+            reason = exc.message if isinstance(exc, ScratchpadError) else str(exc)
+            raise UsageError(f"ScratchMagics.{name} = {change['new']!r} was not applied: {reason.rstrip('.')}. Kept: "
+                             f"{session.describe(name)}.") from None
+        if name == "model":
+            session.warn_unknown_model()
+
+    def _put_back(self, name: str, value: Any) -> None:
+        self._reverting = True
+        try:
+            setattr(self, name, value)
+        finally:
+            self._reverting = False
 
     # -- the magic ---------------------------------------------------------------------------
 
     @line_cell_magic
+    @no_var_expand  # a regex's {5} or a query's $1 must arrive as typed; {{name}} is explicit
     def scratch(self, line: str = "", cell: str | None = None) -> Any:
         """Explore the kernel's scratch store: large outputs spilled out of the notebook.
 
@@ -113,8 +130,13 @@ class ScratchMagics(Magics):
           list  show H  head H [-n N]  tail H [-n N]  slice H START END
           grep H PATTERN [-C N] [-i] [--max N]  schema H [--depth N]  items H PATH
           get H [PATH]  iter H PATH --fields a,b [--offset N] [--limit N]  sql QUERY
-          write KEY VALUE  read KEY  delete KEY|H  budget [--model M] [--window N]
-          auto on|off  explore [H]  replay TRACE [--policy F] [--model M]  policy show|load [FILE]
+          df H [PATH]  export H [PATH] --to parquet|csv|json|jsonl  write KEY VALUE  read KEY
+          delete KEY|H  budget [reset] [--model M] [--window N]  auto on|off  explore [H]
+          replay TRACE [--policy F] [--model M]  policy show|load [FILE]
+
+        Reads are yours: nothing is charged to the agent's budget unless ``--as-agent``.
+        Arguments arrive as typed (IPython's ``{x}``/``$x`` are not expanded); ``{{name}}``
+        inserts a notebook variable's text, and in SQL ``:name`` is a bound parameter.
 
         Example::
 
@@ -125,7 +147,8 @@ class ScratchMagics(Magics):
           In [4]: %%scratch sql
              ...: SELECT count(*) AS failing
              ...: FROM (SELECT unnest(items) AS i FROM cell_2_5be1c0b7d3e2) WHERE NOT i.ok
-          In [5]: %scratch budget
+          In [5]: df = %scratch df cell_2_5be1c0b7d3e2 items
+          In [6]: %scratch budget
         """
         from .commands import run_cell_magic, run_line_magic
 

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import atexit
 import logging
+import sys
 import weakref
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from .. import ScratchpadError, ScratchStore, SpillPolicy
-from ..budget import ContextBudget
+from .. import ScratchpadError, ScratchStore, SpillPolicy, StoreLockedError
+from ..budget import CONTEXT_WINDOWS, ContextBudget, is_known_model
+from ._args import close_match_hint
+from ._complete import Completer
 from ._hooks import OutputHooks
 from ._render import stub_bundle
 from ._spill import OutputSpiller
@@ -63,6 +66,7 @@ class ScratchSession:
             raise
         self.spiller = OutputSpiller(self)
         self.hooks = OutputHooks(self)
+        self.completer = Completer(self)
         self._closed = False
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -70,7 +74,10 @@ class ScratchSession:
     def _open_store(self) -> ScratchStore:
         m = self.magics
         try:
+            # The path goes to the store as typed: ScratchStore expands ~ and $VARS itself.
             return ScratchStore(m.store_path or None, ttl_s=m.ttl_s)
+        except StoreLockedError as exc:
+            raise UsageError(_locked_message(exc)) from None
         except ScratchpadError as exc:
             raise UsageError(f"jupyter-scratchpad: {exc.message}") from None
 
@@ -90,7 +97,9 @@ class ScratchSession:
         """Install the hooks and register with the shell (and the JupyterLab comm, if present)."""
         _SESSIONS[self.shell] = self
         self.hooks.install()
+        self.completer.install(self.shell)
         atexit.register(self.close)
+        self.warn_unknown_model()
         self._call_comm("register_comm_target")
 
     def close(self) -> None:
@@ -100,6 +109,7 @@ class ScratchSession:
         self._closed = True
         self._call_comm("unregister_comm_target")
         try:
+            self.completer.uninstall(self.shell)
             self.hooks.uninstall()
         finally:
             atexit.unregister(self.close)
@@ -193,6 +203,25 @@ class ScratchSession:
             self.pad.policy = self.build_policy()
             self.retarget()
 
+    def describe(self, name: str) -> str:
+        """What is in force for option ``name`` (said when a new value could not be applied)."""
+        if name == "store_path":
+            kind = "a temporary store" if self.magics.store_path is None else "the store"
+            return f"{kind} at {self.store.path} (ScratchMagics.store_path = {self.magics.store_path!r})"
+        if name in ("run_id", "agent_id"):
+            return f"run {self.pad.run_id!r} of agent {self.pad.agent_id!r}"
+        return f"ScratchMagics.{name} = {getattr(self.magics, name)!r}"
+
+    def warn_unknown_model(self) -> None:
+        """Say so on stderr when the model is not one whose window and tokenizer are known."""
+        model = self.magics.model
+        if is_known_model(model):
+            return
+        hint = close_match_hint(model, [*CONTEXT_WINDOWS, "claude-sonnet-4", "claude-opus-4", "gpt-4o-mini"])
+        print(f"jupyter-scratchpad: unknown model {model!r}: tokens are counted with o200k_base and the window "
+              f"is {self.pad.budget.context_window:,} tokens{hint or ' (set ScratchMagics.context_window)'}",
+              file=sys.stderr)
+
     def _reopen(self, store: bool) -> None:
         old_store = self.store
         if store:
@@ -219,3 +248,13 @@ class ScratchSession:
                                        max_extraction_tokens=old.max_extraction_tokens,
                                        turn_depth_bonus=policy.turn_depth_bonus)
         pad.set_model(m.model, m.context_window, m.max_extraction_tokens or policy.max_extraction_tokens)
+
+
+def _locked_message(exc: StoreLockedError) -> str:
+    """A store held by another process: who holds it, and what this kernel can do instead."""
+    path = getattr(exc, "path", "?")
+    holder = getattr(exc, "holder", "another process")
+    return (f"jupyter-scratchpad: the store at {path} is open in process {holder} (another kernel or "
+            "program; one process at a time may write an embedded store). Give this kernel its own: "
+            f"%config ScratchMagics.store_path = '{path}-2' (or None for a temporary store), or shut process "
+            f"{holder} down and set store_path to {path!r} again.")

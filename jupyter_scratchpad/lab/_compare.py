@@ -36,9 +36,9 @@ class PolicyComparison:
 
     @property
     def figure(self) -> Any:
-        """The matplotlib ``Figure``: tokens kept out of the context against the number of spills."""
+        """The matplotlib ``Figure``: output sizes with the thresholds, context tokens vs. extra calls."""
         if self._figure is None:
-            self._figure = comparison_figure(self.table, kind=self.kind)
+            self._figure = comparison_figure(self.table, self.rows, kind=self.kind, policies=self.policies)
         return self._figure
 
     def replay(self, name: str) -> pd.DataFrame:
@@ -56,7 +56,7 @@ class PolicyComparison:
         image = base64.b64encode(png.getvalue()).decode("ascii")
         return (
             '<div style="display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start">'
-            f'<img alt="tokens kept out of context vs spills" src="data:image/png;base64,{image}"/>'
+            f'<img alt="output sizes, thresholds; context tokens vs calls" src="data:image/png;base64,{image}"/>'
             f"<div>{self.table.to_html()}</div></div>"
         )
 

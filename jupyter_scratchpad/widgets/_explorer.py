@@ -1,68 +1,90 @@
-"""``Explorer``: the scratch store of one pad, explored with stock ipywidgets.
+"""``Explorer``: one anywidget over one pad — one model, traitlets for state, messages for pages.
 
 >>> # from jupyter_scratchpad.widgets import Explorer
 >>> # Explorer(pad, handle="list_pods_3f2a9c1b0d4e")      # displays itself as a cell's value
 
-Every action is one ``pad.call_tool`` call, charged to the pad's budget like an agent's call;
-the meter shows the budget after each. Refusals come with their suggestions as buttons that
-fill the right form in. A callback never raises: what goes wrong is shown in the notice area.
-Saved without its kernel, the output still reads: the MIME bundle carries a text and an HTML
-summary next to the widget view.
+State the browser shows is synced as traitlets (the entries, the selected handle, the budget,
+the "as the model would see it" switch); pages travel as custom messages::
+
+    browser → kernel  {"type": "request", "id": 7, "action": "grep", "args": {"pattern": "error"}}
+    kernel → browser  {"type": "reply", "id": 7, "ok": true, "view": {"kind": "windows", ...}}
+                      {"type": "reply", "id": 7, "ok": false, "error": {"error": ..., "suggestions": [...]}}
+
+A handler never raises into the kernel: whatever goes wrong is a reply. Saved without its
+kernel, the output still reads: the bundle carries a text and an HTML summary, and JupyterLab's
+scratchpad extension shows that summary instead of "model not found".
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import weakref
-from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-import ipywidgets as w
+import anywidget
+import traitlets as t
 
 from .._pad import Scratchpad
 from ..errors import NotFoundError
 from ..store import validate_handle
-from ..tools import ToolResult
-from ._base import Form, guarded
-from ._grep import GrepTab
-from ._iterate import IterateTab
-from ._meter import BudgetMeter
-from ._notice import Notice
-from ._picker import EntryPicker
-from ._preview import PreviewTab
-from ._schema_tab import SchemaTab
-from ._sql_tab import SqlTab
-from ._summary import summary_html, summary_text
+from ._actions import GREP_CONTEXT, GREP_PAGE, ActionError, run_action
+from ._summary import EXPLORER_MIME, meter_state, summary_html, summary_payload, summary_text
 
-__all__ = ["CSS_CLASS", "Explorer", "refresh_all"]
+__all__ = ["CSS_CLASS", "Explorer", "live_explorer", "open_explorers", "refresh_all"]
 
 log = logging.getLogger("jupyter_scratchpad.widgets")
 
-CSS_CLASS = "jp-scratchpad-explorer"  # the JupyterLab browser test finds the explorer by it: keep it
-DEFAULT_POLL_S = 2.0
+CSS_CLASS = "jp-scratchpad-explorer"  # the browser test finds the explorer by it: keep it
+_HERE = Path(__file__).parent
 
-_LIVE: weakref.WeakSet[Explorer] = weakref.WeakSet()
+_LIVE: weakref.WeakValueDictionary[str, Explorer] = weakref.WeakValueDictionary()
 
 
 def refresh_all() -> int:
-    """Refresh every open explorer (e.g. after each cell); returns how many were refreshed."""
+    """Refresh every open explorer (the kernel runs this after each cell); how many were refreshed."""
     done = 0
-    for explorer in list(_LIVE):
-        if not explorer.closed and not explorer.pad.store.closed:
-            done += explorer.refresh()
+    for explorer in list(_LIVE.values()):
+        if explorer.refresh():
+            done += 1
     return done
 
 
-class Explorer(w.VBox):
-    """An entry picker, a budget meter, a notice, and the Preview / Schema / Grep / Iterate / SQL tabs.
+def open_explorers() -> list[Explorer]:
+    """The explorers open in this kernel, oldest first."""
+    return list(_LIVE.values())
 
-    ``poll_interval_s`` (default 2 s; None for no thread) looks for new spills in the background;
-    ``refresh()`` does the same at once. ``close()`` stops the polling and closes every part.
+
+def live_explorer(model_id: str) -> Explorer | None:
+    """The open explorer with this widget model id, if any (the JupyterLab bridge asks)."""
+    return _LIVE.get(model_id)
+
+
+def _entry_row(entry: dict[str, Any]) -> dict[str, Any]:
+    return {"handle": entry["handle"], "source_tool": entry.get("source_tool"), "format": entry.get("format"),
+            "size": entry.get("size"), "lines": entry.get("lines"), "tokens": entry.get("tokens"),
+            "created_at": entry["created_at"].timestamp(), "expires_at": entry["expires_at"].timestamp()}
+
+
+class Explorer(anywidget.AnyWidget):
+    """The entries of a pad, a budget meter, and Preview / Schema / Grep / Iterate / SQL tabs.
+
+    It reads as the person (nothing charged) until ``as_agent`` is set ("as the model would see
+    it"): then every read is the model's tool call, capped and charged, shown as the model's text.
     """
 
-    def __init__(self, pad: Scratchpad, handle: str | None = None, *,
-                 poll_interval_s: float | None = DEFAULT_POLL_S) -> None:
+    _esm = _HERE / "explorer.js"
+    _css = _HERE / "explorer.css"
+
+    handle = t.Unicode(None, allow_none=True, help="The handle being explored.").tag(sync=True)
+    entries = t.List(t.Dict(), help="The live spilled entries, oldest first.").tag(sync=True)
+    relations = t.List(t.Dict(), help="What SQL can read: {name, format}.").tag(sync=True)
+    budget = t.Dict(help="The pad's budget and usage.").tag(sync=True)
+    as_agent = t.Bool(False, help="Read as the model would: capped, charged, its text.").tag(sync=True)
+    title = t.Unicode("", help="run · agent · model").tag(sync=True)
+    defaults = t.Dict(help="Form defaults the page starts with.").tag(sync=True)
+
+    def __init__(self, pad: Scratchpad, handle: str | None = None, **kwargs: Any) -> None:
         if not isinstance(pad, Scratchpad):
             raise TypeError(f"Explorer needs a Scratchpad (store.scratchpad(...)), not {type(pad).__name__}")
         if handle is not None:
@@ -71,204 +93,93 @@ class Explorer(w.VBox):
                 live = [e["handle"] for e in pad.entries("handle")]
                 raise NotFoundError(f"no live handle {handle!r} in run {pad.run_id!r}; live handles: "
                                     f"{', '.join(live[-10:]) or 'none'}", handle=handle)
-        if poll_interval_s is not None and poll_interval_s <= 0:
-            raise ValueError(f"poll_interval_s must be positive or None, not {poll_interval_s!r}")
+        super().__init__(**kwargs)
         self.pad = pad
-        self._lock = threading.RLock()  # the poller and the user's clicks take turns
-        self._closed = False
-        self.meter = BudgetMeter()
-        self.notice = Notice(self.apply_suggestion, self.guard)
-        self.picker = EntryPicker(pad, self._entry_changed, self.guard)
-        self.picker.refresh_button.on_click(self.guard(self._refresh_clicked))
-        self.preview = PreviewTab(self)
-        self.iterate = IterateTab(self)
-        self.schema = SchemaTab(self, self.iterate.set_paths)
-        self.grep = GrepTab(self)
-        self.sql = SqlTab(self)
-        self.tabs_list: list[Form] = [self.preview, self.schema, self.grep, self.iterate, self.sql]
-        self.tab = w.Tab(children=[t.box for t in self.tabs_list])
-        self.tab.titles = tuple(t.title for t in self.tabs_list)
-        self._tab_for = {tool: (i, t) for i, t in enumerate(self.tabs_list) for tool in t.tools}
-        title = w.HTML(f"<b>Scratchpad explorer</b> <small>run {pad.run_id} · agent {pad.agent_id} · "
-                       f"model {pad.model}</small>")
-        # The notice sits above the tabs: a refusal must be seen next to the form, not under a long page.
-        super().__init__([title, self.picker.box, self.meter.box, self.notice.box, self.tab])
+        self.title = f"run {pad.run_id} · agent {pad.agent_id} · model {pad.model}"
+        self.defaults = {"grep_context": GREP_CONTEXT, "grep_max": GREP_PAGE, "preview_lines": 50,
+                         "sql_page": 20, "iterate_rows": 20}
         self.add_class(CSS_CLASS)
-        self.results: list[ToolResult] = []  # every call made from this explorer, in order
-        self.picker.refresh(prefer=handle)
-        self.sql.set_relations(list(self.picker.entries.values()))
-        if self.handle is not None:
-            self.sql.select_relation(self.handle)
-        self.meter.update(pad)
-        self._poller = _Poller(self, poll_interval_s) if poll_interval_s else None
-        _LIVE.add(self)
+        self.results: list[dict[str, Any]] = []  # every reply sent, in order (what tests read back)
+        self.refresh(prefer=handle)
+        self.on_msg(self._on_message)
+        _LIVE[self.model_id] = self
 
-    # -- what the tabs call -------------------------------------------------------------------
+    # -- state ---------------------------------------------------------------------------------
 
-    @property
-    def handle(self) -> str | None:
-        """The handle being explored (None when the run has no spills yet)."""
-        return self.picker.value
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
-    def guard(self, fn: Callable[..., Any]) -> Callable[..., None]:
-        """``fn`` as a callback: under the explorer's lock (the poller waits its turn), never raising."""
-
-        def locked(*args: Any, **kwargs: Any) -> None:
-            with self._lock:
-                fn(*args, **kwargs)
-
-        locked.__name__ = getattr(fn, "__name__", "callback")
-        return guarded(self.notice.exception, locked)
-
-    def note(self, text: str, kind: str = "info") -> None:
-        self.notice.info(text, kind)
-
-    def call(self, tool: str, arguments: dict[str, Any], *, quiet: bool = False) -> ToolResult | None:
-        """One tool call through the pad: charged, metered, its refusal shown with suggestions."""
-        with self._lock:
-            self.notice.clear()
-            result = self.pad.call_tool(tool, arguments)
-            self.results.append(result)
-            self.meter.update(self.pad, result)
-            if result.ok:
-                return result
-            error = result.error or {}
-            if error.get("error") == "unknown_handle":
-                self.refresh()
-            if not quiet:
-                self.notice.refusal(error, self._tab_for.keys() | {"scratch_list"})
-            return None
-
-    # -- suggestions, selection, refresh -------------------------------------------------------
-
-    def apply_suggestion(self, suggestion: dict[str, Any]) -> None:
-        """Put a refusal's suggested call in the form of the tab that runs it, and show that tab."""
-        tool = suggestion.get("tool")
-        arguments = dict(suggestion.get("arguments") or {})
-        if tool == "scratch_list":
-            self.refresh()
-            self.notice.show_filled(suggestion, "the entry list (refreshed)")
-            return
-        if tool not in self._tab_for:
-            self.note(f"There is no form for {tool}; run it with pad.call_tool: {suggestion.get('call')}", "warn")
-            return
-        handle = arguments.pop("handle", None) or arguments.pop("file", None)
-        if handle and handle != self.handle:
-            self.select(str(handle))
-        index, tab = self._tab_for[tool]
-        pressed = tab.fill(str(tool), arguments)
-        self.tab.selected_index = index
-        self.notice.show_filled(suggestion, f"{tab.title} (press {pressed})")
-
-    def select(self, handle: str) -> None:
-        """Explore ``handle`` (a live handle of this pad)."""
-        self.picker.refresh(prefer=handle)
-        if self.handle != handle:
-            raise NotFoundError(f"no live handle {handle!r} in run {self.pad.run_id!r}", handle=handle)
-
-    def refresh(self) -> bool:
-        """Look for new or vanished spills; update the picker, the relations and the meter.
-
-        Safe to call after every cell: it never raises (a failure, such as a closed store, is
-        shown in the explorer and gives False).
-        """
+    def refresh(self, prefer: str | None = None) -> bool:
+        """Re-read the entries, relations and budget; keep (or pick) the selection. Never raises."""
+        if self.pad.store.closed:
+            return False
         try:
-            with self._lock:
-                self._refresh_unlocked()
-        except Exception as exc:
-            log.warning("refreshing the explorer failed: %s", exc)
-            self.notice.exception(exc, "refreshing the entries")
+            entries = [_entry_row(e) for e in self.pad.entries("handle")]
+            names = {e["handle"] for e in entries}
+            if entries != self.entries:
+                self.entries = entries
+                self.relations = self.pad.sql_relations()
+            target = prefer if prefer in names else self.handle if self.handle in names else None
+            if target is None and entries:
+                target = entries[-1]["handle"]  # the newest spill
+            self.handle = target
+            self.budget = meter_state(self.pad)
+        except Exception:
+            log.warning("refreshing the explorer failed", exc_info=True)
             return False
         return True
 
-    def _refresh_clicked(self, _: Any) -> None:
-        if self.refresh():
-            self.note(f"{len(self.picker.entries):,} live entries.", "ok")
+    # -- messages ------------------------------------------------------------------------------
 
-    def _refresh_unlocked(self) -> None:
-        self.picker.refresh()
-        self.sql.set_relations(list(self.picker.entries.values()))
-        self.meter.update(self.pad)
-
-    def poll(self) -> None:
-        """What the background thread runs: a refresh, skipped while a call is in progress."""
-        if not self._lock.acquire(blocking=False):
+    def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict) or content.get("type") != "request":
             return
-        try:
-            self._refresh_unlocked()
-        finally:
-            self._lock.release()
+        self._reply(self.handle_request(content))
 
-    def _entry_changed(self, handle: str | None, vanished: str | None) -> None:
-        for tab in self.tabs_list:
-            tab.reset()
-        if handle is not None:
-            self.sql.select_relation(handle)
-        if vanished:
-            now = f"; now exploring {handle}" if handle else ""
-            self.note(f"{vanished} is no longer live (expired or deleted){now}.", "warn")
+    def handle_request(self, content: dict[str, Any]) -> dict[str, Any]:
+        """The reply to one request from the page (also what tests call directly)."""
+        request_id = content.get("id")
+        action = str(content.get("action") or "")
+        found = content.get("args")
+        args: dict[str, Any] = found if isinstance(found, dict) else {}
+        if action == "refresh":
+            self.refresh()
+            return {"type": "reply", "id": request_id, "ok": True, "view": None}
+        if action == "select":
+            self.refresh(prefer=str(args.get("handle") or ""))
+            return {"type": "reply", "id": request_id, "ok": self.handle == args.get("handle"), "view": None}
+        try:
+            view = run_action(self.pad, action, self.handle, args, bool(self.as_agent))
+            reply: dict[str, Any] = {"type": "reply", "id": request_id, "ok": True, "action": action, "view": view}
+        except ActionError as exc:
+            if exc.error.get("error") == "unknown_handle":
+                self.refresh()
+            reply = {"type": "reply", "id": request_id, "ok": False, "action": action, "error": exc.error}
+        except Exception as exc:  # a bug of ours is shown in the explorer, never raised into the kernel
+            log.exception("explorer action %s failed", action)
+            reply = {"type": "reply", "id": request_id, "ok": False, "action": action,
+                     "error": {"error": "internal_error", "message": f"{type(exc).__name__}: {exc}. The explorer "
+                               "and the kernel keep working."}}
+        self.budget = meter_state(self.pad)
+        self.results.append(reply)
+        return reply
+
+    def _reply(self, reply: dict[str, Any]) -> None:
+        try:
+            self.send(reply)
+        except Exception:  # the page went away mid-call
+            log.debug("sending an explorer reply failed", exc_info=True)
 
     # -- display and lifetime ------------------------------------------------------------------
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        """The widget view, plus text and HTML summaries for a notebook shown without its kernel."""
-        bundle = dict(super()._repr_mimebundle_(**kwargs) or {})
-        bundle["text/plain"] = summary_text(self.pad, self.handle)
-        bundle["text/html"] = summary_html(self.pad, self.handle)
-        return bundle
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """The widget view, a text and HTML summary, and the summary for JupyterLab without a kernel."""
+        found = super()._repr_mimebundle_(**kwargs)
+        data, metadata = found if isinstance(found, tuple) else (found or {}, {})
+        data = dict(data)
+        data["text/plain"] = summary_text(self.pad, self.handle)
+        data["text/html"] = summary_html(self.pad, self.handle)
+        data[EXPLORER_MIME] = summary_payload(self.pad, self.handle, self.model_id)
+        return data, metadata
 
     def close(self) -> None:
-        """Stop polling and close every widget of the explorer."""
-        # Also run by Widget.__del__, possibly on a half-built explorer.
-        self._closed = True
-        poller = getattr(self, "_poller", None)
-        if poller is not None:
-            poller.stop()
-        _LIVE.discard(self)
-        _close_tree(self)
-
-
-def _close_tree(widget: w.Widget) -> None:
-    for child in list(getattr(widget, "children", ()) or ()):
-        _close_tree(child)
-    for name in ("layout", "style"):
-        part = getattr(widget, name, None)
-        if isinstance(part, w.Widget):
-            part.close()
-    if isinstance(widget, Explorer):
-        w.VBox.close(widget)
-    else:
-        widget.close()
-
-
-class _Poller:
-    """A daemon thread that refreshes one explorer every ``interval_s`` until it or its store closes."""
-
-    def __init__(self, explorer: Explorer, interval_s: float) -> None:
-        self._ref = weakref.ref(explorer)
-        self._interval_s = interval_s
-        self._stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, name="scratchpad-explorer-poll", daemon=True)
-        self.thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self.thread is not threading.current_thread():
-            self.thread.join(timeout=5)
-
-    def _run(self) -> None:
-        while not self._stop.wait(self._interval_s):
-            explorer = self._ref()
-            if explorer is None or explorer.closed or explorer.pad.store.closed:
-                return
-            try:
-                explorer.poll()
-            except Exception:  # a failing poll must not kill the kernel's thread pool quietly either
-                log.exception("the explorer's background refresh failed; polling stops")
-                return
-            finally:
-                del explorer
+        """Close the widget (its page shows nothing more); idempotent."""
+        _LIVE.pop(getattr(self, "model_id", "") or "", None)
+        super().close()

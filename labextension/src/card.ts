@@ -82,9 +82,14 @@ export function renderStubCard(stub: IStub, actions: ICardActions): HTMLElement 
 
   const bar = el('div', 'jp-scratchpad-card-actions');
   bar.append(
-    button('Explore', 'explore', `Insert and run %scratch explore ${stub.handle} below`, () => {
-      void actions.explore(stub.handle, card);
-    }),
+    button(
+      'Explore',
+      'explore',
+      `Open the explorer on ${stub.handle} in a panel beside the notebook`,
+      () => {
+        void actions.explore(stub.handle, card);
+      }
+    ),
     button('Schema', 'schema', `Insert and run %scratch schema ${stub.handle} below`, () => {
       void actions.schema(stub.handle, card);
     }),

@@ -10,6 +10,7 @@ import { IStatusBar } from '@jupyterlab/statusbar';
 
 import { createStubRendererFactory, ICardActions } from './card';
 import { findCell, insertAndRunBelow } from './cells';
+import { createExplorerRendererFactory, ExplorerPanels } from './explorer';
 import { scratchpadIcon } from './icon';
 import { ScratchpadModel } from './model';
 import { isHandle, ScratchpadRequestError, Target } from './protocol';
@@ -33,25 +34,63 @@ function warn(message: string): void {
   Notification.warning(message, { autoClose: 5000 });
 }
 
-/** Run `%scratch SUBCOMMAND HANDLE` in a new cell below the card's cell (or the active one). */
-async function runBelow(
+/**
+ * The notebook and cell a card's action is about: the card's own cell, else the active notebook's
+ * active cell; null (after saying why) for a bad handle or no notebook.
+ */
+function cellFor(
   tracker: INotebookTracker,
-  subcommand: 'explore' | 'schema',
+  handle: string,
+  what: string,
+  node?: HTMLElement
+): [NotebookPanel, number] | null {
+  if (!isHandle(handle)) {
+    warn(`Not a scratchpad handle: ${handle}`);
+    return null;
+  }
+  const found = node ? findCell(tracker, node) : null;
+  const panel = found ? found[0] : tracker.currentWidget;
+  if (!panel) {
+    warn(`Open a notebook to ${what} ${handle}.`);
+    return null;
+  }
+  return [panel, found ? found[1] : panel.content.activeCellIndex];
+}
+
+/** Open the kernel's explorer on `handle` in a panel beside the notebook (no new cell). */
+async function explore(
+  app: JupyterFrontEnd,
+  tracker: INotebookTracker,
+  panels: ExplorerPanels,
   handle: string,
   node?: HTMLElement
 ): Promise<void> {
-  if (!isHandle(handle)) {
-    warn(`Not a scratchpad handle: ${handle}`);
+  const target = cellFor(tracker, handle, 'explore', node);
+  if (!target) {
     return;
   }
-  const found = node ? findCell(tracker, node) : null;
-  const panel: NotebookPanel | null = found ? found[0] : tracker.currentWidget;
-  if (!panel) {
-    warn(`Open a notebook to run %scratch ${subcommand} ${handle}.`);
-    return;
+  const notebook = target[0];
+  try {
+    const widget = await panels.open(notebook, handle);
+    if (!widget.isAttached) {
+      app.shell.add(widget, 'main', { mode: 'split-right', ref: notebook.id });
+    }
+    app.shell.activateById(widget.id);
+  } catch (reason) {
+    warn(`Could not open the explorer: ${(reason as Error).message}`);
   }
-  const index = found ? found[1] : panel.content.activeCellIndex;
-  await insertAndRunBelow(panel, index, `%scratch ${subcommand} ${handle}`);
+}
+
+/** Run `%scratch schema HANDLE` in a new cell below the card's cell (or the active one). */
+async function schemaBelow(
+  tracker: INotebookTracker,
+  handle: string,
+  node?: HTMLElement
+): Promise<void> {
+  const target = cellFor(tracker, handle, 'run %scratch schema on', node);
+  if (target) {
+    await insertAndRunBelow(target[0], target[1], `%scratch schema ${handle}`);
+  }
 }
 
 function describe(target: Target): string {
@@ -92,15 +131,16 @@ function addCommands(
   app: JupyterFrontEnd,
   tracker: INotebookTracker,
   model: ScratchpadModel,
-  sidebar: ScratchpadSidebar
+  sidebar: ScratchpadSidebar,
+  panels: ExplorerPanels
 ): void {
   app.commands.addCommand(CommandIDs.explore, {
     label: 'Scratchpad: Explore a Handle',
-    execute: args => runBelow(tracker, 'explore', String(args.handle ?? ''))
+    execute: args => explore(app, tracker, panels, String(args.handle ?? ''))
   });
   app.commands.addCommand(CommandIDs.schema, {
     label: 'Scratchpad: Schema of a Handle',
-    execute: args => runBelow(tracker, 'schema', String(args.handle ?? ''))
+    execute: args => schemaBelow(tracker, String(args.handle ?? ''))
   });
   app.commands.addCommand(CommandIDs.openSidebar, {
     label: 'Scratchpad: Show the Sidebar',
@@ -145,9 +185,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
     statusBar: IStatusBar | null,
     palette: ICommandPalette | null
   ) => {
+    const panels = new ExplorerPanels();
     const cardActions: ICardActions = {
-      explore: (handle, node) => runBelow(tracker, 'explore', handle, node),
-      schema: (handle, node) => runBelow(tracker, 'schema', handle, node),
+      explore: (handle, node) => explore(app, tracker, panels, handle, node),
+      schema: (handle, node) => schemaBelow(tracker, handle, node),
       copyHandle: handle => {
         Clipboard.copyToSystem(handle);
         Notification.info(`Copied ${handle}`, { autoClose: 2000 });
@@ -155,6 +196,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     };
     // Notebooks clone this registry when they open, so the card reaches every notebook.
     rendermime.addFactory(createStubRendererFactory(cardActions));
+    rendermime.addFactory(createExplorerRendererFactory(tracker));
 
     let sidebar: ScratchpadSidebar | null = null;
     const model = new ScratchpadModel(() => sidebar?.isVisible ?? false);
@@ -162,7 +204,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     sidebar.title.icon = scratchpadIcon;
     app.shell.add(sidebar, 'left', { rank: 650 });
 
-    addCommands(app, tracker, model, sidebar);
+    addCommands(app, tracker, model, sidebar, panels);
     for (const command of Object.values(CommandIDs)) {
       palette?.addItem({ command, category: 'Scratchpad' });
     }

@@ -7,10 +7,19 @@
  */
 
 export const COMM_TARGET = 'jupyter_scratchpad';
-export const PROTOCOL_VERSION = '1.0';
+export const PROTOCOL_VERSION = '1.1';
+export const EXPLORER_MIME_TYPE = 'application/vnd.jupyter.scratchpad.explorer+json';
 export const STUB_MIME_TYPE = 'application/vnd.jupyter.scratchpad.stub+json';
 
-export type RequestType = 'hello' | 'list' | 'budget' | 'stub' | 'delete' | 'extend';
+export type RequestType =
+  | 'hello'
+  | 'list'
+  | 'budget'
+  | 'stub'
+  | 'delete'
+  | 'extend'
+  | 'explore'
+  | 'explorer';
 
 export type ErrorCode =
   | 'invalid_request'
@@ -103,6 +112,8 @@ export interface IResults {
   stub: { stub: IStub };
   delete: IChangeResult & { deleted: boolean };
   extend: IChangeResult & { expires_at: number; ttl_left_s: number };
+  explore: { model_id: string; handle: string | null };
+  explorer: { model_id: string; live: boolean; handle: string | null };
 }
 
 /** The entry a delete or extend acts on: a spilled output, or a note. */
@@ -115,6 +126,8 @@ export interface IArguments {
   stub: { handle: string };
   delete: Target;
   extend: Target & { ttl_s?: number };
+  explore: { handle?: string };
+  explorer: { model_id: string };
 }
 
 export type Request<T extends RequestType = RequestType> = {
@@ -153,6 +166,7 @@ export class ScratchpadRequestError extends Error {
 }
 
 const HANDLE = /^[a-z0-9_]{1,64}$/;
+const MODEL_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** Whether `handle` is a valid scratchpad handle (`[a-z0-9_]`, at most 64 characters). */
 export function isHandle(handle: unknown): handle is string {
@@ -169,8 +183,17 @@ export function buildRequest<T extends RequestType>(
   if ('handle' in a && !isHandle(a.handle)) {
     throw new ScratchpadRequestError('invalid_request', `not a handle: ${String(a.handle)}`);
   }
-  if ('ttl_s' in a && !(typeof a.ttl_s === 'number' && a.ttl_s > 0 && isFinite(a.ttl_s))) {
-    throw new ScratchpadRequestError('invalid_request', 'ttl_s must be a positive number');
+  if ('ttl_s' in a && !(typeof a.ttl_s === 'number' && a.ttl_s >= 1 && isFinite(a.ttl_s))) {
+    throw new ScratchpadRequestError(
+      'invalid_request',
+      'ttl_s must be a number of seconds, at least 1'
+    );
+  }
+  if ('model_id' in a && !(typeof a.model_id === 'string' && MODEL_ID.test(a.model_id))) {
+    throw new ScratchpadRequestError(
+      'invalid_request',
+      `not a widget model id: ${String(a.model_id)}`
+    );
   }
   return { protocol: PROTOCOL_VERSION, id, type, ...args } as Request<T>;
 }
@@ -247,4 +270,27 @@ export function parseStub(data: unknown): IStub | string {
     return 'next or schema is not a list';
   }
   return data as unknown as IStub;
+}
+
+/** What a saved explorer output carries: its widget's model id and a summary to show without it. */
+export interface IExplorerSummary {
+  model_id: string;
+  handle: string | null;
+  title: string;
+  lines: string[];
+  again: string;
+}
+
+/** Check a MIME payload is an explorer summary; returns it, or a message that says what is wrong. */
+export function parseExplorerSummary(data: unknown): IExplorerSummary | string {
+  if (!isObject(data)) {
+    return 'the payload is not a JSON object';
+  }
+  if (typeof data.model_id !== 'string' || typeof data.title !== 'string') {
+    return 'it has no model id or title';
+  }
+  if (!Array.isArray(data.lines) || !data.lines.every(l => typeof l === 'string')) {
+    return 'lines is not a list of strings';
+  }
+  return data as unknown as IExplorerSummary;
 }

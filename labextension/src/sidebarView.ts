@@ -79,7 +79,7 @@ function entries(snapshot: ISnapshot, actions: ISidebarActions, elapsed_s: numbe
         ['left', timeLeft(e.ttl_left_s - elapsed_s)]
       ],
       [
-        action('Explore', 'explore', `Insert and run %scratch explore ${e.handle}`, () =>
+        action('Explore', 'explore', `Open the explorer on ${e.handle} in a panel`, () =>
           actions.explore(e.handle)
         ),
         action('Extend', 'extend', 'Expire one hour from now', () =>

@@ -34,7 +34,16 @@ function errors(name: string, message: unknown): string[] {
     : (validate.errors ?? []).map(e => `${e.instancePath} ${e.message}`);
 }
 
-const TYPES: RequestType[] = ['hello', 'list', 'budget', 'stub', 'delete', 'extend'];
+const TYPES: RequestType[] = [
+  'hello',
+  'list',
+  'budget',
+  'stub',
+  'delete',
+  'extend',
+  'explore',
+  'explorer'
+];
 
 describe('protocol version', () => {
   it('is the one every message schema pins', () => {
@@ -80,6 +89,17 @@ describe('requests', () => {
     );
     expect(() => buildRequest('extend', 'a', { handle: 'h', ttl_s: -5 })).toThrow(/ttl_s/);
     expect(() => buildRequest('extend', 'a', { handle: 'h', ttl_s: NaN })).toThrow(/ttl_s/);
+    expect(() => buildRequest('extend', 'a', { handle: 'h', ttl_s: 0.001 })).toThrow(/at least 1/);
+    expect(() => buildRequest('explorer', 'a', { model_id: 'x\n' })).toThrow(/model id/);
+  });
+
+  it('the schemas refuse ids, handles and model ids with a trailing newline', () => {
+    const base = { protocol: PROTOCOL_VERSION, type: 'stub' };
+    expect(errors('stub_request', { ...base, id: 'a\n', handle: 'h' })).not.toEqual([]);
+    expect(errors('stub_request', { ...base, id: 'a', handle: 'h\n' })).not.toEqual([]);
+    const explorer = { protocol: PROTOCOL_VERSION, id: 'a', type: 'explorer', model_id: 'm\n' };
+    expect(errors('explorer_request', explorer)).not.toEqual([]);
+    expect(errors('explorer_request', { ...explorer, model_id: 'm' })).toEqual([]);
   });
 
   it('the schemas refuse a request with both a handle and a key', () => {

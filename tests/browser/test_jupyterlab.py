@@ -1,9 +1,10 @@
-"""JupyterLab in headless Chromium: the stub card, Explore, the sidebar and the budget item.
+"""JupyterLab in headless Chromium: the stub card, SQL, the explorer panel, the sidebar, a reload.
 
 Starts ``jupyter lab`` (lab_server.py) and Debian's Chromium through Playwright, both stopped
 by the test. Screenshots go to ``$SCRATCHPAD_ARTIFACTS/`` (default ``.ci-artifacts/`` at the top
-of the repository): ``jupyterlab-scratchpad.png`` once the explorer shows, and
-``jupyterlab-scratchpad-end.png`` as the page was left, also when the test fails.
+of the repository): ``jupyterlab-scratchpad.png`` once the explorer panel shows, and
+``jupyterlab-scratchpad-end.png`` as the page was left, also when the test fails. With
+``SCRATCHPAD_UPDATE_SCREENSHOTS=1`` the first is also written to ``docs/`` (the README's picture).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,6 +31,8 @@ STEP_TIMEOUT_MS = 60_000
 ARTIFACTS = Path(os.environ.get("SCRATCHPAD_ARTIFACTS") or Path(__file__).parents[2] / ".ci-artifacts")
 SCREENSHOT = ARTIFACTS / "jupyterlab-scratchpad.png"  # card, explorer, sidebar and status bar
 END_SCREENSHOT = ARTIFACTS / "jupyterlab-scratchpad-end.png"  # the page as the test left it
+DOCS_SCREENSHOT = Path(__file__).parents[2] / "docs" / "jupyterlab-scratchpad.png"
+RECORDS = 2500
 
 CELLS = [
     "%load_ext jupyter_scratchpad",
@@ -35,6 +40,14 @@ CELLS = [
     "pods = {'kind': 'PodList', 'items': [{'metadata': {'name': f'pod-{i}', 'namespace': 'prod'},\n"
     "        'status': {'phase': 'Running' if i % 7 else 'Pending', 'restarts': i % 5}} for i in range(2500)]}\n"
     "pods",
+    # A spilled array of records: one row each in SQL.
+    f"[{{'id': i, 'phase': 'Running' if i % 7 else 'Pending'}} for i in range({RECORDS})]",
+    "entries = %scratch list\n"
+    "records = entries[entries['source_tool'] == 'cell_3']['handle'].iloc[0]\n"
+    "# TODO(sql relations): count the rows of the pods' items relation once h.<array> relations exist.\n"
+    "counted = get_ipython().run_line_magic('scratch', f'sql SELECT count(*) AS n FROM {records}')\n"
+    "print('rows:', counted['n'][0])",
+    "%scratch explore",
 ]
 
 
@@ -109,7 +122,17 @@ def open_notebook(page: Page, server: LabServer) -> None:
     )
 
 
-def test_card_explore_sidebar_and_status(page: Page, server: LabServer) -> None:
+def cell_count(page: Page) -> int:
+    return page.locator(".jp-Notebook .jp-Cell").count()
+
+
+def shut_the_kernels_down(server: LabServer) -> None:
+    for session in json.loads(urllib.request.urlopen(f"{server.url}/api/sessions", timeout=10).read()):
+        request = urllib.request.Request(f"{server.url}/api/sessions/{session['id']}", method="DELETE")
+        urllib.request.urlopen(request, timeout=30).close()
+
+
+def test_card_sql_explorer_panel_sidebar_and_a_reload(page: Page, server: LabServer) -> None:
     open_notebook(page, server)
 
     # The sidebar, opened from its tab, says the kernel has not loaded the extension yet.
@@ -126,25 +149,55 @@ def test_card_explore_sidebar_and_status(page: Page, server: LabServer) -> None:
     assert handle and re.fullmatch(r"[a-z0-9_]{1,64}", handle), handle
     expect(card.locator(".jp-scratchpad-card-handle")).to_have_text(handle)
     expect(card.locator(".jp-scratchpad-card-preview")).to_contain_text('"kind": "PodList"')
-    expect(card.locator(".jp-scratchpad-card-note")).to_contain_text("lines not shown")
+    expect(card.locator(".jp-scratchpad-card-note")).to_contain_text(re.compile(r"preview: lines 1-\d+ and [\d,]+-25,005 of 25,005"))
     expect(card.locator(".jp-scratchpad-card-schema")).to_contain_text("$.items: array(2,500 items)")
+
+    # %scratch sql over an array relation: every row counted, as a DataFrame (not 200, not 1).
+    expect(page.locator(".jp-Notebook .jp-Cell").nth(3).locator(".jp-OutputArea")).to_contain_text(
+        f"rows: {RECORDS}")
 
     # The sidebar lists the handle; the status bar shows the budget.
     expect(sidebar.locator(f'li.jp-scratchpad-entry[data-handle="{handle}"]')).to_be_visible()
     status = page.locator(".jp-scratchpad-status")
     expect(status).to_have_text(re.compile(r"^Scratchpad: [\d,]+ / [\d,]+ tokens$"))
 
-    # Explore inserts `%scratch explore HANDLE` below the card's cell, runs it: the explorer shows.
+    # The explorer of %scratch explore draws in its cell.
+    expect(page.locator(".jp-Notebook .jp-scratchpad-explorer").first).to_be_visible()
+
+    # Explore on the card opens the explorer in a panel beside the notebook: no new cell.
+    cells = cell_count(page)
     card.locator('[data-action="explore"]').click()
-    explore_cell = page.locator(".jp-Notebook .jp-Cell").nth(2)
-    expect(explore_cell.locator(".jp-InputArea-editor")).to_contain_text(f"%scratch explore {handle}")
-    expect(page.locator(".jp-scratchpad-explorer").first).to_be_visible()
+    panel = page.locator(".jp-scratchpad-explorer-panel")
+    explorer = panel.locator(".jp-scratchpad-explorer")
+    expect(explorer).to_be_visible()
+    assert cell_count(page) == cells
+    assert page.locator(".jp-Notebook .jp-scratchpad-explorer-panel").count() == 0  # not inside the notebook
+    expect(explorer.locator(".jp-scratchpad-x-picker")).to_have_value(handle)
+    explorer.locator('.jp-scratchpad-x-tab[data-tab="grep"]').click()
+    explorer.locator('[data-tab="grep"] input').first.fill('"Pending"')
+    explorer.locator('[data-tab="grep"] button', has_text="Search").click()
+    expect(explorer.locator("mark").first).to_contain_text('"Pending"')
+    expect(explorer.locator('[data-tab="grep"] .jp-scratchpad-x-summary')).to_contain_text("20 of 358")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOT))
+    if os.environ.get("SCRATCHPAD_UPDATE_SCREENSHOTS") == "1":
+        DOCS_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(SCREENSHOT, DOCS_SCREENSHOT)
 
     # Delete from the sidebar, confirmed in a dialog: the kernel forgets it, the list says so.
     entry = sidebar.locator(f'li.jp-scratchpad-entry[data-handle="{handle}"]')
     entry.locator('[data-action="delete"]').click()
     page.locator(".jp-Dialog .jp-mod-warn").click()
     expect(entry).to_have_count(0)
-    expect(sidebar).to_contain_text("Nothing spilled yet.")
+
+    # Saved, and opened again after its kernel is gone: the explorer output shows its summary.
+    page.evaluate("""async () => {
+        const notebook = [...window.jupyterapp.shell.widgets('main')].find(w => w.context && w.content);
+        await notebook.context.save();
+    }""")
+    shut_the_kernels_down(server)
+    open_notebook(page, server)
+    saved = page.locator(".jp-Notebook .jp-scratchpad-explorer-output").first
+    expect(saved.locator(".jp-scratchpad-explorer-summary")).to_contain_text("Scratchpad explorer — run notebook")
+    expect(saved).to_contain_text("a saved summary")
+    expect(page.locator(".jp-Notebook")).not_to_contain_text("model not found")

@@ -34,12 +34,19 @@ def make_messages(store: ScratchStore, clock: Any) -> dict[str, Any]:
         "stub": {"handle": h},
         "extend": {"handle": h, "ttl_s": 7200},
         "delete": {"key": "plan"},
+        "explore": {"handle": h},
+        "explorer": {"model_id": "0123456789abcdef0123456789abcdef"},
     }
     messages: dict[str, Any] = {"protocol": PROTOCOL_VERSION, "stub": spilled.stub}
     for i, (kind, args) in enumerate(requests.items()):
         request = {"protocol": PROTOCOL_VERSION, "id": f"r{i + 1}", "type": kind, **args}
         messages[f"{kind}_request"] = request
         messages[f"{kind}_reply"] = handle_request(pad, request)
+    from jupyter_scratchpad.widgets import live_explorer
+
+    opened = live_explorer(messages["explore_reply"]["result"]["model_id"])
+    assert opened is not None
+    opened.close()
     bad = {"protocol": PROTOCOL_VERSION, "id": "r99", "type": "stub", "handle": "gone_000000000000"}
     messages["error_reply"] = handle_request(pad, bad)
     result: dict[str, Any] = json.loads(json.dumps(messages))

@@ -108,12 +108,13 @@ def test_extend_moves_expiry_from_now(pad: Scratchpad, spilled: str, clock: Any)
                                "ttl_left_s": 7200}
     assert pad.entry(spilled).expires_at == clock.now + 7200
     default = handle_request(pad, req("extend", handle=spilled))["result"]
-    assert default["ttl_left_s"] == pad.store.ttl_s
+    assert default["ttl_left_s"] == 7200  # the store's default TTL is shorter: the later expiry stays
 
 
 def test_extend_and_delete_a_note(pad: Scratchpad) -> None:
-    pad.scratch_write("k", [1, 2, 3])
-    assert handle_request(pad, req("extend", key="k", ttl_s=30))["result"]["ttl_left_s"] == 30
+    pad.scratch_write("k", [1, 2, 3], ttl_s=20)
+    assert handle_request(pad, req("extend", key="k"))["result"]["ttl_left_s"] == pad.store.ttl_s
+    assert handle_request(pad, req("extend", key="k", ttl_s=30))["result"]["ttl_left_s"] == pad.store.ttl_s
     reply = handle_request(pad, req("delete", key="k"))
     check("delete_reply", reply)
     assert reply["result"] == {"kind": "note", "key": "k", "deleted": True}
@@ -150,6 +151,15 @@ BAD_REQUESTS = [
      "invalid_request", "a"),
     ("empty key", {"protocol": "1.0", "id": "a", "type": "delete", "key": ""}, "invalid_request", "a"),
     ("unknown note", {"protocol": "1.0", "id": "a", "type": "extend", "key": "nope"}, "not_found", "a"),
+    ("id with a trailing newline", {"protocol": "1.1", "id": "a\n", "type": "list"}, "invalid_request", None),
+    ("handle with a trailing newline", {"protocol": "1.1", "id": "a", "type": "stub", "handle": "h\n"},
+     "invalid_request", "a"),
+    ("version with a trailing newline", {"protocol": "1.1\n", "id": "a", "type": "list"}, "invalid_request", "a"),
+    ("a tiny ttl", {"protocol": "1.1", "id": "a", "type": "extend", "key": "k", "ttl_s": 0.001},
+     "invalid_request", "a"),
+    ("explorer without model id", {"protocol": "1.1", "id": "a", "type": "explorer"}, "invalid_request", "a"),
+    ("explorer with a bad model id", {"protocol": "1.1", "id": "a", "type": "explorer", "model_id": "x\n"},
+     "invalid_request", "a"),
 ]
 
 
@@ -184,3 +194,37 @@ def test_a_store_failure_is_an_internal_error_not_an_exception(pad: Scratchpad) 
     check("error_reply", reply)
     assert reply["error"]["code"] == "internal_error"
     assert "StoreClosedError" in reply["error"]["message"]
+
+
+def test_extend_never_shortens_an_entrys_life(pad: Scratchpad, spilled: str, clock: Any) -> None:
+    long = handle_request(pad, req("extend", handle=spilled, ttl_s=7200))["result"]
+    short = handle_request(pad, req("extend", handle=spilled, ttl_s=5))
+    check("extend_reply", short)
+    assert short["result"]["expires_at"] == long["expires_at"] == pad.entry(spilled).expires_at
+    clock.advance(10)
+    assert handle_request(pad, req("stub", handle=spilled))["ok"]  # still there after 5 s
+
+
+def test_explore_opens_one_panel_explorer_per_pad(pad: Scratchpad, spilled: str) -> None:
+    from jupyter_scratchpad.widgets import live_explorer
+
+    reply = handle_request(pad, req("explore", handle=spilled))
+    check("explore_request", req("explore", handle=spilled))
+    check("explore_reply", reply)
+    model_id = reply["result"]["model_id"]
+    explorer = live_explorer(model_id)
+    try:
+        assert explorer is not None and explorer.pad is pad and explorer.handle == spilled
+        other = pad.spill("another output\n" * 400, tool="other").handle
+        again = handle_request(pad, req("explore", handle=other))["result"]
+        assert again == {"model_id": model_id, "handle": other}  # the same panel, moved
+        assert handle_request(pad, req("explore", handle="gone_000000000000"))["error"]["code"] == "not_found"
+        alive = handle_request(pad, req("explorer", model_id=model_id))
+        check("explorer_request", req("explorer", model_id=model_id))
+        check("explorer_reply", alive)
+        assert alive["result"] == {"model_id": model_id, "live": True, "handle": other}
+    finally:
+        assert explorer is not None
+        explorer.close()
+    gone = handle_request(pad, req("explorer", model_id=model_id))["result"]
+    assert gone == {"model_id": model_id, "live": False, "handle": None}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
@@ -12,31 +11,9 @@ import pytest
 os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
 
 from IPython.core.interactiveshell import InteractiveShell
-from traitlets.config import Config
+from ipython_helpers import RaisingShell, make_shell, pods
 
 from jupyter_scratchpad.ipython import ScratchSession, get_session
-
-
-class RaisingShell(InteractiveShell):
-    """``run_cell`` re-raises the cell's error, so a failing cell fails the test."""
-
-    def run_cell(self, raw_cell: str, store_history: bool = True, *args: Any, **kwargs: Any) -> Any:
-        result = super().run_cell(raw_cell, store_history, *args, **kwargs)
-        result.raise_error()
-        return result
-
-
-def make_shell(config: Config | None = None) -> RaisingShell:
-    cfg = config or Config()
-    cfg.HistoryManager.hist_file = ":memory:"
-    clear_shell()
-    return RaisingShell.instance(config=cfg)
-
-
-def clear_shell() -> None:
-    """Forget the singleton shell (the subclass's own ``_instance`` too)."""
-    RaisingShell.clear_instance()
-    InteractiveShell.clear_instance()
 
 
 @pytest.fixture
@@ -61,13 +38,6 @@ def session(ip: RaisingShell) -> ScratchSession:
     found = get_session(ip)
     assert found is not None
     return found
-
-
-def pods(n: int = 3000) -> dict[str, Any]:
-    """A Kubernetes-like listing, large enough to spill at the default threshold."""
-    return {"kind": "PodList", "items": [
-        {"metadata": {"name": f"pod-{i}", "namespace": "ns-a" if i % 2 else "ns-b"},
-         "status": {"phase": "Failed" if i % 7 == 0 else "Running"}} for i in range(n)]}
 
 
 @pytest.fixture

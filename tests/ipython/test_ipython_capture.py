@@ -6,8 +6,8 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from conftest import pods
 from IPython.core.error import UsageError
+from ipython_helpers import pods
 
 from jupyter_scratchpad.ipython import ScratchSession
 

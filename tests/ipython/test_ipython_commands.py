@@ -59,13 +59,16 @@ def test_show_returns_the_stub_and_displays_the_card(ip: Any, spilled: str) -> N
 @pytest.mark.parametrize(("line", "first", "last"), [
     ("head {h} -n 3", 1, 3), ("tail {h} -n 2", None, None), ("slice {h} 5 9", 5, 9),
 ])
-def test_line_tools_return_tool_results_and_charge_the_budget(ip: Any, spilled: str, session: ScratchSession,
-                                                               line: str, first: int | None,
-                                                               last: int | None) -> None:
+def test_line_tools_read_as_the_person_and_charge_only_as_agent(ip: Any, spilled: str, session: ScratchSession,
+                                                                 line: str, first: int | None,
+                                                                 last: int | None) -> None:
     used = session.pad.budget.used
     result = value(ip, "%scratch " + line.format(h=spilled))
     assert isinstance(result, ToolResult) and result.ok
-    assert result.tokens > 0 and session.pad.budget.used == used + result.tokens
+    assert result.tokens == 0 and session.pad.budget.used == used and "not charged" in result.text
+    agent = value(ip, "%scratch " + line.format(h=spilled) + " --as-agent")
+    assert agent.data == result.data
+    assert agent.tokens > 0 and session.pad.budget.used == used + agent.tokens and "tokens:" in agent.text
     if first is not None:
         assert (result.data["start"], result.data["end"]) == (first, last)
     else:
@@ -76,7 +79,7 @@ def test_line_tools_return_tool_results_and_charge_the_budget(ip: Any, spilled: 
 def test_head_shows_numbered_lines_as_text_and_html(ip: Any, spilled: str, capsys: pytest.CaptureFixture[str]) -> None:
     result = value(ip, f"%scratch head {spilled} -n 2")
     out = capsys.readouterr().out
-    assert "     1\t{" in out and "tokens:" in out
+    assert "     1\t{" in out and "read as you: not charged" in out
     data, _ = ip.display_formatter.format(result)
     assert data["text/html"].startswith("<pre") and "     2\t" in data["text/html"]
 
@@ -110,6 +113,8 @@ def test_get_without_path_returns_the_whole_value_uncharged(ip: Any, spilled: st
 def test_get_with_a_path_is_get_in(ip: Any, spilled: str, path: str, session: ScratchSession) -> None:
     used = session.pad.budget.used
     assert value(ip, f"%scratch get {spilled} {path}") == {"name": "pod-3", "namespace": "ns-a"}
+    assert session.pad.budget.used == used
+    assert value(ip, f"%scratch get {spilled} {path} --as-agent") == {"name": "pod-3", "namespace": "ns-a"}
     assert session.pad.budget.used > used
 
 
@@ -166,7 +171,7 @@ def test_delete_a_handle(ip: Any, spilled: str, session: ScratchSession) -> None
 
 
 def test_budget_reports_window_usage_and_can_switch_model(ip: Any, spilled: str, session: ScratchSession) -> None:
-    value(ip, f"%scratch head {spilled}")
+    value(ip, f"%scratch head {spilled} --as-agent")
     report = value(ip, "%scratch budget")
     assert isinstance(report, BudgetReport)
     assert report["context_window"] == 128_000 and report["usable"] == 102_400

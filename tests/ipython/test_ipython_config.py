@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import pods
+from ipython_helpers import pods
 from traitlets import TraitError
 
 from jupyter_scratchpad.ipython import ScratchMagics, ScratchSession
@@ -40,14 +40,14 @@ def test_model_and_window_retarget_the_budget_keeping_usage(ip: Any, session: Sc
     ip.user_ns["pods"] = pods
     ip.run_cell("pods()")
     handle = session.pad.entries()[0]["handle"]
-    ip.run_cell(f"%scratch head {handle} -n 5")
+    ip.run_cell(f"%scratch head {handle} -n 5 --as-agent")
     used, pad = session.pad.budget.used, session.pad
     ip.run_cell("%config ScratchMagics.model = 'claude-opus-4'")
     assert session.pad is pad and pad.model == "claude-opus-4" and pad.tokens_are_estimates
     assert pad.budget.context_window == 200_000 and pad.budget.used == used
     ip.run_cell("%config ScratchMagics.context_window = 32000")
     assert pad.budget.usable == 25_600 and pad.budget.used == used
-    result = ip.run_cell(f"%scratch head {handle} -n 5").result
+    result = ip.run_cell(f"%scratch head {handle} -n 5 --as-agent").result
     assert result.tokens == pad.tokenizer.count(result.text)  # counted for the new model
 
 

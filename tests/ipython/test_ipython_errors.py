@@ -66,12 +66,12 @@ def test_sandbox_refusal_is_one_line(ip: Any, spilled: str) -> None:
 
 def test_too_large_refusal_suggests_a_magic_that_fits(ip: Any, spilled: str, session: ScratchSession) -> None:
     used = session.pad.budget.used
-    message = usage_error(ip, f"%scratch head {spilled} -n 20000")
+    message = usage_error(ip, f"%scratch head {spilled} -n 20000 --as-agent")
     assert "head_too_large" not in message and "only this short refusal was charged" in message
     assert f"try: %scratch slice {spilled} 1 " in message
     assert used < session.pad.budget.used < used + 500
     suggested = message.split("try: ")[1].split("  or  ")[0]
-    assert ip.run_cell(suggested).result.ok  # the suggestion runs as typed, and fits
+    assert ip.run_cell(suggested + " --as-agent").result.ok  # the suggestion runs as typed, and fits
     assert session.pad.entries()[0]["handle"] == spilled  # nothing stored is lost
 
 

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import clear_shell
 from ipykernel.inprocess.manager import InProcessKernelManager
+from ipython_helpers import clear_shell
 
 from jupyter_scratchpad.ipython import STUB_MIME, get_session
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import clear_shell
+from ipython_helpers import clear_shell
 from test_ipython_kernel import Kernel, wire
 
 

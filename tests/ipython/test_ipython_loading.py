@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import clear_shell, make_shell, pods
 from IPython.core.error import UsageError
+from ipython_helpers import clear_shell, make_shell, pods
 from traitlets.config import Config
 
 import jupyter_scratchpad

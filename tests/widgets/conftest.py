@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -75,11 +74,10 @@ def events_handle(pad: Scratchpad) -> str:
 
 @pytest.fixture
 def make_explorer(pad: Scratchpad) -> Iterator[Callable[..., Explorer]]:
-    """Explorers without a polling thread (unless asked), closed after the test."""
+    """Explorers closed after the test."""
     made: list[Explorer] = []
 
     def make(handle: str | None = None, target: Scratchpad | None = None, **kwargs: Any) -> Explorer:
-        kwargs.setdefault("poll_interval_s", None)
         explorer = Explorer(target or pad, handle=handle, **kwargs)
         made.append(explorer)
         return explorer
@@ -87,31 +85,6 @@ def make_explorer(pad: Scratchpad) -> Iterator[Callable[..., Explorer]]:
     yield make
     for explorer in made:
         explorer.close()
-
-
-def wire_state(widget: Any) -> int:
-    """Bytes of JSON that the widget tree under ``widget`` would send to a browser for its state."""
-    seen: set[str] = set()
-    total = 0
-    stack = [widget]
-    while stack:
-        item = stack.pop()
-        if item.model_id in seen:
-            continue
-        seen.add(item.model_id)
-        state = item.get_state()
-        total += len(json.dumps({k: v for k, v in state.items() if k not in ("children",)}, default=str))
-        stack.extend(getattr(item, "children", ()) or ())
-        for name in ("layout", "style"):
-            part = getattr(item, name, None)
-            if part is not None and hasattr(part, "model_id"):
-                stack.append(part)
-    return total
-
-
-@pytest.fixture
-def wire_size() -> Callable[[Any], int]:
-    return wire_state
 
 
 @pytest.fixture

@@ -15,11 +15,14 @@ from traitlets import TraitError
 
 from ...errors import ScratchpadError
 from .._args import HelpShown, close_match_hint, split_first
+from .._params import NAMESPACE
 from . import (
     cmd_auto,
     cmd_budget,
     cmd_delete,
+    cmd_df,
     cmd_explore,
+    cmd_export,
     cmd_get,
     cmd_grep,
     cmd_head,
@@ -36,7 +39,7 @@ from . import (
     cmd_tail,
     cmd_write,
 )
-from ._base import Command
+from ._base import Command, error_line
 
 if TYPE_CHECKING:
     from .._session import ScratchSession
@@ -47,8 +50,8 @@ log = logging.getLogger("jupyter_scratchpad.ipython")
 
 COMMANDS: dict[str, Command] = {m.COMMAND.name: m.COMMAND for m in (
     cmd_list, cmd_show, cmd_head, cmd_tail, cmd_slice, cmd_grep, cmd_schema, cmd_items, cmd_get,
-    cmd_iter, cmd_sql, cmd_write, cmd_read, cmd_delete, cmd_budget, cmd_auto, cmd_explore,
-    cmd_replay, cmd_policy,
+    cmd_iter, cmd_sql, cmd_df, cmd_export, cmd_write, cmd_read, cmd_delete, cmd_budget, cmd_auto,
+    cmd_explore, cmd_replay, cmd_policy,
 )}
 
 _HELP_WORDS = ("", "help", "-h", "--help")
@@ -61,11 +64,15 @@ def overview() -> str:
     lines += [f"  {c.usage:<{width}}  {c.summary}" for c in COMMANDS.values()]
     lines += ["", "cell forms:", "  %%scratch [--name NAME] [--tool TOOL] [--force]   store the cell's output",
               "  %%scratch sql                                   the cell is the query",
-              "  %%scratch write KEY                             the cell is the note's value"]
+              "  %%scratch write KEY                             the cell is the note's value",
+              "", "Reads are yours: nothing is charged to the agent's budget unless --as-agent.",
+              "Arguments are used as typed ({x} and $x are not expanded); {{name}} inserts a notebook",
+              "variable's text, and in SQL :name binds it as a parameter."]
     return "\n".join(lines)
 
 
 def _run(session: ScratchSession, command: Command, text: str, cell: str | None) -> Any:
+    token = NAMESPACE.set(getattr(session.shell, "user_ns", None))
     try:
         return command.run(session, text, cell)
     except HelpShown:
@@ -73,13 +80,15 @@ def _run(session: ScratchSession, command: Command, text: str, cell: str | None)
     except UsageError:
         raise
     except ScratchpadError as exc:
-        raise UsageError(f"%scratch {command.name}: {exc.message}") from None
+        raise UsageError(error_line(command.name, {**exc.context, "message": exc.message})) from None
     except TraitError as exc:
         raise UsageError(f"%scratch {command.name}: {exc}") from None
     except Exception as exc:  # a bug of ours: one line here, the traceback in the kernel's log
         log.exception("%%scratch %s failed", command.name)
         raise UsageError(f"%scratch {command.name} failed: {type(exc).__name__}: {exc} (a bug in "
                          "jupyter-scratchpad; the traceback is in the kernel log)") from None
+    finally:
+        NAMESPACE.reset(token)
 
 
 def _lookup(name: str) -> Command:

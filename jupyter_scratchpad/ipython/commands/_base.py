@@ -15,7 +15,7 @@ from .._args import close_match_hint, suggestion_as_magic
 if TYPE_CHECKING:
     from .._session import ScratchSession
 
-__all__ = ["Command", "call_tool", "need_pandas", "require_stub", "tool_error"]
+__all__ = ["Command", "call_tool", "error_line", "need_pandas", "require_stub", "tool_error"]
 
 Runner = Callable[["ScratchSession", str, "str | None"], Any]
 
@@ -29,12 +29,21 @@ class Command:
     summary: str
     run: Runner
     cell_form: bool = False  # ``%%scratch NAME ...`` makes sense (the cell is the last argument)
+    # What tab completion offers for the first argument: "handle", "key", "handle|key", or words.
+    completes: tuple[str, ...] = ()
 
 
 def tool_error(command: str, result: ToolResult) -> UsageError:
     """A refused tool call as one line: what went wrong, a close match, what to run instead."""
-    err = result.error or {}
-    parts = [f"%scratch {command}: {err.get('message') or err.get('error') or 'failed'}"]
+    return UsageError(error_line(command, result.error or {}))
+
+
+def error_line(command: str, err: dict[str, Any]) -> str:
+    """An error dict (a tool's, or a core error's context) as one line naming ``%scratch`` commands."""
+    message = str(err.get("message") or err.get("error") or "failed")
+    # The core words its errors for a model; in a notebook the command to run is the magic's.
+    message = message.replace("list live handles with scratch_list", "%scratch list shows the live handles")
+    parts = [f"%scratch {command}: {message}"]
     close = err.get("close_matches") or []
     if close:
         parts.append(f"did you mean {' or '.join(map(str, close[:3]))}?")
@@ -42,18 +51,22 @@ def tool_error(command: str, result: ToolResult) -> UsageError:
     if keys:
         shown = ", ".join(map(str, keys[:12])) + (" …" if len(keys) > 12 else "")
         parts.append(f"keys there: {shown}")
+    relations = err.get("relations")
+    if relations:
+        parts.append("relations: " + ", ".join(map(str, relations[:12])) + (" …" if len(relations) > 12 else ""))
     if err.get("array_length") is not None:
         parts.append(f"the array there has {err['array_length']:,} items")
-    tries = [suggestion_as_magic(s) for s in (err.get("suggestions") or [])[:2]]
+    tries = [suggestion_as_magic(s) for s in (err.get("suggestions") or [])[:2] if isinstance(s, dict)]
     if tries:
         parts.append("try: " + "  or  ".join(tries))
-    return UsageError("; ".join(parts))
+    return "; ".join(parts)
 
 
-def call_tool(session: ScratchSession, command: str, tool: str, arguments: dict[str, Any]) -> ToolResult:
-    """``pad.call_tool`` (charged to the notebook's budget); a refusal becomes a ``UsageError``."""
+def call_tool(session: ScratchSession, command: str, tool: str, arguments: dict[str, Any],
+              as_agent: bool = False) -> ToolResult:
+    """``pad.call_tool``: for the person (not charged), or ``as_agent``; a refusal is a ``UsageError``."""
     args = {k: v for k, v in arguments.items() if v is not None}
-    result = session.pad.call_tool(tool, args)
+    result = session.pad.call_tool(tool, args, charge=as_agent)
     if not result.ok:
         raise tool_error(command, result)
     return result
@@ -75,7 +88,7 @@ def require_stub(session: ScratchSession, command: str, handle: str) -> dict[str
     except NotFoundError:
         raise unknown_handle(session, command, handle) from None
     except InvalidArgumentError as exc:
-        raise UsageError(f"%scratch {command}: {exc.message}") from None
+        raise UsageError(error_line(command, {"message": exc.message})) from None
 
 
 def need_pandas(command: str) -> Any:

@@ -23,4 +23,4 @@ def run(session: Any, text: str, cell: str | None) -> Any:
     print(f"auto-spill is {'on: ' + rule + ' are spilled' if session.auto_spill else 'off'}")
 
 
-COMMAND = Command("auto", "auto [on|off]", "automatic spill on or off", run)
+COMMAND = Command("auto", "auto [on|off]", "automatic spill on or off", run, completes=("on", "off"))

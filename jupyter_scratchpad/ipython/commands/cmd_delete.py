@@ -19,4 +19,4 @@ def run(session: Any, text: str, cell: str | None) -> Any:
     print(call_tool(session, "delete", "scratch_delete", arguments).text)
 
 
-COMMAND = Command("delete", "delete KEY|H", "delete a handle or a note", run)
+COMMAND = Command("delete", "delete KEY|H", "delete a handle or a note", run, completes=("handle|key",))

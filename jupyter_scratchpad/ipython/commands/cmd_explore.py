@@ -1,4 +1,4 @@
-"""``%scratch explore [H]``: the interactive explorer widget over the notebook's scratchpad."""
+"""``%scratch explore [H]``: the explorer widget over the notebook's scratchpad."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ from IPython.core.error import UsageError
 from .._args import ScratchArgumentParser
 from ._base import Command, require_stub
 
-PARSER = ScratchArgumentParser("explore", "Open the ipywidgets explorer (entries, preview, schema, grep, "
-                               "iterate, SQL, budget meter), on handle H if given.")
+PARSER = ScratchArgumentParser("explore", "Open the explorer (entries, preview, schema, grep, iterate, SQL, "
+                               "budget meter) on handle H if given. It reads as you (not charged) until "
+                               "its \"as the model would see it\" switch is on. In JupyterLab the stub "
+                               "card's Explore opens the same explorer in a panel beside the notebook.")
 PARSER.add_argument("handle", metavar="H", nargs="?", default=None)
 
 
@@ -19,7 +21,7 @@ def run(session: Any, text: str, cell: str | None) -> Any:
     try:
         from ...widgets import Explorer
     except ImportError:
-        raise UsageError("%scratch explore needs ipywidgets: pip install 'jupyter-scratchpad[jupyter]'") from None
+        raise UsageError("%scratch explore needs anywidget: pip install 'jupyter-scratchpad[jupyter]'") from None
     if args.handle is not None:
         require_stub(session, "explore", args.handle)
     from IPython.display import display
@@ -27,4 +29,4 @@ def run(session: Any, text: str, cell: str | None) -> Any:
     display(Explorer(session.pad, handle=args.handle))
 
 
-COMMAND = Command("explore", "explore [H]", "the widget explorer", run)
+COMMAND = Command("explore", "explore [H]", "the explorer widget", run, completes=("handle",))

@@ -9,6 +9,10 @@ from ._base import Command, need_pandas
 
 COLUMNS = ("handle", "key", "kind", "source_tool", "server", "format", "size", "lines", "tokens",
            "created_at", "expires_at")
+# Counts stay integers when some rows have none (a note has no lines): pandas' nullable Int64,
+# shown as <NA>, never as 1234.0 or NaN.
+COUNTS = ("size", "lines", "tokens")
+TEXTS = ("handle", "key", "kind", "source_tool", "server", "format")
 
 PARSER = ScratchArgumentParser("list", "The live entries of the notebook's scratchpad (metadata only; "
                                "not charged to the budget).")
@@ -20,7 +24,9 @@ def run(session: Any, text: str, cell: str | None) -> Any:
     pd = need_pandas("list")
     rows = session.pad.entries(args.kind)
     frame = pd.DataFrame([[row[c] for c in COLUMNS] for row in rows], columns=list(COLUMNS))
+    frame = frame.astype({**dict.fromkeys(COUNTS, "Int64"), **dict.fromkeys(TEXTS, "string")})
     return session.mark_own(frame)
 
 
-COMMAND = Command("list", "list [--kind handle|note]", "live entries as a DataFrame", run)
+COMMAND = Command("list", "list [--kind handle|note]", "live entries as a DataFrame", run,
+                  completes=("--kind",))

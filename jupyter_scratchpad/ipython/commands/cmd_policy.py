@@ -48,4 +48,4 @@ def run(session: Any, text: str, cell: str | None) -> Any:
     return None
 
 
-COMMAND = Command("policy", "policy show|load [FILE]", "the spill policy as Aura TOML", run)
+COMMAND = Command("policy", "policy show|load [FILE]", "the spill policy as Aura TOML", run, completes=("show", "load"))

@@ -1,4 +1,4 @@
-"""``%scratch read KEY``: the value of a note (charged)."""
+"""``%scratch read KEY``: the value of a note."""
 
 from __future__ import annotations
 
@@ -17,4 +17,4 @@ def run(session: Any, text: str, cell: str | None) -> Any:
     return session.mark_own(result.data)
 
 
-COMMAND = Command("read", "read KEY", "the value of a note", run)
+COMMAND = Command("read", "read KEY", "the value of a note", run, completes=("key",))

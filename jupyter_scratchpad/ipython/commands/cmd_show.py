@@ -21,4 +21,4 @@ def run(session: Any, text: str, cell: str | None) -> Any:
     return session.mark_own(view)
 
 
-COMMAND = Command("show", "show H", "a handle's stub and metadata", run)
+COMMAND = Command("show", "show H", "a handle's stub and metadata", run, completes=("handle",))

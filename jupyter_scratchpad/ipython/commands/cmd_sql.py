@@ -1,51 +1,118 @@
-"""``%scratch sql QUERY`` / ``%%scratch sql``: DuckDB SQL over the spilled handles, as a DataFrame."""
+"""``%scratch sql [--limit N | --all] [--as-agent] QUERY`` / ``%%scratch sql``: SQL over the spills, a DataFrame."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from IPython.core.error import UsageError
 
+from ..._person import SQL_DF_MAX_ROWS
 from .._args import HelpShown, split_first
+from .._params import NAMESPACE, bind_sql
 from ._base import Command, call_tool, need_pandas
 
-HELP = """usage: %scratch sql [--max-rows N] QUERY
-       %%scratch sql [--max-rows N]      (the cell is the query)
+HELP = f"""usage: %scratch sql [--limit N | --all] [--as-agent [--max-rows N]] QUERY
+       %%scratch sql [options]      (the cell is the query)
 
 DuckDB SQL over your spills, in a read-only sandbox: every JSON/JSONL handle is a relation named
 by its handle (an object is one row, an array of objects one row per object; nested values are
 structs and lists: use UNNEST and dot access), a text handle is (line_no, line), and scratch_notes
-holds your notes. The rest of the line is the query, as typed. Returns a pandas DataFrame (at most
---max-rows rows, default 200), charged to the budget.
+holds your notes. The rest of the line is the query, exactly as typed.
+
+Returns every row as a pandas DataFrame, read as you: nothing is charged to the agent's budget.
+  --limit N     keep the first N rows (says so when there were more)
+  --all         no bound; without it a result of more than {SQL_DF_MAX_ROWS:,} rows is refused
+  --as-agent    run it as the model's `sql` tool: its row cap (--max-rows, default 200), charged
+Python values: :name is bound as a DuckDB parameter (a value, never pasted text), and {{{{name}}}}
+is replaced by the variable's text (a relation name):
+  %scratch sql SELECT * FROM {{{{h}}}} WHERE restarts > :at_least
 
 example: df = %scratch sql SELECT status, count(*) AS n FROM cell_3_ab12 GROUP BY 1
 """
 
+_COUNT_OPTIONS = ("--limit", "--max-rows")
 
-def _parse(text: str) -> tuple[str, int | None]:
-    first, rest = split_first(text)
-    if first in ("-h", "--help"):
-        print(HELP)
-        raise HelpShown
-    if first == "--max-rows":
-        count, rest = split_first(rest)
-        if not count.isdigit():
-            raise UsageError(f"%scratch sql: --max-rows needs a number, not {count!r}")
-        return rest, int(count)
-    return text.strip(), None
+
+@dataclass
+class _Options:
+    query: str = ""
+    limit: int | None = None
+    all_rows: bool = False
+    as_agent: bool = False
+    max_rows: int | None = None
+
+
+def _parse(text: str) -> _Options:
+    options = _Options()
+    rest = text.strip()
+    while rest.startswith("-"):
+        word, after = split_first(rest)
+        if word in ("-h", "--help"):
+            print(HELP)
+            raise HelpShown
+        if word in _COUNT_OPTIONS:
+            count, after = split_first(after)
+            if not count.isdigit():
+                raise UsageError(f"%scratch sql: {word} needs a number, not {count!r}")
+            setattr(options, "limit" if word == "--limit" else "max_rows", int(count))
+        elif word == "--all":
+            options.all_rows = True
+        elif word == "--as-agent":
+            options.as_agent = True
+        else:
+            break  # a query may start with "-" (a comment): the rest is the query
+        rest = after
+    options.query = rest
+    return options
+
+
+def _note(text: str) -> None:
+    print(f"%scratch sql: {text}")
+
+
+def _as_agent(session: Any, pd: Any, options: _Options) -> Any:
+    if options.limit is not None or options.all_rows:
+        raise UsageError("%scratch sql: --limit and --all are for reading as you; --as-agent takes --max-rows")
+    result = call_tool(session, "sql", "sql", {"query": options.query, "max_rows": options.max_rows}, True)
+    frame = pd.DataFrame(list(result.data or []), columns=result.meta.get("columns") or None)
+    if result.meta.get("truncated"):
+        _note(f"cut to the first {len(frame):,} rows, as the model sees it ({result.tokens:,} tokens charged); "
+              "without --as-agent you get every row")
+    return frame
 
 
 def run(session: Any, text: str, cell: str | None) -> Any:
-    query, max_rows = _parse(text)
+    options = _parse(text)
     if cell is not None:
-        query = f"{query}\n{cell}".strip()
-    if not query:
+        options.query = f"{options.query}\n{cell}".strip()
+    if not options.query:
         raise UsageError("%scratch sql: give a query, e.g. %scratch sql SELECT count(*) FROM <handle>")
+    query, params = bind_sql(options.query, NAMESPACE.get(), "sql")
+    options.query = query
     pd = need_pandas("sql")
-    result = call_tool(session, "sql", "sql", {"query": query, "max_rows": max_rows})
-    rows = list(result.data or [])
-    frame = pd.DataFrame(rows, columns=result.meta.get("columns") or None)
+    if options.as_agent:
+        if params:
+            raise UsageError("%scratch sql: a model's query has no parameters; write the values in the query "
+                             "to run it --as-agent")
+        return session.mark_own(_as_agent(session, pd, options))
+    if options.max_rows is not None and options.limit is None:
+        options.limit = options.max_rows  # --max-rows, read as you, is a --limit
+    if options.limit is not None and options.all_rows:
+        raise UsageError("%scratch sql: --limit N or --all, not both")
+    try:
+        frame = session.pad.sql_df(query, options.limit, params=params or None,
+                                   max_rows=None if options.all_rows else SQL_DF_MAX_ROWS)
+    except Exception as exc:
+        rows_over = getattr(exc, "rows_over", None)
+        if rows_over is not None:
+            raise UsageError(f"%scratch sql: the query returns more than {rows_over:,} rows; add --limit N (or "
+                             "a LIMIT) for some, or --all for every one") from None
+        raise
+    if frame.attrs.get("truncated"):
+        _note(f"the first {len(frame):,} rows (--limit {options.limit:,}); the query has more: --all for every row")
     return session.mark_own(frame)
 
 
-COMMAND = Command("sql", "sql QUERY", "SQL over the spills, as a DataFrame", run, cell_form=True)
+COMMAND = Command("sql", "sql QUERY", "SQL over the spills, as a DataFrame", run, cell_form=True,
+                  completes=("--limit", "--all", "--as-agent", "SELECT", "DESCRIBE", "SUMMARIZE"))

@@ -1,4 +1,4 @@
-"""``%scratch write KEY VALUE`` / ``%%scratch write KEY``: save a note (charged, as for an agent)."""
+"""``%scratch write KEY VALUE`` / ``%%scratch write KEY``: save a note."""
 
 from __future__ import annotations
 
@@ -8,19 +8,25 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from .._args import HelpShown, split_first
+from .._params import NAMESPACE, lookup, whole_reference
 from ._base import Command, call_tool
 
 HELP = """usage: %scratch write [--ttl SECONDS] KEY VALUE
        %%scratch write [--ttl SECONDS] KEY      (the cell is the value)
 
 Save a note under KEY for this notebook's run. VALUE (the rest of the line, as typed) is stored as
-JSON when it parses as JSON (42, [1, 2], {"a": 1}, "quoted"), else as the text.
+JSON when it parses as JSON (42, [1, 2], {"a": 1}, "quoted"), else as the text. A VALUE that is
+exactly {{name}} stores the notebook variable itself (any JSON-able value).
 
 example: %scratch write failing_pods ["pod-3", "pod-9"]
+         %scratch write failing_pods {{failing}}
 """
 
 
 def _value(text: str) -> Any:
+    name = whole_reference(text)
+    if name is not None:
+        return lookup(NAMESPACE.get(), name, "write", text)
     try:
         return json.loads(text)
     except ValueError:

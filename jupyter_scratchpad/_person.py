@@ -1,0 +1,170 @@
+"""Reads for a person: whole results as DataFrames, nothing charged to an agent's budget.
+
+The budget models what a *model* may read into its context. A person in a notebook reading
+their own data is not rationed: ``sql_df`` returns every row of a query (up to a size that
+needs saying so) and ``dataframe`` the array at a path, both as pandas DataFrames. They run
+in the same sandbox as the ``sql`` tool and read the same parsed values as the JSON tools.
+
+>>> df = pad.sql_df("SELECT count(*) AS n FROM h")            # doctest: +SKIP
+>>> pods = pad.dataframe("k8s_list_pods_3f2a9c1b0d4e", "items")  # doctest: +SKIP
+
+pandas is imported only when one of these is called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .errors import InvalidArgumentError
+from .explore._base import ToolContext, ToolError
+from .tools import UNCHARGED_LIMIT_TOKENS
+
+if TYPE_CHECKING:
+    from ._pad import Scratchpad
+
+__all__ = ["SQL_DF_MAX_ROWS", "dataframe", "sql_df", "sql_relations"]
+
+# Past this many rows a query must say how many it wants (a LIMIT, ``limit=N``) or that it wants
+# them all (``max_rows=None``): a million rows is a DataFrame of a few hundred MB, not an accident.
+SQL_DF_MAX_ROWS = 1_000_000
+_FETCH_VECTORS = 64  # rows per fetch: 64 DuckDB vectors of 2,048
+
+
+def _pandas() -> Any:
+    try:
+        import pandas
+    except ImportError:
+        raise InvalidArgumentError(
+            "DataFrames need pandas: pip install 'jupyter-scratchpad[jupyter]'"
+        ) from None
+    return pandas
+
+
+def _as_error(exc: ToolError) -> InvalidArgumentError:
+    return InvalidArgumentError(exc.message, code=exc.code, suggestions=exc.suggestions, **exc.fields)
+
+
+def _check_rows(name: str, value: int | None) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise InvalidArgumentError(f"{name} must be a non-negative integer or None, not {value!r}")
+
+
+def sql_df(
+    pad: Scratchpad,
+    query: str,
+    limit: int | None = None,
+    *,
+    params: Mapping[str, Any] | Sequence[Any] | None = None,
+    max_rows: int | None = SQL_DF_MAX_ROWS,
+) -> Any:
+    """Every row of ``query`` (DuckDB SQL over the pad's handles) as a pandas DataFrame.
+
+    ``limit`` keeps the first N rows (``df.attrs["truncated"]`` says whether there were more);
+    without it, a result of more than ``max_rows`` rows is refused with what to do instead
+    (``max_rows=None``: no bound at all). ``params`` are bound as DuckDB parameters (``$name``
+    with a mapping, ``?`` with a sequence), never pasted into the text. Nothing is charged.
+    """
+    import duckdb
+
+    from .explore import _sql
+
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidArgumentError("query must be a non-empty SQL string")
+    _check_rows("limit", limit)
+    _check_rows("max_rows", max_rows)
+    pd = _pandas()
+    ctx = ToolContext(pad, "sql", UNCHARGED_LIMIT_TOKENS)
+    entries = list(pad.store.entries(pad.scope, "handle"))
+    relations = [e.key for e in entries] + ["scratch_notes"]
+    try:
+        conn = _sql._connect(ctx, entries)
+    except duckdb.Error as exc:
+        raise InvalidArgumentError(f"could not prepare the relations: {exc}", relations=relations) from None
+    try:
+        cursor = conn.execute(query, params) if params is not None else conn.execute(query)
+        if not cursor.description:
+            frame, more = pd.DataFrame(), False
+        else:
+            frame, more = _fetch(pd, cursor, limit if limit is not None else max_rows)
+    except duckdb.Error as exc:
+        raise _query_error(exc, relations) from None
+    finally:
+        conn.close()
+    if more and limit is None:
+        raise InvalidArgumentError(
+            f"the query returns more than {max_rows:,} rows; ask for fewer (a LIMIT, or limit=N) or "
+            "for all of them (max_rows=None)",
+            rows_over=max_rows,
+        )
+    frame.attrs.update({"rows": len(frame), "truncated": more, "limit": limit})
+    return frame
+
+
+def _query_error(exc: Exception, relations: list[str]) -> InvalidArgumentError:
+    """A failed query as the ``sql`` tool words it: what went wrong, the relations, a next step."""
+    from .explore import _sql
+    from .explore._base import suggestion
+
+    kind = _sql._error_kind(exc)  # type: ignore[arg-type]
+    message = str(exc).split("\n")[0]
+    if kind == "sql_forbidden":
+        message = (
+            "this is a sandbox: only the relations named by your handles (and scratch_notes) can be read; "
+            f"no files, URLs, ATTACH, COPY, extensions or settings. ({message})"
+        )
+    suggestions = [suggestion("sql", "list the columns of a relation", query=f"DESCRIBE {relations[0]}")]
+    return InvalidArgumentError(message, code=kind, relations=relations, suggestions=suggestions)
+
+
+def _fetch(pd: Any, cursor: Any, cap: int | None) -> tuple[Any, bool]:
+    """``(DataFrame of at most cap rows, whether more rows exist)``; ``cap`` None: all rows."""
+    if cap is None:
+        return cursor.df(), False
+    chunks: list[Any] = []
+    count = 0
+    while count <= cap:
+        chunk = cursor.fetch_df_chunk(_FETCH_VECTORS)
+        if len(chunk) == 0:
+            if not chunks:
+                chunks.append(chunk)  # keeps the columns of an empty result
+            break
+        chunks.append(chunk)
+        count += len(chunk)
+    frame = chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
+    more = len(frame) > cap
+    return (frame.iloc[:cap].reset_index(drop=True) if more else frame), more
+
+
+def dataframe(pad: Scratchpad, handle: str, path: str = "$") -> Any:
+    """The array at ``path`` of a JSON/JSONL handle as a DataFrame (nested objects flattened).
+
+    Objects become one row each, their nested keys dotted columns (``metadata.name``); an
+    array of scalars is one ``value`` column. A text or markdown handle (only at ``$``) is its
+    lines: ``line_no`` and ``line``. Nothing is charged.
+    """
+    from .explore import _json
+
+    pd = _pandas()
+    entry = pad.entry(handle)
+    ctx = ToolContext(pad, "dataframe", UNCHARGED_LIMIT_TOKENS)
+    if entry.format not in ("json", "jsonl"):
+        if path not in ("", "$"):
+            raise InvalidArgumentError(f"{handle} is {entry.format}, not JSON: it has no path {path!r}")
+        lines = ctx.reader(entry).read_lines(1, entry.line_count or 0) if entry.line_count else []
+        return pd.DataFrame({"line_no": range(1, len(lines) + 1), "line": lines})
+    try:
+        node = _json._resolve_or_error(entry, ctx.json_value(entry), path or "$")
+        items = _json._as_items(entry, node, path or "$")
+    except ToolError as exc:
+        raise _as_error(exc) from None
+    if items and all(isinstance(item, dict) for item in items):
+        return pd.json_normalize(items)
+    return pd.DataFrame({"value": items})
+
+
+def sql_relations(pad: Scratchpad) -> list[dict[str, Any]]:
+    """What a query can read: ``{"name", "format", "source_tool"}`` per relation, notes last."""
+    from .explore import _sql
+
+    return _sql.relation_names(ToolContext(pad, "sql", UNCHARGED_LIMIT_TOKENS))

@@ -1,0 +1,447 @@
+// The scratchpad explorer's page: an anywidget ES module (no build step, no dependencies).
+//
+// State comes from the model's traitlets (entries, handle, relations, budget, as_agent, title,
+// defaults); pages come back as replies to custom messages:
+//   page → kernel  {type: "request", id, action, args}
+//   kernel → page  {type: "reply", id, ok, view | error}
+// Everything from the kernel is put in the page as text (textContent), never parsed as HTML.
+
+const TABS = [
+  ["preview", "Preview"],
+  ["schema", "Schema"],
+  ["grep", "Grep"],
+  ["iterate", "Iterate"],
+  ["sql", "SQL"],
+];
+// Which tab takes a suggested tool call.
+const TOOL_TAB = {
+  head: "preview", tail: "preview", slice: "preview", schema: "schema", item_schema: "schema",
+  get_in: "schema", grep: "grep", iterate_over: "iterate", sql: "sql",
+};
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  return node;
+}
+
+function count(n) {
+  return n === null || n === undefined ? "?" : Number(n).toLocaleString("en-US");
+}
+
+function bytes(n) {
+  if (n === null || n === undefined) return "?";
+  if (n < 1024) return `${count(n)} bytes`;
+  const units = ["KB", "MB", "GB"];
+  let value = n / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
+}
+
+function button(label, title, onClick, className = "") {
+  const node = el("button", `jp-scratchpad-x-button ${className}`.trim(), label);
+  node.type = "button";
+  node.title = title;
+  node.addEventListener("click", onClick);
+  return node;
+}
+
+function input(label, value, attrs = {}) {
+  const wrap = el("label", "jp-scratchpad-x-field");
+  wrap.append(el("span", "", label));
+  const node = el(attrs.multiline ? "textarea" : "input");
+  if (!attrs.multiline) node.type = attrs.type || "text";
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k !== "multiline" && k !== "type") node.setAttribute(k, v);
+  }
+  node.value = value;
+  wrap.append(node);
+  return [wrap, node];
+}
+
+function checkbox(label, checked) {
+  const wrap = el("label", "jp-scratchpad-x-check");
+  const node = el("input");
+  node.type = "checkbox";
+  node.checked = checked;
+  wrap.append(node, el("span", "", label));
+  return [wrap, node];
+}
+
+function row(...children) {
+  const node = el("div", "jp-scratchpad-x-row");
+  node.append(...children);
+  return node;
+}
+
+// -- views -----------------------------------------------------------------------------------
+
+function numbered(windows, marked) {
+  const marks = new Set(marked || []);
+  const pre = el("pre", "jp-scratchpad-x-lines");
+  windows.forEach((w, i) => {
+    if (i) pre.append(document.createTextNode("--\n"));
+    w.lines.forEach((line, j) => {
+      const n = w.first + j;
+      const text = `${marks.has(n) ? ">" : " "}${String(n).padStart(6)}  ${line}\n`;
+      pre.append(marks.has(n) ? el("mark", "", text) : document.createTextNode(text));
+    });
+  });
+  return pre;
+}
+
+function table(view) {
+  const wrap = el("div", "jp-scratchpad-x-table");
+  const t = el("table");
+  const head = el("tr");
+  for (const c of view.columns) head.append(el("th", "", c));
+  t.append(el("thead"));
+  t.firstChild.append(head);
+  const body = el("tbody");
+  for (const r of view.rows) {
+    const tr = el("tr");
+    for (const c of r) tr.append(el("td", "", c));
+    body.append(tr);
+  }
+  t.append(body);
+  wrap.append(t);
+  return wrap;
+}
+
+export function renderView(view) {
+  const box = el("div", "jp-scratchpad-x-view");
+  box.dataset.kind = view.kind;
+  if (view.summary) box.append(el("div", "jp-scratchpad-x-summary", view.summary));
+  if (view.kind === "lines") box.append(numbered([{ first: view.first, lines: view.lines }], view.marked));
+  else if (view.kind === "windows") box.append(numbered(view.windows, view.marked));
+  else if (view.kind === "table") box.append(table(view));
+  else box.append(el("pre", "jp-scratchpad-x-text", view.text));
+  return box;
+}
+
+// -- the explorer ----------------------------------------------------------------------------
+
+function render({ model, el: root }) {
+  root.classList.add("jp-scratchpad-explorer");
+  const defaults = model.get("defaults") || {};
+  let counter = 0;
+  const pending = new Map();
+  const onMessage = (msg) => {
+    if (!msg || msg.type !== "reply" || !pending.has(msg.id)) return;
+    const settle = pending.get(msg.id);
+    pending.delete(msg.id);
+    settle(msg);
+  };
+  model.on("msg:custom", onMessage);
+  const request = (action, args = {}) =>
+    new Promise((resolve) => {
+      counter += 1;
+      pending.set(counter, resolve);
+      model.send({ type: "request", id: counter, action, args });
+    });
+
+  // Header: title, the "as the model" switch, the budget meter.
+  const title = el("div", "jp-scratchpad-x-title");
+  const [agentWrap, agentBox] = checkbox("as the model would see it (capped, charged)", model.get("as_agent"));
+  agentBox.dataset.role = "as-agent";
+  agentBox.addEventListener("change", () => {
+    model.set("as_agent", agentBox.checked);
+    model.save_changes();
+  });
+  const meter = el("div", "jp-scratchpad-x-meter");
+  const bar = el("progress");
+  const meterText = el("span", "jp-scratchpad-x-meter-text");
+  meter.append(bar, meterText);
+
+  // Entry picker.
+  const picker = el("select", "jp-scratchpad-x-picker");
+  picker.addEventListener("change", () => request("select", { handle: picker.value }));
+  const info = el("div", "jp-scratchpad-x-info");
+  const refresh = button("↻", "look for new spills", () => request("refresh"));
+
+  // Notice: errors and refusals with their suggestions.
+  const notice = el("div", "jp-scratchpad-x-notice");
+
+  const tabBar = el("div", "jp-scratchpad-x-tabs");
+  const panels = {};
+  const results = {};
+  for (const [name, label] of TABS) {
+    const tab = button(label, label, () => show(name), "jp-scratchpad-x-tab");
+    tab.dataset.tab = name;
+    tabBar.append(tab);
+    panels[name] = el("div", "jp-scratchpad-x-panel");
+    panels[name].dataset.tab = name;
+    results[name] = el("div", "jp-scratchpad-x-result");
+  }
+  function show(name) {
+    for (const [n] of TABS) {
+      panels[n].hidden = n !== name;
+      tabBar.querySelector(`[data-tab="${n}"]`).classList.toggle("jp-mod-active", n === name);
+    }
+  }
+
+  async function run(tab, action, args) {
+    notice.replaceChildren();
+    results[tab].replaceChildren(el("div", "jp-scratchpad-x-summary", "…"));
+    const reply = await request(action, args);
+    if (!reply.ok) {
+      results[tab].replaceChildren(); // a stale page must not look like this query's answer
+      showError(reply.error || {});
+      return null;
+    }
+    results[tab].replaceChildren(renderView(reply.view));
+    return reply.view;
+  }
+
+  function showError(error) {
+    const message = el("div", "jp-scratchpad-x-error", `${error.error || "error"}: ${error.message || ""}`);
+    notice.replaceChildren(message);
+    for (const s of (error.suggestions || []).slice(0, 8)) {
+      const tab = TOOL_TAB[s.tool];
+      const b = button(`${s.tool}: ${s.why || s.call || ""}`.slice(0, 70), s.call || s.tool, () => fill(s));
+      b.dataset.suggestion = s.call || "";
+      if (!tab) b.disabled = true;
+      notice.append(b);
+    }
+  }
+
+  // Preview --------------------------------------------------------------------------------
+  const [linesWrap, linesBox] = input("lines", defaults.preview_lines || 50, { type: "number", min: 1 });
+  const [startWrap, startBox] = input("from line", 1, { type: "number", min: 1 });
+  let shown = null;
+  const preview = async (tool, start) => {
+    const args = { tool, lines: Number(linesBox.value) };
+    if (tool === "slice") args.start = start;
+    const view = await run("preview", "preview", args);
+    if (view) {
+      shown = view;
+      startBox.value = view.start;
+    }
+  };
+  panels.preview.append(
+    row(
+      linesWrap,
+      button("Head", "the first lines", () => preview("head")),
+      button("Tail", "the last lines", () => preview("tail")),
+      startWrap,
+      button("Show range", "lines from `from line`", () => preview("slice", Number(startBox.value))),
+      button("Prev", "the page before", () =>
+        preview("slice", Math.max(1, (shown ? shown.start : 1) - Number(linesBox.value)))),
+      button("Next", "the page after", () => preview("slice", (shown ? shown.end : 0) + 1)),
+    ),
+    results.preview,
+  );
+
+  // Schema ---------------------------------------------------------------------------------
+  const paths = el("datalist");
+  paths.id = `jp-scratchpad-x-paths-${Math.random().toString(36).slice(2)}`;
+  const [depthWrap, depthBox] = input("max depth", 4, { type: "number", min: 0 });
+  const [pathWrap, pathBox] = input("path", "$", { list: paths.id });
+  const schema = async () => {
+    const view = await run("schema", "schema", { max_depth: Number(depthBox.value) });
+    if (view && view.paths) {
+      paths.replaceChildren(...view.paths.map((p) => Object.assign(el("option"), { value: p })));
+      if (view.paths.length && (pathBox.value === "$" || !pathBox.value)) pathBox.value = view.paths[0];
+      if (view.paths.length && (iterPathBox.value === "$" || !iterPathBox.value)) iterPathBox.value = view.paths[0];
+    }
+  };
+  panels.schema.append(
+    paths,
+    row(depthWrap, button("Schema", "the structure of the entry", schema)),
+    row(
+      pathWrap,
+      button("Item schema", "keys, types and presence across the array's items", () =>
+        run("schema", "item_schema", { path: pathBox.value })),
+      button("Get value", "the value at the path", () => run("schema", "get_in", { path: pathBox.value })),
+    ),
+    results.schema,
+  );
+
+  // Grep -----------------------------------------------------------------------------------
+  const [patternWrap, patternBox] = input("pattern", "", { placeholder: "regex (RE2), e.g. error|failed" });
+  const [caseWrap, caseBox] = checkbox("ignore case", false);
+  const [contextWrap, contextBox] = input("context", defaults.grep_context ?? 1, { type: "number", min: 0 });
+  const [maxWrap, maxBox] = input("matches", defaults.grep_max || 20, { type: "number", min: 1 });
+  const more = button("More", "show more matches", () => grep(Number(maxBox.value) + (defaults.grep_max || 20)));
+  more.hidden = true;
+  const grep = async (maxMatches) => {
+    maxBox.value = maxMatches;
+    const view = await run("grep", "grep", {
+      pattern: patternBox.value, ignore_case: caseBox.checked, context: Number(contextBox.value),
+      max_matches: maxMatches,
+    });
+    more.hidden = !(view && view.more);
+  };
+  patternBox.addEventListener("keydown", (e) => e.key === "Enter" && grep(Number(maxBox.value)));
+  panels.grep.append(
+    row(patternWrap, caseWrap, contextWrap, maxWrap, button("Search", "grep the entry", () => grep(Number(maxBox.value)))),
+    results.grep,
+    more,
+  );
+
+  // Iterate --------------------------------------------------------------------------------
+  const [iterPathWrap, iterPathBox] = input("path", "$", { list: paths.id });
+  const [fieldsWrap, fieldsBox] = input("fields", "", { placeholder: "metadata.name,status.phase" });
+  const [offsetWrap, offsetBox] = input("offset", 0, { type: "number", min: 0 });
+  const [rowsWrap, rowsBox] = input("rows", defaults.iterate_rows || 20, { type: "number", min: 1 });
+  const iterate = (offset) => {
+    offsetBox.value = Math.max(0, offset);
+    return run("iterate", "iterate", {
+      path: iterPathBox.value, fields: fieldsBox.value, offset: Number(offsetBox.value), limit: Number(rowsBox.value),
+    });
+  };
+  panels.iterate.append(
+    row(iterPathWrap, fieldsWrap),
+    row(
+      offsetWrap, rowsWrap,
+      button("Show", "the rows from offset", () => iterate(Number(offsetBox.value))),
+      button("Prev", "the page before", () => iterate(Number(offsetBox.value) - Number(rowsBox.value))),
+      button("Next", "the page after", () => iterate(Number(offsetBox.value) + Number(rowsBox.value))),
+    ),
+    results.iterate,
+  );
+
+  // SQL ------------------------------------------------------------------------------------
+  const [queryWrap, queryBox] = input("query", "", { multiline: true, rows: 5, placeholder: "SELECT * FROM <handle>" });
+  const [pageWrap, pageBox] = input("rows per page", defaults.sql_page || 20, { type: "number", min: 1 });
+  const relations = el("select", "jp-scratchpad-x-relations");
+  relations.size = 6;
+  let sqlOffset = 0;
+  let sqlTotal = null;
+  let lastDefault = "";
+  const sql = async (offset) => {
+    const view = await run("sql", "sql", { query: queryBox.value, offset, page_size: Number(pageBox.value) });
+    sqlOffset = view ? view.offset || 0 : 0;
+    sqlTotal = view ? view.total : null;
+  };
+  const quote = (name) => `"${name.replace(/"/g, '""')}"`;
+  const setDefaultQuery = (name) => {
+    // Only a query the user has not touched follows the selection.
+    if (queryBox.value.trim() === "" || queryBox.value === lastDefault) {
+      lastDefault = `SELECT * FROM ${quote(name)}`;
+      queryBox.value = lastDefault;
+    }
+  };
+  relations.addEventListener("change", () => relations.value && setDefaultQuery(relations.value));
+  panels.sql.append(
+    row(queryWrap),
+    row(
+      pageWrap,
+      button("Run", "run the query", () => sql(0)),
+      button("Prev", "the page before", () => sql(Math.max(0, sqlOffset - Number(pageBox.value)))),
+      button("Next", "the page after", () => {
+        const next = sqlOffset + Number(pageBox.value);
+        if (sqlTotal === null || next < sqlTotal) sql(next);
+      }),
+    ),
+    row(
+      el("span", "", "relations"),
+      relations,
+      button("Columns", "DESCRIBE the chosen relation", () =>
+        relations.value && run("sql", "describe", { relation: relations.value })),
+    ),
+    results.sql,
+  );
+
+  function fill(s) {
+    const tab = TOOL_TAB[s.tool];
+    if (!tab) return;
+    const a = s.arguments || {};
+    if (a.handle && a.handle !== model.get("handle")) request("select", { handle: a.handle });
+    if (tab === "preview") {
+      if (a.lines) linesBox.value = a.lines;
+      if (a.start) {
+        startBox.value = a.start;
+        if (a.end) linesBox.value = a.end - a.start + 1;
+      }
+    } else if (tab === "schema") {
+      if (a.path) pathBox.value = a.path;
+      if (a.max_depth !== undefined) depthBox.value = a.max_depth;
+    } else if (tab === "grep") {
+      if (a.pattern !== undefined) patternBox.value = a.pattern;
+      if (a.context !== undefined) contextBox.value = a.context;
+      if (a.max_matches !== undefined) maxBox.value = a.max_matches;
+    } else if (tab === "iterate") {
+      if (a.path) iterPathBox.value = a.path;
+      if (a.fields) fieldsBox.value = Array.isArray(a.fields) ? a.fields.join(",") : a.fields;
+      if (a.offset !== undefined) offsetBox.value = a.offset;
+      if (a.limit !== undefined) rowsBox.value = a.limit;
+    } else if (tab === "sql" && a.query) {
+      queryBox.value = a.query;
+    }
+    show(tab);
+    notice.append(el("div", "jp-scratchpad-x-filled", `filled in from ${s.call || s.tool}: check it and run`));
+  }
+
+  // Model state → page ----------------------------------------------------------------------
+  function drawEntries() {
+    const entries = model.get("entries") || [];
+    const handle = model.get("handle");
+    const options = entries
+      .slice()
+      .reverse()
+      .map((e) => {
+        const o = el("option", "", `${e.handle} · ${e.source_tool || "?"} · ${bytes(e.size)} · ${count(e.tokens)} tokens`);
+        o.value = e.handle;
+        o.selected = e.handle === handle;
+        return o;
+      });
+    picker.replaceChildren(...options);
+    picker.disabled = options.length === 0;
+    const entry = entries.find((e) => e.handle === handle);
+    info.textContent = entry
+      ? `${entry.format} · ${bytes(entry.size)} · ${count(entry.lines)} lines · ${count(entry.tokens)} tokens · from ${entry.source_tool || "?"}`
+      : "No spilled outputs yet in this run: large outputs spill on their own.";
+    const names = (model.get("relations") || []).map((r) => r.name);
+    relations.replaceChildren(...names.map((n) => Object.assign(el("option", "", n), { value: n })));
+    if (handle) {
+      // An array's own relation (handle.path) reads as rows; prefer it when the core offers one.
+      const own = names.find((n) => n.startsWith(`${handle}.`)) || handle;
+      relations.value = own;
+      setDefaultQuery(own);
+    }
+  }
+  function drawBudget() {
+    const b = model.get("budget") || {};
+    bar.max = Math.max(1, b.usable || 1);
+    bar.value = Math.min(b.used || 0, bar.max);
+    meterText.textContent =
+      `${b.model || ""}: used ${count(b.used)} / ${count(b.usable)} tokens · ${count(b.remaining)} left · ` +
+      `≤ ${count(b.per_call_limit)} a call · intercepted ${count(b.tokens_intercepted)} · ` +
+      `extracted ${count(b.tokens_extracted)}`;
+  }
+  function drawTitle() {
+    title.replaceChildren(el("b", "", "Scratchpad explorer"), el("small", "", ` ${model.get("title")}`));
+  }
+  const handlers = [
+    ["change:entries", drawEntries],
+    ["change:handle", () => {
+      drawEntries();
+      for (const [name] of TABS) if (name !== "sql") results[name].replaceChildren();
+    }],
+    ["change:relations", drawEntries],
+    ["change:budget", drawBudget],
+    ["change:title", drawTitle],
+    ["change:as_agent", () => (agentBox.checked = model.get("as_agent"))],
+  ];
+  for (const [event, fn] of handlers) model.on(event, fn);
+
+  const header = el("div", "jp-scratchpad-x-header");
+  header.append(title, agentWrap);
+  root.replaceChildren(header, meter, row(picker, refresh), info, notice, tabBar, ...TABS.map(([n]) => panels[n]));
+  drawTitle();
+  drawEntries();
+  drawBudget();
+  show("preview");
+  return () => {
+    model.off("msg:custom", onMessage);
+    for (const [event, fn] of handlers) model.off(event, fn);
+  };
+}
+
+export default { render };

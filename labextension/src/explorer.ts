@@ -1,0 +1,198 @@
+/**
+ * The explorer outside the notebook's cells: a main-area panel tied to the notebook's kernel,
+ * and the renderer of a saved explorer output (the live widget while its kernel has it, else a
+ * summary — never "model not found").
+ *
+ * Both draw the kernel's explorer widget (one anywidget model) with the notebook's own widget
+ * renderer, so the widget manager and the kernel are the notebook's.
+ */
+
+import { MainAreaWidget } from '@jupyterlab/apputils';
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import { MimeModel } from '@jupyterlab/rendermime';
+import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
+import { Panel, Widget } from '@lumino/widgets';
+
+import { el } from './dom';
+import { renderExplorerSummary } from './explorerSummary';
+import { clientFor } from './model';
+import {
+  EXPLORER_MIME_TYPE,
+  IExplorerSummary,
+  parseExplorerSummary,
+  ScratchpadRequestError
+} from './protocol';
+
+export const WIDGET_MIME_TYPE = 'application/vnd.jupyter.widget-view+json';
+export const EXPLORER_PANEL_CLASS = 'jp-scratchpad-explorer-panel';
+export const EXPLORER_OUTPUT_CLASS = 'jp-scratchpad-explorer-output';
+
+/** The notebook's renderer of widget model `modelId` (null when widgets are not available). */
+export function widgetRenderer(panel: NotebookPanel, modelId: string): Widget | null {
+  const rendermime = panel.content.rendermime;
+  if (!rendermime.getFactory(WIDGET_MIME_TYPE)) {
+    return null;
+  }
+  const renderer = rendermime.createRenderer(WIDGET_MIME_TYPE);
+  void renderer.renderModel(
+    new MimeModel({
+      data: { [WIDGET_MIME_TYPE]: { model_id: modelId, version_major: 2, version_minor: 1 } }
+    })
+  );
+  return renderer;
+}
+
+/**
+ * Renderer of `application/vnd.jupyter.scratchpad.explorer+json`: ranked before the widget
+ * view, it shows the summary at once, then the live widget if the notebook's kernel still has
+ * that explorer.
+ */
+export class ExplorerOutput extends Widget implements IRenderMime.IRenderer {
+  constructor(private readonly tracker: INotebookTracker) {
+    super();
+    this.addClass(EXPLORER_OUTPUT_CLASS);
+  }
+
+  async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+    const summary = parseExplorerSummary(model.data[EXPLORER_MIME_TYPE]);
+    if (typeof summary === 'string') {
+      this.node.replaceChildren(el('div', '', `Not a scratchpad explorer: ${summary}.`));
+      return;
+    }
+    this._summary = summary;
+    this.node.dataset.state = 'summary';
+    this.node.replaceChildren(renderExplorerSummary(summary, 'Looking for the live explorer…'));
+    if (this.isAttached) {
+      await this._tryLive();
+    }
+  }
+
+  protected onAfterAttach(): void {
+    void this._tryLive();
+  }
+
+  private async _tryLive(): Promise<void> {
+    const summary = this._summary;
+    if (!summary || this._live || this._trying) {
+      return;
+    }
+    this._trying = true;
+    try {
+      const why = await this._showLive(summary);
+      if (why) {
+        this.node.replaceChildren(renderExplorerSummary(summary, why));
+      }
+    } finally {
+      this._trying = false;
+    }
+  }
+
+  /** Draw the live widget; else say why not (the summary stays). */
+  private async _showLive(summary: IExplorerSummary): Promise<string> {
+    const panel = this.tracker.find(p => p.node.contains(this.node));
+    const kernel = panel?.sessionContext.session?.kernel;
+    if (!panel || !kernel) {
+      return 'No kernel: a saved summary.';
+    }
+    const client = clientFor(kernel);
+    if ((await client.connect()) !== 'ready') {
+      return 'The kernel has not loaded jupyter-scratchpad: a saved summary.';
+    }
+    try {
+      const found = await client.request('explorer', { model_id: summary.model_id });
+      if (!found.live) {
+        return 'This explorer is not in the running kernel (it was restarted): a saved summary.';
+      }
+    } catch (reason) {
+      return reason instanceof ScratchpadRequestError && reason.code === 'unknown_type'
+        ? 'The kernel runs an older jupyter-scratchpad: a saved summary.'
+        : `The kernel did not say (${(reason as Error).message}): a saved summary.`;
+    }
+    const view = widgetRenderer(panel, summary.model_id);
+    if (!view) {
+      return 'Jupyter widgets are not installed here: a saved summary.';
+    }
+    this._live = view;
+    this.node.dataset.state = 'live';
+    this.node.replaceChildren();
+    Widget.attach(view, this.node);
+    return '';
+  }
+
+  dispose(): void {
+    this._live?.dispose();
+    this._live = null;
+    super.dispose();
+  }
+
+  private _summary: IExplorerSummary | null = null;
+  private _live: Widget | null = null;
+  private _trying = false;
+}
+
+/** The factory: before the widget view (rank -10 in a notebook), so a saved output reads. */
+export function createExplorerRendererFactory(
+  tracker: INotebookTracker
+): IRenderMime.IRendererFactory {
+  return {
+    safe: true,
+    mimeTypes: [EXPLORER_MIME_TYPE],
+    defaultRank: -20,
+    createRenderer: () => new ExplorerOutput(tracker)
+  };
+}
+
+/** One explorer panel per notebook, beside it; it closes when the notebook's kernel goes. */
+export class ExplorerPanels {
+  /** Open (or show) the explorer of `panel`'s kernel on `handle`; throws what went wrong. */
+  async open(panel: NotebookPanel, handle: string): Promise<MainAreaWidget> {
+    const kernel = panel.sessionContext.session?.kernel;
+    if (!kernel) {
+      throw new ScratchpadRequestError('not_loaded', 'the notebook has no kernel');
+    }
+    const result = await clientFor(kernel).request('explore', { handle });
+    const existing = this._panels.get(panel);
+    if (existing && !existing.isDisposed && existing.id.endsWith(result.model_id)) {
+      existing.title.label = `Explore ${result.handle ?? ''}`.trim();
+      return existing;
+    }
+    existing?.dispose();
+    const view = widgetRenderer(panel, result.model_id);
+    if (!view) {
+      throw new ScratchpadRequestError(
+        'not_loaded',
+        'Jupyter widgets are not installed in JupyterLab'
+      );
+    }
+    const content = new Panel();
+    content.addClass(EXPLORER_PANEL_CLASS);
+    content.addWidget(view);
+    const widget = new MainAreaWidget({ content });
+    widget.id = `jp-scratchpad-explorer-${result.model_id}`;
+    widget.title.label = `Explore ${result.handle ?? ''}`.trim();
+    widget.title.caption = `Scratchpad explorer of ${panel.title.label}`;
+    widget.title.closable = true;
+    this._panels.set(panel, widget);
+    // Tied to the kernel: a restart, another kernel or a closed notebook ends it.
+    const end = () => widget.dispose();
+    const onStatus = (_: unknown, status: string) => {
+      if (status === 'restarting' || status === 'autorestarting' || status === 'dead') {
+        end();
+      }
+    };
+    panel.sessionContext.kernelChanged.connect(end);
+    panel.sessionContext.statusChanged.connect(onStatus);
+    panel.disposed.connect(end);
+    widget.disposed.connect(() => {
+      panel.sessionContext.kernelChanged.disconnect(end);
+      panel.sessionContext.statusChanged.disconnect(onStatus);
+      panel.disposed.disconnect(end);
+      if (this._panels.get(panel) === widget) {
+        this._panels.delete(panel);
+      }
+    });
+    return widget;
+  }
+
+  private _panels = new Map<NotebookPanel, MainAreaWidget>();
+}

@@ -1,0 +1,203 @@
+/**
+ * The explorer's page (the anywidget ES module the kernel ships) against a fake model, and the
+ * summary a saved explorer output shows without its kernel.
+ */
+import { describe, expect, it } from 'vitest';
+
+// @ts-expect-error: a plain ES module without types, loaded as the browser loads it
+import explorer, { renderView } from '../../jupyter_scratchpad/widgets/explorer.js';
+import { renderExplorerSummary } from '../src/explorerSummary';
+import { parseExplorerSummary } from '../src/protocol';
+
+type Handler = (...args: unknown[]) => void;
+
+/** A model as anywidget hands it to `render`: traitlets by name, custom messages both ways. */
+class FakeModel {
+  sent: Record<string, unknown>[] = [];
+  handlers = new Map<string, Handler[]>();
+  constructor(public state: Record<string, unknown>) {}
+  get(name: string): unknown {
+    return this.state[name];
+  }
+  set(name: string, value: unknown): void {
+    this.state[name] = value;
+  }
+  save_changes(): void {}
+  on(event: string, fn: Handler): void {
+    this.handlers.set(event, [...(this.handlers.get(event) ?? []), fn]);
+  }
+  off(event: string, fn: Handler): void {
+    this.handlers.set(
+      event,
+      (this.handlers.get(event) ?? []).filter(f => f !== fn)
+    );
+  }
+  send(content: Record<string, unknown>): void {
+    this.sent.push(content);
+  }
+  reply(content: Record<string, unknown>): void {
+    const last = this.sent[this.sent.length - 1];
+    for (const fn of this.handlers.get('msg:custom') ?? []) {
+      fn({ type: 'reply', id: last.id, ...content });
+    }
+  }
+}
+
+const ENTRY = {
+  handle: 'pods_0123456789ab',
+  source_tool: 'k8s_list_pods',
+  format: 'json',
+  size: 80_000,
+  lines: 8000,
+  tokens: 26_000,
+  created_at: 0,
+  expires_at: 3600
+};
+
+function mount(): { model: FakeModel; root: HTMLElement; cleanup: () => void } {
+  const model = new FakeModel({
+    entries: [ENTRY],
+    handle: ENTRY.handle,
+    relations: [{ name: ENTRY.handle }, { name: 'scratch_notes' }],
+    budget: { used: 10, usable: 100, remaining: 90, per_call_limit: 50, model: 'gpt-4o' },
+    as_agent: false,
+    title: 'run r · agent a · model gpt-4o',
+    defaults: { grep_context: 1, grep_max: 20, preview_lines: 50, sql_page: 20, iterate_rows: 20 }
+  });
+  const root = document.createElement('div');
+  document.body.append(root);
+  const cleanup = explorer.render({ model, el: root });
+  return { model, root, cleanup };
+}
+
+function click(root: HTMLElement, panel: string, label: string): void {
+  const buttons = [...root.querySelectorAll<HTMLButtonElement>(`[data-tab="${panel}"] button`)];
+  const found = buttons.find(b => b.textContent === label);
+  if (!found) {
+    throw new Error(`no button ${label} in ${panel}`);
+  }
+  found.click();
+}
+
+const tick = () => new Promise(resolve => setTimeout(resolve, 0));
+
+describe('the explorer page', () => {
+  it('lists the entries and starts SQL on the selected relation', () => {
+    const { root, cleanup } = mount();
+    expect(root.classList.contains('jp-scratchpad-explorer')).toBe(true);
+    expect(root.querySelector('.jp-scratchpad-x-picker')?.textContent).toContain(ENTRY.handle);
+    expect(root.querySelector<HTMLTextAreaElement>('textarea')?.value).toBe(
+      `SELECT * FROM "${ENTRY.handle}"`
+    );
+    expect(root.querySelector('.jp-scratchpad-x-meter-text')?.textContent).toContain(
+      'used 10 / 100'
+    );
+    cleanup();
+  });
+
+  it('greps with a person’s defaults and offers More', async () => {
+    const { model, root, cleanup } = mount();
+    const pattern = root.querySelector<HTMLInputElement>('[data-tab="grep"] input')!;
+    pattern.value = 'Failed';
+    click(root, 'grep', 'Search');
+    expect(model.sent.at(-1)).toMatchObject({
+      action: 'grep',
+      args: { pattern: 'Failed', context: 1, max_matches: 20, ignore_case: false }
+    });
+    model.reply({
+      ok: true,
+      view: {
+        kind: 'windows',
+        windows: [{ first: 4, lines: ['a', 'Failed', 'b'] }],
+        marked: [5],
+        more: true,
+        summary: '1 of 30'
+      }
+    });
+    await tick();
+    expect(root.querySelector('[data-tab="grep"] mark')?.textContent).toContain('Failed');
+    const more = [...root.querySelectorAll<HTMLButtonElement>('button')].find(
+      b => b.textContent === 'More'
+    )!;
+    expect(more.hidden).toBe(false);
+    more.click();
+    expect(model.sent.at(-1)).toMatchObject({ action: 'grep', args: { max_matches: 40 } });
+    cleanup();
+  });
+
+  it('clears a stale SQL table when the next query fails, and shows suggestions', async () => {
+    const { model, root, cleanup } = mount();
+    click(root, 'sql', 'Run');
+    model.reply({
+      ok: true,
+      view: { kind: 'table', columns: ['n'], rows: [['42']], summary: 'rows 1-1 of 1' }
+    });
+    await tick();
+    expect(root.querySelector('[data-tab="sql"] td')?.textContent).toBe('42');
+    root.querySelector<HTMLTextAreaElement>('textarea')!.value = 'SELECT * FROM nowhere';
+    click(root, 'sql', 'Run');
+    model.reply({
+      ok: false,
+      error: {
+        error: 'sql_error',
+        message: 'Table nowhere does not exist',
+        suggestions: [
+          {
+            tool: 'sql',
+            arguments: { query: 'DESCRIBE h' },
+            why: 'columns',
+            call: 'sql(query="DESCRIBE h")'
+          }
+        ]
+      }
+    });
+    await tick();
+    expect(root.querySelector('[data-tab="sql"] td')).toBeNull();
+    expect(root.querySelector('.jp-scratchpad-x-error')?.textContent).toContain('nowhere');
+    const suggestion = root.querySelector<HTMLButtonElement>('[data-suggestion]')!;
+    suggestion.click();
+    expect(root.querySelector<HTMLTextAreaElement>('textarea')!.value).toBe('DESCRIBE h');
+    cleanup();
+  });
+
+  it('switches to reading as the model', () => {
+    const { model, root, cleanup } = mount();
+    const box = root.querySelector<HTMLInputElement>('[data-role="as-agent"]')!;
+    box.checked = true;
+    box.dispatchEvent(new Event('change'));
+    expect(model.state.as_agent).toBe(true);
+    cleanup();
+    expect(model.handlers.get('msg:custom')).toEqual([]);
+  });
+
+  it('puts kernel text in as text, never markup', () => {
+    const view = renderView({
+      kind: 'lines',
+      first: 1,
+      lines: ['<img src=x onerror=alert(1)>'],
+      marked: []
+    });
+    expect(view.querySelector('img')).toBeNull();
+    expect(view.textContent).toContain('<img src=x onerror=alert(1)>');
+  });
+});
+
+describe('a saved explorer without its kernel', () => {
+  it('shows the summary it carries', () => {
+    const summary = parseExplorerSummary({
+      model_id: 'abc',
+      handle: 'h_1',
+      title: 'Scratchpad explorer — run notebook',
+      lines: ['exploring: h_1', 'budget: used 1 / 2'],
+      again: '(run the notebook and `%scratch explore h_1`)'
+    });
+    if (typeof summary === 'string') {
+      throw new Error(summary);
+    }
+    const node = renderExplorerSummary(summary, 'No kernel: a saved summary.');
+    expect(node.textContent).toContain('Scratchpad explorer — run notebook');
+    expect(node.textContent).toContain('No kernel: a saved summary.');
+    expect(node.querySelectorAll('li')).toHaveLength(2);
+    expect(parseExplorerSummary({ title: 'x' })).toMatch(/model id/);
+  });
+});

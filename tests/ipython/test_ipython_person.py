@@ -1,0 +1,209 @@
+"""A person is not rationed like a model: whole results, nothing charged unless --as-agent."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pandas as pd
+import pytest
+from IPython.core.error import UsageError
+
+from jupyter_scratchpad.ipython import ScratchSession
+from jupyter_scratchpad.ipython.commands import cmd_sql
+
+ROWS = 8000
+
+
+def value(ip: Any, code: str) -> Any:
+    return ip.run_cell(code).result
+
+
+@pytest.fixture
+def records(ip: Any, session: ScratchSession) -> str:
+    """A spilled array of 8,000 records (one row each in SQL)."""
+    rows = [{"id": i, "status": "failed" if i % 9 == 0 else "ok", "meta": {"zone": f"z{i % 4}"}} for i in range(ROWS)]
+    return str(session.pad.spill(rows, tool="records").handle)
+
+
+def test_sql_returns_every_row_and_charges_nothing(ip: Any, records: str, session: ScratchSession) -> None:
+    used, extracted = session.pad.budget.used, session.pad.usage()["tokens_extracted"]
+    df = value(ip, f"df = %scratch sql SELECT * FROM {records} ORDER BY id\ndf")
+    assert type(df) is pd.DataFrame and len(df) == ROWS
+    assert list(df["id"]) == list(range(ROWS))
+    assert session.pad.budget.used == used and session.pad.usage()["tokens_extracted"] == extracted
+
+
+def test_sql_limit_says_the_result_was_cut(ip: Any, records: str, capsys: pytest.CaptureFixture[str]) -> None:
+    df = value(ip, f"%scratch sql --limit 25 SELECT id FROM {records} ORDER BY id")
+    assert list(df["id"]) == list(range(25))
+    assert "the first 25 rows" in capsys.readouterr().out
+    df = value(ip, f"%scratch sql --limit 25 SELECT id FROM {records} WHERE id < 10")
+    assert len(df) == 10 and "the first" not in capsys.readouterr().out  # nothing cut, nothing said
+
+
+def test_sql_past_the_row_bound_needs_limit_or_all(ip: Any, records: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cmd_sql, "SQL_DF_MAX_ROWS", 1000)
+    with pytest.raises(UsageError, match=r"more than 1,000 rows; add --limit N .* or --all"):
+        ip.run_cell(f"%scratch sql SELECT * FROM {records}")
+    assert len(value(ip, f"%scratch sql --all SELECT * FROM {records}")) == ROWS
+
+
+def test_sql_as_agent_is_capped_charged_and_says_so(ip: Any, records: str, session: ScratchSession,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    used = session.pad.budget.used
+    df = value(ip, f"%scratch sql --as-agent SELECT id FROM {records} ORDER BY id")
+    assert len(df) == 200 and session.pad.budget.used > used
+    out = capsys.readouterr().out
+    assert "cut to the first 200 rows, as the model sees it" in out
+    ip.user_ns["h"] = records
+    df = value(ip, "%scratch sql --as-agent --max-rows 7 SELECT id FROM {{h}} ORDER BY id")
+    assert list(df["id"]) == list(range(7))
+
+
+def test_sql_array_of_the_pods_and_df_agree(ip: Any, spilled: str) -> None:
+    by_sql = value(ip, f"%scratch sql SELECT count(*) AS n FROM (SELECT unnest(items) FROM {spilled})")
+    frame = value(ip, f"%scratch df {spilled} items")
+    assert by_sql["n"][0] == len(frame) == 3000
+    assert list(frame.columns) == ["metadata.name", "metadata.namespace", "status.phase"]
+    assert frame["metadata.name"][2999] == "pod-2999"
+
+
+def test_df_of_text_is_its_lines_and_bad_paths_name_the_keys(ip: Any, session: ScratchSession, spilled: str) -> None:
+    log = session.pad.spill("\n".join(f"line {i}" for i in range(500)), tool="log").handle
+    frame = value(ip, f"%scratch df {log}")
+    assert list(frame.columns) == ["line_no", "line"] and frame["line"][499] == "line 499"
+    with pytest.raises(UsageError, match=r"%scratch df: path 'itemz' not found.*try: %scratch get .* \$\.items"):
+        ip.run_cell(f"%scratch df {spilled} itemz")
+
+
+def test_reads_are_not_charged_and_budget_reset(ip: Any, spilled: str, session: ScratchSession) -> None:
+    initial = session.pad.budget.used
+    for line in (f"head {spilled} -n 400", f"grep {spilled} Failed --max 500", f"schema {spilled}",
+                 f"items {spilled} items", f"iter {spilled} items --fields metadata.name --limit 500",
+                 f"get {spilled} items.5"):
+        assert ip.run_cell(f"%scratch {line}").success
+    assert session.pad.budget.used == initial
+    ip.run_cell(f"%scratch head {spilled} -n 40 --as-agent")
+    assert session.pad.budget.used > initial
+    report = value(ip, "%scratch budget reset")
+    assert report["used"] == initial == session.pad.budget.used
+
+
+def test_a_person_reads_more_than_the_per_call_cap(ip: Any, spilled: str, session: ScratchSession) -> None:
+    result = value(ip, f"%scratch head {spilled} -n 5000")  # ~20,000 tokens: over the 10,000 cap
+    assert result.ok and result.data["end"] == 5000
+    with pytest.raises(UsageError, match="only this short refusal was charged"):
+        ip.run_cell(f"%scratch head {spilled} -n 5000 --as-agent")
+
+
+def test_list_counts_are_integers(ip: Any, spilled: str, session: ScratchSession) -> None:
+    session.pad.scratch_write("note", {"a": 1})
+    entries = value(ip, "%scratch list")
+    assert all(str(entries[c].dtype) == "Int64" for c in ("size", "lines", "tokens"))
+    assert entries["lines"].isna().tolist() == [False, True]  # a note has no lines: <NA>, not NaN
+    assert "nan" not in entries.to_string().lower() and ".0 " not in entries.to_string()
+
+
+# -- what is typed is what runs ------------------------------------------------------------------
+
+LOG = "\n".join(f"GET /api/{i} took {i * 7 % 100000}ms" for i in range(20000))
+
+
+def test_regex_braces_and_dollars_arrive_as_typed(ip: Any, session: ScratchSession) -> None:
+    handle = session.pad.spill(LOG, tool="api_log").handle
+    expected = len(re.findall(r"took \d{5}ms", LOG))
+    result = value(ip, rf'%scratch grep {handle} "took \d{{5}}ms" --max 1000 -C 0')
+    assert result.data["total_matches"] == expected > 10_000
+    ip.user_ns["ms"] = "should not be used"
+    result = value(ip, rf"%scratch grep {handle} 'took 1$ms|{{x}}' --max 5")
+    assert result.arguments["pattern"] == "took 1$ms|{x}"  # neither $ms nor {x} was expanded
+
+
+def test_sql_struct_literals_are_not_expanded(ip: Any, session: ScratchSession) -> None:
+    ip.user_ns["a"] = "oops"
+    df = value(ip, "%scratch sql SELECT {'a': 1, 'b': [1, 2]} AS s, 1::VARCHAR AS t, [1, 2, 3][2:3] AS l")
+    assert df["s"][0] == {"a": 1, "b": [1, 2]} and df["t"][0] == "1" and list(df["l"][0]) == [2, 3]
+    df = value(ip, "%%scratch sql\nSELECT {'k': 'v'} AS s")
+    assert df["s"][0] == {"k": "v"}
+
+
+def test_variables_are_bound_as_sql_parameters_or_inserted_as_names(ip: Any, records: str) -> None:
+    ip.user_ns.update(at_least=7990, status="it's ok", h=records)
+    df = value(ip, "%scratch sql SELECT id FROM {{h}} WHERE id >= :at_least ORDER BY id")
+    assert list(df["id"]) == list(range(7990, ROWS))
+    df = value(ip, "%%scratch sql\nSELECT :status AS s, count(*) AS n FROM {{h}} WHERE id < :at_least")
+    assert df["s"][0] == "it's ok" and df["n"][0] == 7990  # a quote inside a bound value is just a character
+    df = value(ip, "%scratch sql SELECT ':at_least' AS literal -- :at_least in a comment")
+    assert df["literal"][0] == ":at_least"
+
+
+def test_braces_insert_a_variable_into_other_arguments(ip: Any, spilled: str, session: ScratchSession) -> None:
+    ip.user_ns.update(pattern="pod-2999\\b", lines=3, payload={"k": [1, 2]})
+    assert value(ip, f"%scratch grep {spilled} {{{{pattern}}}} -C 0").data["total_matches"] == 1
+    assert value(ip, f"%scratch head {spilled} -n {{{{lines}}}}").data["end"] == 3
+    ip.run_cell("%scratch write saved {{payload}}")
+    assert session.pad.scratch_read("saved") == {"k": [1, 2]}
+
+
+def test_an_unknown_variable_is_an_error(ip: Any, spilled: str) -> None:
+    with pytest.raises(UsageError, match=r":nowhere names no variable 'nowhere'"):
+        ip.run_cell(f"%scratch sql SELECT * FROM {spilled} WHERE kind = :nowhere")
+    with pytest.raises(UsageError, match=r"\{\{nowhere\}\} names no variable"):
+        ip.run_cell(f"%scratch grep {spilled} {{{{nowhere}}}}")
+    ip.user_ns["x"] = 1
+    with pytest.raises(UsageError, match="a model's query has no parameters"):
+        ip.run_cell(f"%scratch sql --as-agent SELECT :x FROM {spilled}")
+
+
+# -- completion ----------------------------------------------------------------------------------
+
+
+def complete(ip: Any, line: str) -> list[str]:
+    from IPython.core.completer import provisionalcompleter
+
+    with provisionalcompleter():
+        return [c.text for c in ip.Completer.completions(line, len(line))]
+
+
+def test_tab_completes_subcommands_handles_and_models(ip: Any, spilled: str, session: ScratchSession) -> None:
+    session.pad.scratch_write("my_note", 1)
+    assert {"head", "help", "--help"} & set(complete(ip, "%scratch he")) == {"head"}
+    assert spilled in complete(ip, "%scratch head ")
+    assert complete(ip, f"%scratch grep {spilled[:6]}") == [spilled]
+    assert "my_note" in complete(ip, "%scratch read ") and spilled not in complete(ip, "%scratch read ")
+    assert "gpt-4o" in complete(ip, "%scratch budget --model ")
+    assert spilled in complete(ip, "%scratch sql SELECT * FROM ")
+    assert "parquet" in complete(ip, f"%scratch export {spilled} --to ")
+    assert spilled in complete(ip, "%%scratch sql ") or "SELECT" in complete(ip, "%%scratch sql ")
+
+
+def test_unload_removes_the_completer(ip: Any, spilled: str) -> None:
+    ip.run_line_magic("unload_ext", "jupyter_scratchpad")
+    assert spilled not in complete(ip, "%scratch head ")
+
+
+# -- typos are errors ----------------------------------------------------------------------------
+
+
+def test_an_unknown_model_is_warned_about_with_close_matches(ip: Any, session: ScratchSession,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    ip.run_cell("%config ScratchMagics.model = 'gpt4o'")
+    err = capsys.readouterr().err
+    assert "unknown model 'gpt4o'" in err and "did you mean 'gpt-4o'" in err
+    value(ip, "%scratch budget --model claude-sonet-4")
+    assert "unknown model" not in capsys.readouterr().err  # any claude-* is known (Claude's window)
+    value(ip, "%scratch budget --model gpt-4.1-mini")
+    assert capsys.readouterr().err == ""
+
+
+def test_handle_errors_name_the_magic(ip: Any, spilled: str) -> None:
+    with pytest.raises(UsageError) as info:
+        ip.run_cell("%scratch head nosuch_handle")
+    message = str(info.value)
+    assert message.startswith("%scratch head:") and "%scratch list" in message and "scratch_list" not in message
+    with pytest.raises(UsageError, match=r"^%scratch df: no live handle 'nosuch'"):
+        ip.run_cell("%scratch df nosuch")
+    with pytest.raises(UsageError) as info:
+        ip.run_cell("%scratch explore {h}")  # not expanded: '{h}' is not a handle
+    assert "%scratch list shows the live handles" in str(info.value) and "scratch_list" not in str(info.value)

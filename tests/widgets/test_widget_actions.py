@@ -1,0 +1,145 @@
+"""Each explorer action: what the page gets, what is charged (nothing, unless as the model)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from widget_helpers import ask
+
+from jupyter_scratchpad import Scratchpad
+from jupyter_scratchpad.widgets import Explorer
+from jupyter_scratchpad.widgets._actions import MAX_PAGE_CHARS
+
+
+def test_preview_pages_lines_as_the_person(make_explorer: Callable[..., Explorer], pad: Scratchpad,
+                                           pods_handle: str) -> None:
+    explorer = make_explorer(pods_handle)
+    used = pad.budget.used
+    head = ask(explorer, "preview", tool="head", lines=5)["view"]
+    assert head["kind"] == "lines" and head["first"] == 1 and len(head["lines"]) == 5
+    page = ask(explorer, "preview", tool="slice", start=1000, lines=1500)["view"]  # over the model's cap
+    assert (page["start"], page["end"]) == (1000, 2499) and page["total"] == pad.entry(pods_handle).line_count
+    tail = ask(explorer, "preview", tool="tail", lines=3)["view"]
+    assert tail["end"] == tail["total"]
+    assert pad.budget.used == used  # a person reading is not charged
+
+
+def test_as_the_model_would_see_it(make_explorer: Callable[..., Explorer], pad: Scratchpad, pods_handle: str) -> None:
+    explorer = make_explorer(pods_handle)
+    explorer.as_agent = True
+    used = pad.budget.used
+    reply = ask(explorer, "preview", tool="head", lines=5)
+    view = reply["view"]
+    expected = pad.call_tool("head", {"handle": pods_handle, "lines": 5}, charge=False).data["lines"]
+    assert view["kind"] == "text" and all(line in view["text"] for line in expected)
+    assert "tokens:" in view["text"] and view["tokens"] > 0 and pad.budget.used == used + view["tokens"]
+    assert explorer.budget["used"] == pad.budget.used  # the meter follows
+    refused = ask(explorer, "preview", tool="slice", start=1, lines=2000)
+    assert not refused["ok"] and refused["error"]["error"] == "slice_too_large"
+    assert refused["error"]["suggestions"][0]["tool"] == "slice"
+
+
+def test_grep_defaults_a_person_would_choose_and_more(make_explorer: Callable[..., Explorer], pods_handle: str,
+                                                      pods: dict[str, Any]) -> None:
+    explorer = make_explorer(pods_handle)
+    failed = sum(1 for p in pods["items"] if p["status"]["phase"] == "Failed")
+    view = ask(explorer, "grep", pattern='"Failed"')["view"]
+    assert view["kind"] == "windows" and len(view["marked"]) == 20 and view["more"] is True
+    assert all(len(w["lines"]) == 3 for w in view["windows"])  # one line of context either side
+    assert view["summary"].startswith(f"20 of {failed:,} matching lines shown")
+    more = ask(explorer, "grep", pattern='"Failed"', max_matches=40)["view"]
+    assert len(more["marked"]) == 40 and more["marked"][:20] == view["marked"]
+    every = ask(explorer, "grep", pattern='"Failed"', max_matches=1000, context=0)["view"]
+    assert len(every["marked"]) == failed and every["more"] is False
+
+
+def test_schema_offers_the_array_paths_then_items_and_values(make_explorer: Callable[..., Explorer],
+                                                             pods_handle: str) -> None:
+    explorer = make_explorer(pods_handle)
+    schema = ask(explorer, "schema")["view"]
+    assert schema["kind"] == "text" and "$.items" in schema["text"] and schema["paths"][0] == "$.items"
+    keys = ask(explorer, "item_schema", path="$.items")["view"]
+    assert keys["kind"] == "table" and keys["columns"] == ["key", "type", "present"]
+    annotations = [r for r in keys["rows"] if r[0] == "metadata.annotations.deploy/revision"]
+    assert annotations and annotations[0][2] == "42/4,000"  # every 97th pod: the late keys are seen
+    value = ask(explorer, "get_in", path="$.items[0].metadata.namespace")["view"]
+    assert value["kind"] == "text" and value["text"].startswith('"')
+
+
+def test_iterate_rows_and_missing_fields(make_explorer: Callable[..., Explorer], pods_handle: str) -> None:
+    explorer = make_explorer(pods_handle)
+    view = ask(explorer, "iterate", path="items", fields="metadata.name,status.phase", offset=10, limit=5)["view"]
+    assert view["columns"] == ["_index", "metadata.name", "status.phase"] and len(view["rows"]) == 5
+    assert view["rows"][0][0] == "10" and view["summary"] == "items 10-14"
+    reply = ask(explorer, "iterate", path="items", fields="")
+    assert not reply["ok"] and "name the fields" in reply["error"]["message"]
+
+
+def test_sql_pages_counts_and_describes(make_explorer: Callable[..., Explorer], pad: Scratchpad,
+                                        pods_handle: str) -> None:
+    explorer = make_explorer(pods_handle)
+    used = pad.budget.used
+    query = f"SELECT i.metadata.name AS name FROM (SELECT unnest(items) AS i FROM {pods_handle}) -- a comment"
+    first = ask(explorer, "sql", query=query, page_size=25)["view"]
+    assert first["total"] == 4000 and len(first["rows"]) == 25 and first["summary"] == "rows 1-25 of 4,000"
+    last = ask(explorer, "sql", query=query, page_size=25, offset=3990)["view"]
+    assert len(last["rows"]) == 10 and last["summary"] == "rows 3,991-4,000 of 4,000"
+    columns = ask(explorer, "describe", relation=pods_handle)["view"]
+    assert columns["columns"][:2] == ["column_name", "column_type"]
+    assert "items" in [r[0] for r in columns["rows"]]
+    assert pad.budget.used == used
+
+
+def test_a_failed_query_names_the_relations_and_a_next_step(make_explorer: Callable[..., Explorer],
+                                                            pods_handle: str, events_handle: str) -> None:
+    explorer = make_explorer(pods_handle)
+    reply = ask(explorer, "sql", query="SELECT * FROM nowhere")
+    assert not reply["ok"] and "nowhere" in reply["error"]["message"]
+    assert pods_handle in reply["error"]["message"] and events_handle in reply["error"]["message"]
+    assert reply["error"]["suggestions"][0]["arguments"]["query"].startswith("DESCRIBE ")
+    forbidden = ask(explorer, "sql", query="SELECT * FROM read_text('/etc/passwd')")
+    assert not forbidden["ok"] and "sandbox" in forbidden["error"]["message"]
+
+
+def test_values_are_plain_text_cells(make_explorer: Callable[..., Explorer], pad: Scratchpad) -> None:
+    handle = pad.spill([{"id": i, "tags": ["a", "b"], "n": None, "x": 1.5} for i in range(50)], tool="t").handle
+    explorer = make_explorer(handle)
+    view = ask(explorer, "sql", query=f"SELECT * FROM {handle} ORDER BY id", page_size=2)["view"]
+    assert view["rows"][0] == ["0", '["a", "b"]', "NULL", "1.5"]
+
+
+def test_a_page_is_bounded_whatever_the_entry(make_explorer: Callable[..., Explorer], pad: Scratchpad) -> None:
+    handle = pad.spill("\n".join("x" * 50_000 for _ in range(300)), tool="wide").handle
+    explorer = make_explorer(handle)
+    reply = ask(explorer, "preview", tool="head", lines=300)
+    size = len(json.dumps(reply))
+    assert size < MAX_PAGE_CHARS + 10_000
+    assert "chars not shown" in reply["view"]["lines"][0] and "did not fit one page" in reply["view"]["summary"]
+
+
+def test_spilled_content_is_data_never_markup(make_explorer: Callable[..., Explorer], pad: Scratchpad) -> None:
+    handle = pad.spill("<script>alert(1)</script>\n" * 600, tool="xss").handle
+    explorer = make_explorer(handle)
+    view = ask(explorer, "preview", tool="head", lines=1)["view"]
+    assert view["lines"] == ["<script>alert(1)</script>"]  # the page puts it in as text (explorer.js: textContent)
+    data, _ = explorer._repr_mimebundle_()
+    assert "<script>" not in data["text/html"]
+
+
+def test_a_bug_of_ours_is_a_reply_not_a_raise(make_explorer: Callable[..., Explorer], pods_handle: str,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from jupyter_scratchpad.widgets import _actions
+
+    explorer = make_explorer(pods_handle)
+
+    def broken(*args: Any) -> Any:
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setitem(_actions.ACTIONS, "schema", (broken, True))
+    reply = ask(explorer, "schema")
+    assert not reply["ok"] and re.search(r"ZeroDivisionError: boom.*keep working", reply["error"]["message"])
+    assert ask(explorer, "nonsense")["error"]["error"] == "unknown_action"
