@@ -93,6 +93,7 @@ def test_budget_follows_the_pad(pad: Scratchpad, spilled: str) -> None:
 
 
 def test_stub_is_the_displayed_stub(pad: Scratchpad, spilled: str) -> None:
+    pad.wait_for_counts()  # the exact count of a large spill lands in the background
     reply = handle_request(pad, req("stub", handle=spilled))
     check("stub_reply", reply)
     check("stub", reply["result"]["stub"])
