@@ -20,6 +20,7 @@ from .explore._base import VALUE_CACHE
 from .spill import SpillDecision, SpillPolicy, bound_error_text
 from .spill._counting import EXACT_INLINE_BYTES, submit_count
 from .spill._envelope import unwrap_call_tool_result
+from .spill._progress import SpillProgress
 from .spill._stub import RESERVED_HANDLES, build_stub, catalog_preview, handle_for, render_stub_text
 from .spill._withheld import withheld_pointer
 from .store import Entry, Scope, ScratchStore, as_text, normalise, validate_handle
@@ -99,6 +100,9 @@ class Scratchpad:
         # called as listener(handle, tokens) when a large spill's exact count lands (the notebook
         # card and sidebar refresh from it)
         self.token_listeners: list[Callable[[str, int], None]] = []
+        # called with {"tool", "handle", "phase", "step", "steps", "size_bytes", "elapsed_s"} while a
+        # spill runs longer than a second (see spill/_progress.py)
+        self.progress_listeners: list[Callable[[dict[str, Any]], None]] = []
         self._tokens_intercepted = 0
         self._tokens_extracted = 0
         self._spills = 0
@@ -193,10 +197,19 @@ class Scratchpad:
                     bounded = bound_error_text(text, self.policy.error_max_bytes)
                     content = result if bounded == text else bounded
                 return InterceptResult(False, content, None, decision)
-            stub = self._spill(
-                result, text, tool=tool, server=server, handle=handle, ttl_s=ttl_s, metadata=metadata, decision=decision
-            )
-            content = render_stub_text(stub, self.tokenizer.count)
+            with SpillProgress(self.progress_listeners, tool, decision.size_bytes) as progress:
+                stub = self._spill(
+                    result,
+                    text,
+                    tool=tool,
+                    server=server,
+                    handle=handle,
+                    ttl_s=ttl_s,
+                    metadata=metadata,
+                    decision=decision,
+                    progress=progress,
+                )
+                content = render_stub_text(stub, self.tokenizer.count)
             return InterceptResult(True, content, stub, decision, stub["handle"])
         except Exception as exc:  # fail closed: a pointer, never the flood
             return self._withheld(text, tool, decision, exc)
@@ -232,7 +245,9 @@ class Scratchpad:
         ttl_s: float | None,
         metadata: Mapping[str, Any] | None,
         decision: SpillDecision,
+        progress: SpillProgress,
     ) -> dict[str, Any]:
+        progress.phase("normalise")
         inner = unwrap_call_tool_result(result)
         norm = normalise(inner if inner is not None else result, inner if inner is not None else text)
         digest = hashlib.sha256(norm.raw).hexdigest()
@@ -243,6 +258,7 @@ class Scratchpad:
             meta["unwrapped"] = "mcp_call_tool_result"
         if metadata:
             meta["metadata"] = json.loads(dumps_compact(dict(metadata)))
+        progress.phase("write")
         entry, _created = self.store.put_body(
             self.scope,
             handle=name,
@@ -262,6 +278,8 @@ class Scratchpad:
             # parse once: the JSON tools start from the value the spill parsed (never from a
             # caller's object, which the caller may still change)
             VALUE_CACHE.put(entry.body_id, entry.body_bytes or len(norm.body), norm.value)
+        progress.handle = entry.key
+        progress.phase("stub")
         stub = self._build_stub(entry, norm.value if norm.format == "json" else None)
         with self._usage_lock:
             self._spills += 1

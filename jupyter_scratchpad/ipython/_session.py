@@ -22,6 +22,7 @@ from ..budget import CONTEXT_WINDOWS, ContextBudget, is_known_model
 from ._args import close_match_hint
 from ._complete import Completer
 from ._hooks import OutputHooks
+from ._progress import ProgressLine
 from ._render import stub_bundle
 from ._spill import OutputSpiller
 
@@ -85,13 +86,15 @@ class ScratchSession:
         m = self.magics
         policy = self.build_policy()
         try:
-            return self.store.scratchpad(
+            pad = self.store.scratchpad(
                 run_id=m.run_id, agent_id=m.agent_id, model=m.model, context_window=m.context_window,
                 safety_margin=policy.context_safety_margin,
                 max_extraction_tokens=m.max_extraction_tokens or policy.max_extraction_tokens,
                 policy=policy, turn_depth_bonus=policy.turn_depth_bonus, preview_lines=m.preview_lines)
         except ScratchpadError as exc:
             raise UsageError(f"jupyter-scratchpad: {exc.message}") from None
+        pad.progress_listeners.append(ProgressLine())  # a spill over a second shows a progress line
+        return pad
 
     def start(self) -> None:
         """Install the hooks and register with the shell (and the JupyterLab comm, if present)."""

@@ -1,0 +1,89 @@
+"""Progress of a long spill, for whoever shows it (a notebook's progress line, the lab card).
+
+A spill reports its phases (``decide``, ``normalise``, ``write``, ``stub``) to the pad's
+``progress_listeners``; once it has run longer than ``TICK_AFTER_S`` a ticker thread repeats the
+current phase every ``TICK_EVERY_S`` with the elapsed time, so a display can move while a long C
+call (parsing a gigabyte) blocks the spilling thread. Nothing is emitted for a spill that ends
+within the first second, and nothing at all when no one listens. A listener that fails is logged
+and dropped from that spill; it never fails the spill.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["PHASES", "SpillProgress"]
+
+PHASES = ("decide", "normalise", "write", "stub", "done")
+TICK_AFTER_S = 1.0
+TICK_EVERY_S = 0.5
+log = logging.getLogger("jupyter_scratchpad")
+
+Listener = Callable[[dict[str, Any]], None]
+
+
+class SpillProgress:
+    """One spill's progress; a context manager that stops the ticker and reports ``done``."""
+
+    def __init__(self, listeners: list[Listener], tool: str, size_bytes: int) -> None:
+        self.listeners = list(listeners)
+        self.tool = tool
+        self.size_bytes = size_bytes
+        self.started = time.monotonic()
+        self.current = "decide"
+        self.handle: str | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+        if self.listeners:
+            self._ticker = threading.Thread(target=self._tick, name="scratch-spill-progress", daemon=True)
+            self._ticker.start()
+
+    def _event(self, phase: str) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "handle": self.handle,
+            "phase": phase,
+            "step": PHASES.index(phase) + 1,
+            "steps": len(PHASES),
+            "size_bytes": self.size_bytes,
+            "elapsed_s": round(time.monotonic() - self.started, 3),
+        }
+
+    def _emit(self, event: dict[str, Any]) -> None:
+        with self._lock:
+            listeners = list(self.listeners)
+        for listener in listeners:
+            try:
+                listener(event)
+            except Exception:
+                log.exception("a spill progress listener failed; it is dropped for this spill")
+                with self._lock:
+                    if listener in self.listeners:
+                        self.listeners.remove(listener)
+
+    def phase(self, name: str) -> None:
+        self.current = name
+        if self.listeners and time.monotonic() - self.started >= TICK_AFTER_S:
+            self._emit(self._event(name))
+
+    def _tick(self) -> None:
+        if self._stop.wait(TICK_AFTER_S):
+            return
+        while not self._stop.is_set():
+            self._emit(self._event(self.current))
+            self._stop.wait(TICK_EVERY_S)
+
+    def __enter__(self) -> SpillProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join(timeout=1)
+        if self.listeners and time.monotonic() - self.started >= TICK_AFTER_S:
+            self._emit(self._event("done"))
