@@ -181,6 +181,21 @@ class ToolContext:
             )
         return entry
 
+    def settled(self, entry: Entry) -> Entry:
+        """``entry`` with its exact token count when a background count is still pending.
+
+        A large spill's stub carries the policy's lower bound while the exact count runs on the
+        counting thread; a tool that decides by the whole body's tokens waits for it (within
+        the call's time limit, at most 5 s) and re-reads the entry.
+        """
+        if entry.meta.get("tokens_exact", True):
+            return entry
+        wait = getattr(self.pad, "wait_for_counts", None)
+        if wait is not None:
+            wait(timeout_s=max(0.0, min(5.0, self.time_left() - 0.5)))
+        fresh: Entry | None = self.store.get_entry(self.pad.scope, "handle", entry.key)
+        return fresh if fresh is not None else entry
+
     def reader(self, entry: Entry) -> BodyReader:
         return self.store.reader(entry)  # type: ignore[no-any-return]
 

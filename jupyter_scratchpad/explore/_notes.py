@@ -67,13 +67,15 @@ def scratch_list(
             "format": e.format,
             "size": e.size_bytes,
             "tokens": e.tokens,
+            "tokens_exact": bool(e.meta.get("tokens_exact", True)),
             "lines": e.line_count,
             "expires_at": _iso(e.expires_at),
         }
         rows.append(row)
         if e.kind == "handle":
             lines.append(
-                f"handle {e.key}  {e.format}  {fmt_bytes(e.size_bytes)}  {e.tokens or 0:,} tokens  "
+                f"handle {e.key}  {e.format}  {fmt_bytes(e.size_bytes)}  "
+                f"{'' if row['tokens_exact'] else '≥ '}{e.tokens or 0:,} tokens  "
                 f"from {e.source_tool or '?'}  expires {row['expires_at']}"
             )
         else:

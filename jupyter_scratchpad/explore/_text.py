@@ -422,7 +422,7 @@ def read_handle_suggestions(args: dict[str, Any], estimated: int, limit: int) ->
 
 
 def read(ctx: ToolContext, handle: str) -> Output:
-    entry = ctx.entry(handle)
+    entry = ctx.settled(ctx.entry(handle))
     tokens = entry.tokens
     if tokens is not None and tokens > ctx.limit_tokens:
         raise TooLarge(tokens, "the whole output")
