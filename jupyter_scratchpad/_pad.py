@@ -251,6 +251,17 @@ class Scratchpad:
         inner = unwrap_call_tool_result(result)
         norm = normalise(inner if inner is not None else result, inner if inner is not None else text)
         digest = hashlib.sha256(norm.raw).hexdigest()
+        if handle is None:
+            reused = self._reuse(digest, ttl_s, norm.raw, None if norm.body is norm.raw else norm.body)
+            if reused is not None:
+                progress.handle = reused.key
+                progress.phase("stub")
+                stub = self._build_stub(reused, norm.value if norm.format == "json" else None)
+                stub["reused"] = True
+                stub["source_tool"] = tool
+                with self._usage_lock:
+                    self._spills += 1
+                return stub
         name = handle or self._free_handle(tool, digest)
         tokens, exact = self._tokens_now(text, decision)
         meta: dict[str, Any] = {"utf8_errors": norm.utf8_errors, "tokens_exact": exact}
@@ -288,6 +299,32 @@ class Scratchpad:
         if not exact:
             self._count_later(text, entry.key, digest)
         return stub
+
+    def _reuse(self, digest: str, ttl_s: float | None, raw: bytes, body: bytes | None) -> Entry | None:
+        """One output, one entry: the scope's live handle holding these bytes, its life extended.
+
+        Re-running a cell (or an agent repeating a call) stores nothing new and counts its tokens
+        once; the new stub points at the existing handle.
+        """
+        existing: Entry | None = self.store.find_by_hash(self.scope, digest)
+        if existing is None:
+            return None
+        entry, _created = self.store.put_body(
+            self.scope,
+            handle=existing.key,
+            raw=raw,  # only written if the row was swept in between
+            body=body,
+            content_hash=digest,
+            fmt=existing.format,
+            size_bytes=existing.size_bytes,
+            tokens=existing.tokens,
+            preview=existing.preview,
+            source_tool=existing.source_tool,
+            server=existing.server,
+            meta=existing.meta,
+            ttl_s=ttl_s,
+        )
+        return entry  # type: ignore[no-any-return]
 
     def _tokens_now(self, text: str, decision: SpillDecision) -> tuple[int, bool]:
         """``(tokens, exact)`` for the stub: exact when known or cheap, else the decision's bound."""

@@ -281,8 +281,9 @@ def render_stub_text(stub: dict[str, Any], count: Callable[[str], int] | None = 
     ``STUB_MAX_TOKENS``: preview lines go first (tail, then head), then sketch lines."""
     tool = _clean(str(stub.get("source_tool") or "output"), 60)
     origin = " (unwrapped from an MCP CallToolResult)" if stub.get("unwrapped") else ""
+    stored = "already stored (same bytes)" if stub.get("reused") else "stored"
     header = (
-        f'[scratchpad] {tool} output{origin} stored as handle "{stub["handle"]}", not in context: '
+        f'[scratchpad] {tool} output{origin} {stored} as handle "{stub["handle"]}", not in context: '
         f"{stub['format']}, {_size(stub['size'])}, {stub['lines']:,} lines, {_tokens_text(stub)}."
     )
     sketch = list(stub.get("schema") or [])

@@ -299,6 +299,19 @@ class ScratchStore:
             )
         return entry
 
+    def find_by_hash(self, scope: Scope, content_hash: str) -> Entry | None:
+        """The oldest live handle of ``scope`` whose raw bytes hash to ``content_hash``, or None.
+
+        One output, one entry: a spill of bytes already stored in the scope reuses that entry.
+        """
+        with self._db() as conn:
+            row = conn.execute(
+                f"SELECT {_COLUMNS} FROM scratch_entries WHERE run_id = ? AND agent_id = ? AND kind = 'handle' "
+                "AND content_hash = ? AND expires_at > ? ORDER BY created_at, key LIMIT 1",
+                [scope.run_id, scope.agent_id, content_hash, self.now()],
+            ).fetchone()
+        return Entry.from_row(row) if row else None
+
     def entries(self, scope: Scope, kind: str | None = None) -> list[Entry]:
         """Live entries of ``scope``, oldest first."""
         sql = f"SELECT {_COLUMNS} FROM scratch_entries WHERE run_id = ? AND agent_id = ? AND expires_at > ?"

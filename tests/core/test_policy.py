@@ -183,8 +183,9 @@ def test_intercept_spills_with_an_honest_stub(pad) -> None:  # type: ignore[no-u
     assert count_tokens(text) <= 250
     assert pad.usage() == {"agent_id": "agent-1", "tokens_intercepted": exact, "tokens_extracted": 0}
     assert pad.spill_count == 1
-    pad.intercept(data, tool="k8s_list_pods", server="k8s")  # the same again: intercepted again
-    assert pad.usage()["tokens_intercepted"] == 2 * exact
+    again = pad.intercept(data, tool="k8s_list_pods", server="k8s")  # the same bytes: one entry, counted once
+    assert again.handle == r.handle and "already stored (same bytes)" in again.content
+    assert pad.usage()["tokens_intercepted"] == exact and pad.spill_count == 2
 
 
 def test_claude_stub_says_estimate(store) -> None:  # type: ignore[no-untyped-def]

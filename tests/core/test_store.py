@@ -320,3 +320,20 @@ def test_not_a_directory(tmp_path: Path) -> None:
 
 def test_scope_dataclass_is_what_pads_use(pad) -> None:  # type: ignore[no-untyped-def]
     assert pad.scope == Scope("run-1", "agent-1")
+
+
+def test_a_repeated_spill_is_one_entry_counted_once(tmp_path: Path) -> None:
+
+    store = ScratchStore(tmp_path / "s")
+    pad = store.scratchpad("r", "a")
+    payload = {"items": [{"id": i, "name": f"n{i}"} for i in range(3000)]}
+    first = pad.spill(payload, tool="list_things")
+    once = pad.usage()["tokens_intercepted"]
+    again = pad.spill(payload, tool="list_things_again")
+    assert first.handle == again.handle and again.stub is not None and again.stub["reused"] is True
+    assert len(pad.entries("handle")) == 1
+    assert once > 0 and pad.usage()["tokens_intercepted"] == once
+    other = store.scratchpad("r2", "a")  # another scope: its own entry
+    assert not (other.spill(payload, tool="list_things").stub or {}).get("reused")
+    assert pad.get(first.handle) == payload
+    store.close()

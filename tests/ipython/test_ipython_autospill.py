@@ -274,3 +274,19 @@ def test_a_stream_that_cannot_be_tapped_is_proxied_for_the_cell(ip: Any, session
     assert stream.parts[:2] == ["shown", "\n"] and "processed batch 2000" not in "".join(stream.parts)
     [handle] = handles(session)
     assert session.pad.get(handle) == "shown\n" + BIG_LOG
+
+
+def test_rerunning_a_cell_reuses_its_entry(ip: Any, session: ScratchSession, capsys: pytest.CaptureFixture[str]) -> None:
+    ip.user_ns["pods"] = pods
+    ip.run_cell("pods()")
+    first = capsys.readouterr().out
+    [handle] = handles(session)
+    before = session.pad.usage()
+    ip.run_cell("pods()")
+    second = capsys.readouterr().out
+    assert handles(session) == [handle], "the same bytes in the same scope are one entry"
+    assert f'"{handle}"' in second and "already stored (same bytes)" in second and "already stored" not in first
+    after = session.pad.usage()
+    assert after["tokens_intercepted"] == before["tokens_intercepted"]
+    ip.run_cell("pods()[:-1]")  # different bytes: a new entry
+    assert len(handles(session)) == 2

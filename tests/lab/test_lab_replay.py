@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pandas as pd
@@ -26,7 +27,8 @@ def real_stub_tokens(record: dict, tmp_path: Path, model: str = "gpt-4o") -> int
     if result is None:
         result = (tmp_path / record["result_path"]).read_text(encoding="utf-8")
     with ScratchStore(tmp_path / "reference-store") as store:
-        pad = store.scratchpad(run_id="ref", agent_id="ref", model=model)
+        # a run of its own: the stub of a first spill (a repeat in one run reuses the entry)
+        pad = store.scratchpad(run_id=f"ref-{uuid.uuid4().hex}", agent_id="ref", model=model)
         spilled = pad.spill(result, tool=record["tool"], server=record.get("server"))
         return count_tokens(spilled.content, model)
 

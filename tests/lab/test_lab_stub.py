@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -32,8 +33,8 @@ results = st.one_of(
 
 
 def real_stub_text(store: ScratchStore, result: object, tool: str, server: str | None, model: str, lines: int) -> str:
-    # one run per model: a store keeps the first count of a content it already holds (see the report)
-    pad = store.scratchpad(run_id=f"r{lines}-{model}", agent_id="a", model=model, preview_lines=lines)
+    # a run of its own: the stub of a first spill (the same bytes again in one run reuse the entry)
+    pad = store.scratchpad(run_id=f"r-{uuid.uuid4().hex}", agent_id="a", model=model, preview_lines=lines)
     return pad.spill(result, tool=tool, server=server).content
 
 
