@@ -315,16 +315,16 @@ class Scratchpad:
             raw=raw,  # only written if the row was swept in between
             body=body,
             content_hash=digest,
-            fmt=existing.format,
+            fmt=existing.format or "text",
             size_bytes=existing.size_bytes,
             tokens=existing.tokens,
-            preview=existing.preview,
+            preview=existing.preview or "",
             source_tool=existing.source_tool,
             server=existing.server,
             meta=existing.meta,
             ttl_s=ttl_s,
         )
-        return entry  # type: ignore[no-any-return]
+        return entry
 
     def _tokens_now(self, text: str, decision: SpillDecision) -> tuple[int, bool]:
         """``(tokens, exact)`` for the stub: exact when known or cheap, else the decision's bound."""
