@@ -22,6 +22,7 @@ from ._protocol import (
     load_schema,
     schema_names,
     schemas_dir,
+    tokens_event,
 )
 from ._target import (
     KernelBridge,
@@ -46,5 +47,6 @@ __all__ = [
     "register_comm_target",
     "schema_names",
     "schemas_dir",
+    "tokens_event",
     "unregister_comm_target",
 ]

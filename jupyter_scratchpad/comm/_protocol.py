@@ -38,10 +38,11 @@ __all__ = [
     "ok_reply",
     "schema_names",
     "schemas_dir",
+    "tokens_event",
 ]
 
 COMM_TARGET = "jupyter_scratchpad"
-PROTOCOL_VERSION = "1.1"  # 1.1 added explore and explorer (and the progress notice)
+PROTOCOL_VERSION = "1.1"  # 1.1 added explore and explorer, and the tokens event
 REQUEST_TYPES = ("hello", "list", "budget", "stub", "delete", "extend", "explore", "explorer")
 ERROR_CODES = (
     "invalid_request",  # not an object, bad id, bad or missing field
@@ -203,3 +204,8 @@ def error_reply(request: object, code: str, message: str) -> dict[str, Any]:
         "ok": False,
         "error": {"code": code, "message": message},
     }
+
+
+def tokens_event(handle: str, tokens: int) -> dict[str, Any]:
+    """The unsolicited message telling a page that ``handle``'s exact token count has landed."""
+    return {"protocol": PROTOCOL_VERSION, "type": "event", "event": "tokens", "handle": handle, "tokens": int(tokens)}

@@ -10,12 +10,13 @@ opens the store: DuckDB allows one writing process per file, so no server extens
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from typing import Any
 
 from ._handlers import handle_request, hello_result
-from ._protocol import COMM_TARGET, PROTOCOL_VERSION, error_reply
+from ._protocol import COMM_TARGET, PROTOCOL_VERSION, error_reply, tokens_event
 
 __all__ = [
     "KernelBridge",
@@ -49,6 +50,37 @@ class KernelBridge:
     def __init__(self, session: Any) -> None:
         self.session: Any | None = session
         self.comms: dict[str, Any] = {}
+        self._watched: Any | None = None  # the pad whose token counts we forward
+
+    def _watch(self) -> None:
+        """Hear the exact token counts that land after a spill (``pad.token_listeners``)."""
+        pad = self.pad
+        if pad is self._watched:
+            return
+        self._unwatch()
+        listeners = getattr(pad, "token_listeners", None)
+        if listeners is not None:
+            listeners.append(self._on_tokens)
+            self._watched = pad
+
+    def _unwatch(self) -> None:
+        old = self._watched
+        self._watched = None
+        if old is not None:
+            with contextlib.suppress(ValueError):
+                old.token_listeners.remove(self._on_tokens)
+
+    def _on_tokens(self, handle: str, tokens: int) -> None:
+        """Tell every open page that ``handle``'s exact count is in: the cards and the sidebar update.
+
+        Runs on the counting thread; ipykernel's IOPub socket is safe to send on from any thread.
+        """
+        event = tokens_event(handle, tokens)
+        for comm in list(self.comms.values()):
+            try:
+                comm.send(event)
+            except Exception:  # a comm whose page or kernel is going away
+                log.debug("sending a token event failed", exc_info=True)
 
     @property
     def pad(self) -> Any | None:
@@ -60,6 +92,7 @@ class KernelBridge:
 
     def _adopt(self, comm: Any) -> None:
         self.comms[comm.comm_id] = comm
+        self._watch()
         comm.on_msg(self._on_msg)
         comm.on_close(self._on_close)
 
@@ -92,6 +125,7 @@ class KernelBridge:
         comm = self.comms.get(msg.get("content", {}).get("comm_id", ""))
         if comm is None:
             return
+        self._watch()  # %config may have replaced the pad
         reply = handle_request(self.pad, msg.get("content", {}).get("data"))
         try:
             reply = _json_safe(reply)
@@ -105,6 +139,7 @@ class KernelBridge:
 
     def close(self) -> None:
         """Close every comm the front end opened; it then shows "not loaded"."""
+        self._unwatch()
         self.session = None
         for comm in list(self.comms.values()):
             try:

@@ -48,17 +48,51 @@ function button(
   return node;
 }
 
+function tokensText(tokens: number, lowerBound: boolean, estimate: boolean): string {
+  return `${lowerBound ? '≥ ' : ''}${formatCount(tokens)}${estimate ? ' (estimate)' : ''}`;
+}
+
+/**
+ * The exact token count of `handle` landed (a kernel event): every card of it under `root`
+ * shows the exact number instead of the lower bound it was rendered with. Returns how many
+ * cards changed.
+ */
+export function applyTokens(root: ParentNode, handle: string, tokens: number): number {
+  let changed = 0;
+  for (const card of root.querySelectorAll<HTMLElement>(`.${CARD_CLASS}`)) {
+    if (card.dataset.handle !== handle) {
+      continue;
+    }
+    const value = card.querySelector<HTMLElement>('[data-fact="tokens"] .jp-scratchpad-card-value');
+    if (!value) {
+      continue;
+    }
+    const suffix = card.dataset.tokensModel ? ` (${card.dataset.tokensModel})` : '';
+    value.textContent = tokensText(tokens, false, card.dataset.tokensEstimate === 'true') + suffix;
+    changed += 1;
+  }
+  return changed;
+}
+
 /** The card for one stub, with its actions wired to `actions`. */
 export function renderStubCard(stub: IStub, actions: ICardActions): HTMLElement {
   const card = el('div', CARD_CLASS);
   card.dataset.handle = stub.handle;
+  card.dataset.tokensEstimate = String(stub.tokens_estimate === true);
+  if (stub.tokens_model) {
+    card.dataset.tokensModel = stub.tokens_model;
+  }
 
   const header = el('div', 'jp-scratchpad-card-header');
   header.append(
     el('span', 'jp-scratchpad-card-title', 'Spilled to the scratchpad'),
     el('code', 'jp-scratchpad-card-handle', stub.handle)
   );
-  const tokens = `${formatCount(stub.tokens)}${stub.tokens_estimate ? ' (estimate)' : ''}`;
+  const tokens = tokensText(
+    stub.tokens,
+    stub.tokens_exact === false,
+    stub.tokens_estimate === true
+  );
   const facts = el('div', 'jp-scratchpad-card-facts');
   facts.append(
     fact('tool', stub.source_tool ?? 'output'),

@@ -18,6 +18,8 @@ import {
   IHelloResult,
   IResults,
   isCompatible,
+  ITokensEvent,
+  parseEvent,
   parseReply,
   PROTOCOL_VERSION,
   RequestType,
@@ -65,6 +67,11 @@ export class ScratchpadClient {
 
   get stateChanged(): ISignal<this, ConnectionState> {
     return this._stateChanged;
+  }
+
+  /** Events the kernel pushes unasked: an exact token count that landed after a spill. */
+  get events(): ISignal<this, ITokensEvent> {
+    return this._events;
   }
 
   get isDisposed(): boolean {
@@ -159,7 +166,10 @@ export class ScratchpadClient {
   /** Route a comm's messages: `first` may claim one (the hello), the rest are replies. */
   private _wire(comm: Kernel.IComm, first: (data: unknown) => boolean): void {
     comm.onMsg = msg => {
-      if (!first(msg.content.data)) {
+      const event = parseEvent(msg.content.data);
+      if (event) {
+        this._events.emit(event);
+      } else if (!first(msg.content.data)) {
         this._onReply(msg.content.data);
       }
     };
@@ -276,4 +286,5 @@ export class ScratchpadClient {
   private _counter = 0;
   private _disposed = false;
   private _stateChanged = new Signal<this, ConnectionState>(this);
+  private _events = new Signal<this, ITokensEvent>(this);
 }

@@ -10,8 +10,9 @@ import type { ISessionContext } from '@jupyterlab/apputils';
 import type { Kernel } from '@jupyterlab/services';
 import { ISignal, Signal } from '@lumino/signaling';
 
+import { applyTokens } from './card';
 import { ConnectionState, ScratchpadClient } from './client';
-import { IBudgetResult, IListResult, ScratchpadRequestError } from './protocol';
+import { IBudgetResult, IListResult, ITokensEvent, ScratchpadRequestError } from './protocol';
 
 export interface ISnapshot {
   /** Name of the notebook (or null when no notebook is active). */
@@ -33,6 +34,8 @@ export function clientFor(kernel: Kernel.IKernelConnection): ScratchpadClient {
   if (!client || client.isDisposed) {
     client = new ScratchpadClient(kernel);
     clients.set(kernel, client);
+    // an exact token count landed: the cards of that handle on the page show it
+    client.events.connect((_, event) => void applyTokens(document, event.handle, event.tokens));
     kernel.disposed.connect(() => client!.dispose());
   }
   return client;
@@ -140,8 +143,15 @@ export class ScratchpadModel {
       return;
     }
     this._watched?.stateChanged.disconnect(this._onClientState, this);
+    this._watched?.events.disconnect(this._onEvent, this);
     this._watched = client;
     client?.stateChanged.connect(this._onClientState, this);
+    client?.events.connect(this._onEvent, this);
+  }
+
+  /** A landed token count changes the sidebar's list and the budget's totals. */
+  private _onEvent(_: ScratchpadClient, _event: ITokensEvent): void {
+    this.refresh();
   }
 
   private _onClientState(_: ScratchpadClient, state: ConnectionState): void {

@@ -41,6 +41,8 @@ export interface IStub {
   tokens: number;
   tokens_model?: string;
   tokens_estimate?: boolean;
+  /** false while the exact count of a large spill is computed in the background (`tokens` is a lower bound) */
+  tokens_exact?: boolean;
   preview: string;
   preview_lines: number;
   note: string;
@@ -213,6 +215,30 @@ export function isCompatible(version: unknown): boolean {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Unsolicited: the exact token count of a large spill landed (the stub carried a lower bound). */
+export interface ITokensEvent {
+  protocol: string;
+  type: 'event';
+  event: 'tokens';
+  handle: string;
+  tokens: number;
+}
+
+/** A kernel message that is an event (not a reply); returns it typed, or null. */
+export function parseEvent(message: unknown): ITokensEvent | null {
+  if (!isObject(message) || message.type !== 'event' || !isCompatible(message.protocol)) {
+    return null;
+  }
+  if (message.event !== 'tokens' || !isHandle(message.handle)) {
+    return null;
+  }
+  const tokens = message.tokens;
+  if (typeof tokens !== 'number' || !Number.isInteger(tokens) || tokens < 0) {
+    return null;
+  }
+  return message as unknown as ITokensEvent;
 }
 
 /**

@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 
-import { createStubRendererFactory, ICardActions, renderStubCard } from '../src/card';
-import { IStub, STUB_MIME_TYPE } from '../src/protocol';
+import { applyTokens, createStubRendererFactory, ICardActions, renderStubCard } from '../src/card';
+import { IStub, parseEvent, STUB_MIME_TYPE } from '../src/protocol';
 
 const messages = JSON.parse(readFileSync(join(__dirname, 'fixtures', 'messages.json'), 'utf8'));
 const stub: IStub = messages.stub;
@@ -41,7 +41,8 @@ describe('stub card', () => {
       format: 'json',
       size: '80.1 KB',
       lines: '8,005',
-      tokens: '26,411 (gpt-4o)'
+      // a spill over 64 KiB: the decision's lower bound until the exact count lands
+      tokens: '≥ 5,120 (gpt-4o)'
     });
     expect(text(card, '.jp-scratchpad-card-preview')).toBe(stub.preview);
     expect(text(card, '.jp-scratchpad-card-note')).toMatch(/lines 1-14 and 8,000-8,005 of 8,005/);
@@ -73,7 +74,14 @@ describe('stub card', () => {
   });
 
   it('has no schema section for a text stub and marks estimated tokens', () => {
-    const plain = { ...stub, format: 'text' as const, schema: undefined, tokens_estimate: true };
+    const plain = {
+      ...stub,
+      format: 'text' as const,
+      schema: undefined,
+      tokens: 26411,
+      tokens_exact: true,
+      tokens_estimate: true
+    };
     const card = renderStubCard(plain, actions());
     expect(card.querySelector('.jp-scratchpad-card-schema')).toBeNull();
     expect(card.textContent).toMatch(/26,411 \(estimate\)/);
@@ -98,5 +106,43 @@ describe('renderer factory', () => {
     await renderer.renderModel(model({ handle: 'x' }));
     expect(renderer.node.textContent).toMatch(/^Not a scratchpad stub: size is not a number/);
     expect(renderer.node.querySelectorAll('.jp-scratchpad-card')).toHaveLength(1);
+  });
+});
+
+describe('a landed token count', () => {
+  it('replaces the lower bound on every card of that handle, and only there', () => {
+    const pending: IStub = { ...stub, tokens: 5120, tokens_exact: false };
+    const other: IStub = {
+      ...stub,
+      handle: 'other_000000000000',
+      tokens: 5120,
+      tokens_exact: false
+    };
+    const root = document.createElement('div');
+    root.append(
+      renderStubCard(pending, actions()),
+      renderStubCard(pending, actions()),
+      renderStubCard(other, actions())
+    );
+    const values = () =>
+      [...root.querySelectorAll('[data-fact="tokens"] .jp-scratchpad-card-value')].map(
+        v => v.textContent
+      );
+    expect(values()[0]).toMatch(/^≥ 5,120/);
+    const event = messages.tokens_event;
+    expect(parseEvent(event)).not.toBeNull();
+    expect(applyTokens(root, pending.handle, event.tokens)).toBe(2);
+    const exact = values();
+    expect(exact[0]).not.toMatch(/≥/);
+    expect(exact[0]).toContain(event.tokens.toLocaleString('en-US'));
+    expect(exact[1]).toBe(exact[0]);
+    expect(exact[2]).toMatch(/^≥ 5,120/);
+  });
+
+  it('is told apart from replies and refused when malformed', () => {
+    expect(parseEvent(messages.budget_reply)).toBeNull();
+    expect(parseEvent({ ...messages.tokens_event, handle: 'Bad Handle' })).toBeNull();
+    expect(parseEvent({ ...messages.tokens_event, tokens: -1 })).toBeNull();
+    expect(parseEvent({ ...messages.tokens_event, protocol: '9.0' })).toBeNull();
   });
 });

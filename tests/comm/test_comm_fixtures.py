@@ -15,7 +15,7 @@ from typing import Any
 from comm_helpers import check, pods
 
 from jupyter_scratchpad import ScratchStore
-from jupyter_scratchpad.comm import PROTOCOL_VERSION, handle_request
+from jupyter_scratchpad.comm import PROTOCOL_VERSION, handle_request, tokens_event
 
 FIXTURE = Path(__file__).parents[2] / "labextension" / "tests" / "fixtures" / "messages.json"
 
@@ -49,6 +49,7 @@ def make_messages(store: ScratchStore, clock: Any) -> dict[str, Any]:
     opened.close()
     bad = {"protocol": PROTOCOL_VERSION, "id": "r99", "type": "stub", "handle": "gone_000000000000"}
     messages["error_reply"] = handle_request(pad, bad)
+    messages["tokens_event"] = tokens_event(h, pad.stub(h)["tokens"])
     result: dict[str, Any] = json.loads(json.dumps(messages))
     return result
 
