@@ -106,6 +106,7 @@ class Scratchpad:
         self._tokens_intercepted = 0
         self._tokens_extracted = 0
         self._spills = 0
+        self._counted: set[str] = set()  # handles whose tokens are in _tokens_intercepted
 
     @property
     def run_id(self) -> str:
@@ -251,18 +252,9 @@ class Scratchpad:
         inner = unwrap_call_tool_result(result)
         norm = normalise(inner if inner is not None else result, inner if inner is not None else text)
         digest = hashlib.sha256(norm.raw).hexdigest()
-        if handle is None:
-            reused = self._reuse(digest, ttl_s, norm.raw, None if norm.body is norm.raw else norm.body)
-            if reused is not None:
-                progress.handle = reused.key
-                progress.phase("stub")
-                stub = self._build_stub(reused, norm.value if norm.format == "json" else None)
-                stub["reused"] = True
-                stub["source_tool"] = tool
-                with self._usage_lock:
-                    self._spills += 1
-                return stub
-        name = handle or self._free_handle(tool, digest)
+        # one output, one entry: the same bytes already stored in this scope are reused
+        existing = self.store.find_by_hash(self.scope, digest) if handle is None else None
+        name = existing.key if existing is not None else handle or self._free_handle(tool, digest)
         tokens, exact = self._tokens_now(text, decision)
         meta: dict[str, Any] = {"utf8_errors": norm.utf8_errors, "tokens_exact": exact}
         if inner is not None:
@@ -280,8 +272,8 @@ class Scratchpad:
             size_bytes=len(norm.raw),
             tokens=tokens,
             preview=catalog_preview(norm.body),
-            source_tool=tool,
-            server=server,
+            source_tool=existing.source_tool if existing is not None else tool,
+            server=existing.server if existing is not None else server,
             meta=meta,
             ttl_s=ttl_s,
         )
@@ -292,39 +284,18 @@ class Scratchpad:
         progress.handle = entry.key
         progress.phase("stub")
         stub = self._build_stub(entry, norm.value if norm.format == "json" else None)
+        if existing is not None:
+            stub["reused"] = True
+            stub["source_tool"] = tool
         with self._usage_lock:
             self._spills += 1
-            if exact:
+            first = entry.key not in self._counted  # an entry's tokens count once per pad
+            self._counted.add(entry.key)
+            if exact and first:
                 self._tokens_intercepted += tokens
         if not exact:
-            self._count_later(text, entry.key, digest)
+            self._count_later(text, entry.key, digest, add=first)
         return stub
-
-    def _reuse(self, digest: str, ttl_s: float | None, raw: bytes, body: bytes | None) -> Entry | None:
-        """One output, one entry: the scope's live handle holding these bytes, its life extended.
-
-        Re-running a cell (or an agent repeating a call) stores nothing new and counts its tokens
-        once; the new stub points at the existing handle.
-        """
-        existing: Entry | None = self.store.find_by_hash(self.scope, digest)
-        if existing is None:
-            return None
-        entry, _created = self.store.put_body(
-            self.scope,
-            handle=existing.key,
-            raw=raw,  # only written if the row was swept in between
-            body=body,
-            content_hash=digest,
-            fmt=existing.format or "text",
-            size_bytes=existing.size_bytes,
-            tokens=existing.tokens,
-            preview=existing.preview or "",
-            source_tool=existing.source_tool,
-            server=existing.server,
-            meta=existing.meta,
-            ttl_s=ttl_s,
-        )
-        return entry
 
     def _tokens_now(self, text: str, decision: SpillDecision) -> tuple[int, bool]:
         """``(tokens, exact)`` for the stub: exact when known or cheap, else the decision's bound."""
@@ -339,10 +310,11 @@ class Scratchpad:
         tokens, exact = self.tokenizer.count_upto(text, bound)
         return (tokens, True) if exact else (bound, False)
 
-    def _count_later(self, text: str, handle: str, content_hash: str) -> None:
+    def _count_later(self, text: str, handle: str, content_hash: str, *, add: bool = True) -> None:
         def done(tokens: int) -> None:
-            with self._usage_lock:
-                self._tokens_intercepted += tokens
+            if add:
+                with self._usage_lock:
+                    self._tokens_intercepted += tokens
             try:
                 self.store.set_tokens(self.scope, handle, content_hash, tokens)
             except StoreClosedError:

@@ -52,13 +52,14 @@ def _headline(stub: dict[str, Any]) -> str:
     est = " (estimate)" if stub.get("tokens_estimate") else ""
     model = f" for {stub['tokens_model']}" if stub.get("tokens_model") else ""
     return (f"{stub.get('format')}, {fmt_bytes(stub.get('size'))}, {stub.get('lines') or 0:,} lines, "
-            f"{stub.get('tokens') or 0:,} tokens{est}{model}")
+            f"{'' if stub.get('tokens_exact', True) else '≥ '}{stub.get('tokens') or 0:,} tokens{est}{model}")
 
 
 def stub_text(stub: dict[str, Any], where: str | None = None) -> str:
     """``text/plain`` of a stub: what was stored, a preview with what was cut, what to run next."""
     source = stub.get("source_tool") or "output"
-    lines = [f"[scratchpad] The output of {source} was stored as handle \"{stub['handle']}\": "
+    stored = "was already stored (same bytes)" if stub.get("reused") else "was stored"
+    lines = [f"[scratchpad] The output of {source} {stored} as handle \"{stub['handle']}\": "
              f"{_headline(stub)}."]
     note = str(stub.get("note") or "preview")
     lines.append(f"{note[:1].upper()}{note[1:]}:")

@@ -288,5 +288,5 @@ def test_rerunning_a_cell_reuses_its_entry(ip: Any, session: ScratchSession, cap
     assert f'"{handle}"' in second and "already stored (same bytes)" in second and "already stored" not in first
     after = session.pad.usage()
     assert after["tokens_intercepted"] == before["tokens_intercepted"]
-    ip.run_cell("pods()[:-1]")  # different bytes: a new entry
+    ip.run_cell("{**pods(), 'another': 1}")  # different bytes: a new entry
     assert len(handles(session)) == 2
