@@ -524,6 +524,15 @@ def _too_large(
     }
 
 
+def _slide(pad: Any, ctx: ToolContext) -> None:
+    """A handle a call read successfully lives on (sliding TTL); failing to extend is no error."""
+    for entry in ctx.used:
+        try:
+            pad.store.slide(pad.scope, entry)
+        except Exception:
+            log.warning("could not extend the life of %s", entry.key, exc_info=True)
+
+
 def dispatch(pad: Scratchpad, name: str, arguments: Any = None, *, charge: bool = True) -> ToolResult:
     """Run tool ``name`` with ``arguments`` for ``pad``; see the module docstring.
 
@@ -556,7 +565,10 @@ def dispatch(pad: Scratchpad, name: str, arguments: Any = None, *, charge: bool 
     try:
         args = _normalise_args(tool, arguments)
         output = tool.run(ctx, **args)
-        return _charge(pad, tool, ctx, args, output) if charge else _uncharged(tool, args, output)
+        result = _charge(pad, tool, ctx, args, output) if charge else _uncharged(tool, args, output)
+        if result.ok:
+            _slide(pad, ctx)
+        return result
     except ToolError as err:
         return _error_result(tool.name, args, err.as_dict(), billed)
     except TooLarge as big:  # only a charged call has a limit to exceed

@@ -133,6 +133,7 @@ class ToolContext:
     notes: list[str] = field(default_factory=list)
     timeout_s: float = math.inf  # the pad's time limit for one call
     started: float = field(default_factory=time.monotonic)
+    used: list[Entry] = field(default_factory=list)  # handles this call read (their TTL slides)
 
     @property
     def deadline(self) -> float:
@@ -179,6 +180,7 @@ class ToolContext:
                 handle=handle,
                 close_matches=close,
             )
+        self.used.append(entry)
         return entry
 
     def settled(self, entry: Entry) -> Entry:

@@ -57,6 +57,7 @@ __all__ = ["ScratchStore"]
 log = logging.getLogger("jupyter_scratchpad.store")
 
 DEFAULT_TTL_S = 3600.0
+DEFAULT_MAX_TTL_S = 86_400.0  # a handle in use lives at most this long after its spill
 DEFAULT_SWEEP_INTERVAL_S = 300.0
 
 _COLUMNS = (
@@ -82,11 +83,17 @@ class ScratchStore:
         ttl_s: float = DEFAULT_TTL_S,
         sweep_interval_s: float | None = DEFAULT_SWEEP_INTERVAL_S,
         clock: Callable[[], float] = time.time,
+        max_ttl_s: float = DEFAULT_MAX_TTL_S,
     ) -> None:
         self.ttl_s = validate_ttl(ttl_s)
+        self.max_ttl_s = validate_ttl(max_ttl_s)
         self._clock = clock
         self._temporary = path is None
-        self.path = Path(tempfile.mkdtemp(prefix="jupyter-scratchpad-")) if path is None else Path(path)
+        self.path = (
+            Path(tempfile.mkdtemp(prefix="jupyter-scratchpad-"))
+            if path is None
+            else Path(os.path.expandvars(os.path.expanduser(os.fspath(path))))
+        )
         self._closed = True
         self._lock = threading.RLock()
         self._inflight: set[str] = set()
@@ -360,6 +367,7 @@ class ScratchStore:
         """
         validate_handle(handle)
         ttl = self.ttl_s if ttl_s is None else validate_ttl(ttl_s)
+        meta = {**(meta or {}), "ttl_s": ttl}  # the life each read renews (see slide)
         existing = self._row_any_expiry(scope, "handle", handle)
         if existing is not None and existing.content_hash == content_hash:
             now = self.now()
@@ -494,6 +502,26 @@ class ScratchStore:
                 [self.now() + ttl, scope.run_id, scope.agent_id, kind, key],
             )
         return self.require_entry(scope, kind, key)
+
+    def slide(self, scope: Scope, entry: Entry) -> float:
+        """A handle that is read lives on: its expiry moves to ``now + its TTL`` (never earlier
+        than it was, never later than ``max_ttl_s`` after its spill). Returns the new expiry.
+
+        Idle handles still expire; notes keep their explicit TTLs (only handles slide).
+        """
+        if entry.kind != "handle":
+            return entry.expires_at
+        ttl = float(entry.meta.get("ttl_s") or self.ttl_s)
+        target = min(self.now() + ttl, entry.created_at + self.max_ttl_s)
+        if target <= entry.expires_at:
+            return entry.expires_at
+        with self._db() as conn:
+            conn.execute(
+                "UPDATE scratch_entries SET expires_at = ? WHERE run_id = ? AND agent_id = ? AND kind = 'handle' "
+                "AND key = ? AND content_hash = ? AND expires_at < ? AND expires_at > ?",
+                [target, scope.run_id, scope.agent_id, entry.key, entry.content_hash, target, self.now()],
+            )
+        return target
 
     def set_tokens(self, scope: Scope, handle: str, content_hash: str, tokens: int) -> bool:
         """Record the exact token count of a handle counted after its spill (if it still holds

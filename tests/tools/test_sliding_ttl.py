@@ -1,0 +1,60 @@
+"""Handles that live as long as they are used (issue 11 §7): each successful read slides the TTL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from jupyter_scratchpad import ScratchStore
+
+LOG = "\n".join(f"2026-12-03T10:00:{i % 60:02d} worker-{i % 5} handled request {i}" for i in range(3000))
+
+
+def test_a_handle_read_a_minute_ago_outlives_its_first_hour(store: ScratchStore, clock: Any) -> None:
+    pad = store.scratchpad("r", "a")
+    h = pad.spill(LOG, tool="fetch_logs").handle
+    clock.advance(3540)  # 59 minutes: still alive, then read
+    assert pad.call_tool("head", {"handle": h, "lines": 5}).ok
+    clock.advance(61)  # +3,601 s after the spill: alive, because it was read at +3,540 s
+    res = pad.call_tool("head", {"handle": h, "lines": 5})
+    assert res.ok, res.text
+    clock.advance(3601)  # idle for more than its TTL: gone
+    gone = pad.call_tool("head", {"handle": h, "lines": 5})
+    assert not gone.ok and gone.error["error"] == "unknown_handle"
+
+
+def test_a_refused_or_failed_call_does_not_extend(store: ScratchStore, clock: Any) -> None:
+    pad = store.scratchpad("r", "a")
+    h = pad.spill(LOG, tool="fetch_logs").handle
+    before = pad.store.get_entry(pad.scope, "handle", h).expires_at
+    clock.advance(600)
+    bad = pad.call_tool("slice", {"handle": h, "start": 10, "end": 2})
+    assert not bad.ok
+    assert pad.store.get_entry(pad.scope, "handle", h).expires_at == before
+
+
+def test_the_slide_keeps_the_entrys_own_ttl_and_stops_at_max_ttl(tmp_path: Path, clock: Any) -> None:
+    with ScratchStore(tmp_path / "s", sweep_interval_s=None, clock=clock, max_ttl_s=7200) as store:
+        pad = store.scratchpad("r", "a")
+        short = pad.spill(LOG, tool="fetch_logs", ttl_s=60).handle
+        clock.advance(50)
+        assert pad.call_tool("tail", {"handle": short, "lines": 3}).ok
+        # its own 60 s, not the store's hour
+        assert store.get_entry(pad.scope, "handle", short).expires_at == clock() + 60
+        long = pad.spill(LOG + "\nmore", tool="fetch_logs").handle
+        created = store.get_entry(pad.scope, "handle", long).created_at
+        for _ in range(5):  # read every 50 minutes: lives on, but never past max_ttl_s after its spill
+            clock.advance(3000)
+            if not pad.call_tool("head", {"handle": long, "lines": 1}).ok:
+                break
+        assert clock() - created > 7200 - 3000
+        assert store.get_entry(pad.scope, "handle", long) is None
+
+
+def test_notes_keep_their_explicit_ttl(store: ScratchStore, clock: Any) -> None:
+    pad = store.scratchpad("r", "a")
+    pad.scratch_write("plan", {"step": 1}, ttl_s=100)
+    clock.advance(90)
+    assert pad.call_tool("scratch_read", {"key": "plan"}).ok
+    clock.advance(20)
+    assert not pad.call_tool("scratch_read", {"key": "plan"}).ok
