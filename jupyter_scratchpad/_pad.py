@@ -384,13 +384,19 @@ class Scratchpad:
     # -- tools -------------------------------------------------------------------------------
 
     def call_tool(
-        self, name: str, arguments: Mapping[str, Any] | str | None = None, *, charge: bool = True
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | str | None = None,
+        *,
+        charge: bool = True,
+        prefix: str = "",
     ) -> ToolResult:
         """Run one exploration or note tool; never raises for a mistake a model can make.
 
         ``charge=False`` reads for a person, not a model: no per-call cap, nothing charged.
+        ``prefix``: the one given to ``tool_specs`` (names are then ``prefix + tool``).
         """
-        return dispatch(self, name, arguments, charge=charge)
+        return dispatch(self, name, arguments, charge=charge, prefix=prefix)
 
     def sql_df(
         self,
@@ -415,9 +421,9 @@ class Scratchpad:
         """Start the budget again: ``used`` back to the tokens of the tool definitions alone."""
         self.budget.reset(self.tokenizer.count(json.dumps(tool_specs("openai"))))
 
-    def tool_specs(self, flavor: str = "openai") -> list[dict[str, Any]]:
-        """JSON-schema tool definitions (``"openai"`` or ``"anthropic"``)."""
-        return tool_specs(flavor)
+    def tool_specs(self, flavor: str = "openai", *, prefix: str = "") -> list[dict[str, Any]]:
+        """JSON-schema tool definitions: ``"openai"``, ``"openai-responses"``, ``"anthropic"`` or ``"mcp"``."""
+        return tool_specs(flavor, prefix=prefix)
 
     def record_llm_usage(self, input_tokens: int, output_tokens: int = 0) -> None:
         """Ground truth from the model API; raises ``budget.used`` only."""

@@ -25,7 +25,7 @@ from .explore._base import Output, TooLarge, ToolContext, ToolError, ToolTimeout
 if TYPE_CHECKING:
     from ._pad import Scratchpad
 
-__all__ = ["TOOL_NAMES", "UNCHARGED_LIMIT_TOKENS", "ToolResult", "dispatch", "tool_specs"]
+__all__ = ["FLAVORS", "TOOL_NAMES", "UNCHARGED_LIMIT_TOKENS", "ToolResult", "dispatch", "input_schema", "tool_specs"]
 
 log = logging.getLogger("jupyter_scratchpad.tools")
 
@@ -64,6 +64,21 @@ class ToolResult:
 
 _HANDLE = {"type": "string", "description": 'The handle printed in a spill stub (e.g. "list_pods_3f2a9c1b0d4e").'}
 _INT = {"type": "integer"}
+# "Any JSON value" with a type on every branch (strict transforms reject a schema without one).
+_ANY_JSON: list[dict[str, Any]] = [
+    {"type": "string"},
+    {"type": "number"},
+    {"type": "boolean"},
+    {"type": "array"},
+    {"type": "object"},
+]
+# OpenAI strict mode has no open objects: a note there is a string, number, boolean or flat list.
+_STRICT_ANY_JSON: list[dict[str, Any]] = [
+    {"type": "string"},
+    {"type": "number"},
+    {"type": "boolean"},
+    {"type": "array", "items": {"type": ["string", "number", "boolean", "null"]}},
+]
 
 
 def _p(**props: dict[str, Any]) -> dict[str, Any]:
@@ -268,7 +283,7 @@ _TOOLS: tuple[_Tool, ...] = (
         "Save a note (any JSON value) under `key` for later steps of this run.",
         _p(
             key={"type": "string", "description": "Any string."},
-            value={"description": "Any JSON value."},
+            value={"anyOf": _ANY_JSON, "description": "Any JSON value."},
             ttl_s={
                 "type": "number",
                 "exclusiveMinimum": 0,
@@ -302,7 +317,7 @@ _TOOLS: tuple[_Tool, ...] = (
     ),
     _Tool(
         "scratch_delete",
-        "Delete a note by `key`, or a spilled output by `handle`.",
+        "Delete a note by `key`, or a spilled output by `handle` (exactly one of the two).",
         _p(key={"type": "string", "description": "The note's key."}, handle=_HANDLE),
         (),
         _notes.scratch_delete,
@@ -317,28 +332,128 @@ _ALIASES = {"file": "handle", "path_expr": "path", "n": "lines"}
 _RUN_NAMES = {"slice": "slice_lines"}
 
 
-def tool_specs(flavor: str = "openai") -> list[dict[str, Any]]:
-    """JSON-schema definitions of every tool, ready for the OpenAI or Anthropic APIs."""
-    if flavor not in ("openai", "anthropic"):
-        raise ValueError(f"flavor must be 'openai' or 'anthropic', not {flavor!r}")
-    specs = []
+FLAVORS = ("openai", "openai-responses", "anthropic", "mcp")
+
+
+def input_schema(name: str) -> dict[str, Any]:
+    """The canonical JSON Schema of tool ``name``'s arguments: what the dispatcher validates against."""
+    return copy.deepcopy(_canonical(TOOLS[name]))
+
+
+def _canonical(tool: _Tool) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": tool.properties,
+        "required": list(tool.required),
+        "additionalProperties": False,
+    }
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` or null (strict clients send null for an optional argument; null means default)."""
+    out = dict(schema)
+    if "anyOf" in out:
+        out["anyOf"] = [*out["anyOf"], {"type": "null"}]
+    elif isinstance(out.get("type"), str):
+        out["type"] = [out["type"], "null"]
+    if "enum" in out:
+        out["enum"] = [*out["enum"], None]
+    return out
+
+
+def _strict(tool: _Tool) -> dict[str, Any]:
+    """OpenAI strict mode: every property required, the optional ones nullable, no open objects."""
+    props: dict[str, Any] = {}
+    for name, schema in tool.properties.items():
+        if schema.get("anyOf") is _ANY_JSON:
+            schema = {**schema, "anyOf": _STRICT_ANY_JSON}
+        props[name] = schema if name in tool.required else _nullable(schema)
+    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+
+def tool_specs(flavor: str = "openai", *, prefix: str = "") -> list[dict[str, Any]]:
+    """JSON-schema definitions of every tool, in one of ``FLAVORS``.
+
+    ``openai``: Chat Completions ``{"type": "function", "function": {..., "strict": true}}``;
+    ``openai-responses``: the flat Responses-API shape ``{"type": "function", "name", ..., "strict": true}``
+    (both strict: every property required, optional ones nullable); ``anthropic``:
+    ``{"name", "description", "input_schema"}``; ``mcp``: ``{"name", "description", "inputSchema"}``.
+    ``prefix`` is put before every name (``"scratch_"``: ``scratch_sql``); call them with
+    ``call_tool(name, args, prefix=prefix)``. Null for an optional argument means its default.
+    """
+    if flavor not in FLAVORS:
+        raise ValueError(f"flavor must be one of {', '.join(map(repr, FLAVORS))}, not {flavor!r}")
+    if not isinstance(prefix, str):
+        raise TypeError(f"prefix must be a string, not {type(prefix).__name__}")
+    specs: list[dict[str, Any]] = []
     for tool in _TOOLS:
-        params = {
-            "type": "object",
-            "properties": copy.deepcopy(tool.properties),
-            "required": list(tool.required),
-            "additionalProperties": False,
-        }
-        if flavor == "openai":
-            specs.append(
-                {
-                    "type": "function",
-                    "function": {"name": tool.name, "description": tool.description, "parameters": params},
-                }
-            )
+        name = prefix + tool.name
+        if flavor in ("openai", "openai-responses"):
+            params = copy.deepcopy(_strict(tool))
+            if flavor == "openai":
+                fn = {"name": name, "description": tool.description, "parameters": params, "strict": True}
+                specs.append({"type": "function", "function": fn})
+            else:
+                specs.append(
+                    {
+                        "type": "function",
+                        "name": name,
+                        "description": tool.description,
+                        "parameters": params,
+                        "strict": True,
+                    }
+                )
         else:
-            specs.append({"name": tool.name, "description": tool.description, "input_schema": params})
+            key = "input_schema" if flavor == "anthropic" else "inputSchema"
+            specs.append({"name": name, "description": tool.description, key: input_schema(tool.name)})
     return specs
+
+
+_VALIDATORS: dict[str, Callable[[Any], Any]] = {}
+
+
+def _validator(tool: _Tool) -> Callable[[Any], Any]:
+    check = _VALIDATORS.get(tool.name)
+    if check is None:
+        import fastjsonschema
+
+        check = _VALIDATORS[tool.name] = fastjsonschema.compile(_canonical(tool))
+    return check
+
+
+def _kind(schema: dict[str, Any]) -> str:
+    """``integer >= 1``, ``string or array of strings``: what an argument must be, in words."""
+    if "anyOf" in schema:
+        return " or ".join(_kind(s) for s in schema["anyOf"])
+    kind = str(schema.get("type", "any JSON value"))
+    if kind == "array" and isinstance(schema.get("items"), dict):
+        kind = f"array of {_kind(schema['items'])}s"
+    if "enum" in schema:
+        kind = f"one of {', '.join(map(repr, schema['enum']))}"
+    bounds = [f"{op} {schema[key]}" for key, op in _BOUNDS if key in schema]
+    return " ".join([kind, *bounds])
+
+
+_BOUNDS = (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="))
+
+
+def _validate(tool: _Tool, args: dict[str, Any]) -> None:
+    """Check ``args`` against the published schema (one source of truth for spec and runtime)."""
+    import fastjsonschema
+
+    try:
+        _validator(tool)(args)
+    except fastjsonschema.JsonSchemaValueException as exc:
+        path = [str(p) for p in (exc.path or [])][1:]
+        name = path[0] if path else None
+        if name is None or name not in tool.properties:
+            raise ToolError("invalid_argument", f"{tool.name}: arguments {exc.message.removeprefix('data ')}") from None
+        got = args.get(name)
+        raise ToolError(
+            "invalid_argument",
+            f"{tool.name}: '{name}' must be {_kind(tool.properties[name])}, got {type(got).__name__} {got!r:.60}",
+            argument=name,
+        ) from None
 
 
 def _coerce(name: str, value: Any, schema: dict[str, Any]) -> Any:
@@ -360,23 +475,6 @@ def _coerce(name: str, value: Any, schema: dict[str, Any]) -> Any:
     return value
 
 
-def _check_type(name: str, value: Any, schema: dict[str, Any]) -> str | None:
-    kind = schema.get("type")
-    ok = (
-        {
-            "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-            "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-            "string": lambda v: isinstance(v, str),
-            "boolean": lambda v: isinstance(v, bool),
-        }.get(kind)
-        if isinstance(kind, str)
-        else None
-    )
-    if ok is not None and value is not None and not ok(value):
-        return f"'{name}' must be {'an' if kind == 'integer' else 'a'} {kind}, got {type(value).__name__} {value!r:.60}"
-    return None
-
-
 def _normalise_args(tool: _Tool, arguments: Any) -> dict[str, Any]:
     if arguments is None:
         arguments = {}
@@ -391,6 +489,8 @@ def _normalise_args(tool: _Tool, arguments: Any) -> dict[str, Any]:
     for key, value in arguments.items():
         alias = _ALIASES.get(key)
         real = alias if alias is not None and alias in tool.properties else key
+        if value is None and real not in tool.required:
+            continue  # null for an optional argument means its default (what strict clients send)
         if real in args and real != key:
             continue  # "handle" given as well as its alias: the real name wins
         args[real] = value
@@ -411,11 +511,8 @@ def _normalise_args(tool: _Tool, arguments: Any) -> dict[str, Any]:
                 argument=name,
             )
     for name, value in list(args.items()):
-        schema = tool.properties[name]
-        args[name] = value = _coerce(name, value, schema)
-        problem = _check_type(name, value, schema)
-        if problem:
-            raise ToolError("invalid_argument", problem, argument=name)
+        args[name] = _coerce(name, value, tool.properties[name])
+    _validate(tool, args)
     return args
 
 
@@ -533,25 +630,31 @@ def _slide(pad: Any, ctx: ToolContext) -> None:
             log.warning("could not extend the life of %s", entry.key, exc_info=True)
 
 
-def dispatch(pad: Scratchpad, name: str, arguments: Any = None, *, charge: bool = True) -> ToolResult:
+def dispatch(
+    pad: Scratchpad, name: str, arguments: Any = None, *, charge: bool = True, prefix: str = ""
+) -> ToolResult:
     """Run tool ``name`` with ``arguments`` for ``pad``; see the module docstring.
 
     ``charge=False`` runs it for a person instead of a model: no per-call cap, no budget check,
-    nothing charged (``tokens`` is 0 and the footer says so).
+    nothing charged (``tokens`` is 0 and the footer says so). ``prefix``: the names were published
+    with it (``tool_specs(prefix=...)``); a name without it is unknown.
     """
     billed = pad if charge else None  # a person's mistakes are not charged to the agent either
     raw_args = arguments if isinstance(arguments, dict) else {}
-    tool = TOOLS.get(name) if isinstance(name, str) else None
+    tool = None
+    if isinstance(name, str) and name.startswith(prefix):
+        tool = TOOLS.get(name[len(prefix) :])
     if tool is None:
         import difflib
 
-        close = difflib.get_close_matches(str(name), TOOL_NAMES, n=3, cutoff=0.5)
+        names = [prefix + n for n in TOOL_NAMES]
+        close = difflib.get_close_matches(str(name), names, n=3, cutoff=0.5)
         return _error_result(
             str(name)[:100],
             raw_args,
             {
                 "error": "unknown_tool",
-                "message": f"there is no tool {name!r}; the tools are: {', '.join(TOOL_NAMES)}",
+                "message": f"there is no tool {str(name)[:100]!r}; the tools are: {', '.join(names)}",
                 "close_matches": close,
                 "suggestions": [suggestion(c, "a tool with a similar name") for c in close],
             },

@@ -66,7 +66,8 @@ def test_calls_validate_against_the_specs(pad: Scratchpad, pods_handle: str) -> 
         ("head", {}, "invalid_argument"),
         ("head", {"handle": "x", "bogus": 1}, "invalid_argument"),
         ("head", {"handle": "x", "lines": "many"}, "invalid_argument"),
-        ("head", {"handle": "x", "lines": 0}, "unknown_handle"),
+        ("head", {"handle": "x", "lines": 0}, "invalid_argument"),  # the spec says minimum 1
+        ("head", {"handle": "x", "lines": None}, "unknown_handle"),  # null means the default
         ("grep", {"handle": "nope_123"}, "invalid_argument"),
         ("get_in", {"handle": "unknown_handle_1", "path": "a"}, "unknown_handle"),
         ("sql", {"query": 42}, "invalid_argument"),
