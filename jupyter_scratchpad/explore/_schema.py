@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 
 from ..store import Entry
+from ..store._jsontext import dumps_pretty
 from ._base import Output, ToolContext, ToolError, fmt_bytes
 from ._shape import Shape
 from ._text import _positive_int, budget_footer
@@ -20,7 +21,7 @@ MAX_KEYS_SHOWN = 60
 
 def _pretty_lines(value: Any) -> int:
     if isinstance(value, (dict, list)) and value:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).count(b"\n") + 1
+        return dumps_pretty(value).count(b"\n")  # the body's own format: any depth, exact numbers
     return 1
 
 
