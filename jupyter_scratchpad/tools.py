@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -317,10 +318,25 @@ _ALIASES = {"file": "handle", "path_expr": "path", "n": "lines"}
 _RUN_NAMES = {"slice": "slice_lines"}
 
 
-def tool_specs(flavor: str = "openai") -> list[dict[str, Any]]:
-    """JSON-schema definitions of every tool, ready for the OpenAI or Anthropic APIs."""
-    if flavor not in ("openai", "anthropic"):
-        raise ValueError(f"flavor must be 'openai' or 'anthropic', not {flavor!r}")
+SPEC_FLAVORS = ("openai", "openai-responses", "anthropic", "mcp")
+
+
+def tool_specs(flavor: str = "openai", *, prefix: str = "") -> list[dict[str, Any]]:
+    """JSON-schema definitions of every tool, strict (``additionalProperties: false``, every
+    required argument listed), in the shape each API wants:
+
+    - ``openai``: Chat Completions ``{"type": "function", "function": {...}}``;
+    - ``openai-responses``: the Responses API's flat ``{"type": "function", "name", ...}``;
+    - ``anthropic``: ``{"name", "description", "input_schema"}``;
+    - ``mcp``: ``{"name", "description", "inputSchema"}`` (an MCP ``Tool``).
+
+    ``prefix`` is put before every name (``scratch_`` → ``scratch_grep``); ``dispatch`` takes
+    the prefixed names back through ``strip_prefix``.
+    """
+    if flavor not in SPEC_FLAVORS:
+        raise ValueError(f"flavor must be one of {', '.join(SPEC_FLAVORS)}, not {flavor!r}")
+    if not isinstance(prefix, str) or (prefix and not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]{0,31}", prefix)):
+        raise ValueError(f"prefix must be letters, digits, '_' or '-' (at most 32), not {prefix!r}")
     specs = []
     for tool in _TOOLS:
         params = {
@@ -329,15 +345,16 @@ def tool_specs(flavor: str = "openai") -> list[dict[str, Any]]:
             "required": list(tool.required),
             "additionalProperties": False,
         }
+        name = prefix + tool.name
         if flavor == "openai":
-            specs.append(
-                {
-                    "type": "function",
-                    "function": {"name": tool.name, "description": tool.description, "parameters": params},
-                }
-            )
+            specs.append({"type": "function", "function": {"name": name, "description": tool.description,
+                                                           "parameters": params}})
+        elif flavor == "openai-responses":
+            specs.append({"type": "function", "name": name, "description": tool.description, "parameters": params})
+        elif flavor == "anthropic":
+            specs.append({"name": name, "description": tool.description, "input_schema": params})
         else:
-            specs.append({"name": tool.name, "description": tool.description, "input_schema": params})
+            specs.append({"name": name, "description": tool.description, "inputSchema": params})
     return specs
 
 
