@@ -92,7 +92,17 @@ def _sugg_lines(ctx: ToolContext, args: dict[str, Any], est: int, limit: int) ->
 
 def _sugg_read(ctx: ToolContext, args: dict[str, Any], est: int, limit: int) -> list[dict[str, Any]]:
     entry = ctx.store.get_entry(ctx.pad.scope, "handle", str(args.get("handle")))
-    return _text.read_suggestions(entry, args, est, limit)
+    array_path = None
+    if entry is not None and entry.format in ("json", "jsonl"):
+        try:
+            value = ctx.json_value(entry)
+        except ToolError:
+            value = None
+        if isinstance(value, list):
+            array_path = "$"
+        elif isinstance(value, dict):  # the first array of the document, e.g. $.items
+            array_path = next((f"$.{k}" for k, v in value.items() if isinstance(v, list) and k.isidentifier()), None)
+    return _text.read_suggestions(entry, args, est, limit, array_path)
 
 
 def _sugg_get_in(ctx: ToolContext, args: dict[str, Any], est: int, limit: int) -> list[dict[str, Any]]:
@@ -525,6 +535,7 @@ def _too_large(
     except Exception:  # suggestions are a courtesy; never let them hide the refusal
         log.exception("building suggestions for %s failed", tool.name)
         sugg = []
+    sugg = verified_suggestions(pad, ctx, sugg, limit, args.get("handle"))
     key = "per_call_limit" if reason == "per_call_limit" else "remaining_budget_tokens"
     what = (
         f"the per-call limit of {limit:,} tokens"
@@ -539,6 +550,68 @@ def _too_large(
         key: limit,
         "suggestions": sugg,
     }
+
+
+_SHRINKABLE = ("limit", "max_matches", "lines", "window", "max_rows", "max_depth", "context")
+FOOTER_ALLOWANCE = 48  # tokens of the footer a charged call adds to the text the dry run shows
+
+
+def _fits(pad: Scratchpad, call: dict[str, Any], limit: int) -> bool:
+    res = dispatch(pad, call["tool"], call["arguments"], charge=False)
+    return res.ok and pad.tokenizer.count(res.text) + FOOTER_ALLOWANCE <= limit
+
+
+def _shrunk(call: dict[str, Any]) -> dict[str, Any] | None:
+    """The same call asking for about half as much, or None when nothing can shrink."""
+    args = dict(call["arguments"])
+    for key in _SHRINKABLE:
+        value = args.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > (0 if key == "context" else 1):
+            args[key] = value // 2 if key != "context" else 0
+            return suggestion(call["tool"], call["why"], **args)
+    start, end = args.get("start"), args.get("end")
+    if isinstance(start, int) and isinstance(end, int) and end - start > 1:
+        args["end"] = start + (end - start) // 2
+        return suggestion(call["tool"], call["why"], **args)
+    return None
+
+
+def verified_suggestions(
+    pad: Scratchpad, ctx: ToolContext, sugg: list[dict[str, Any]], limit: int, handle: Any, max_checks: int = 16
+) -> list[dict[str, Any]]:
+    """Every suggestion, executed as given with the same limit, is ok and fits: each is dry-run
+    (uncharged) and shrunk until it fits, or dropped. When none is left, the cheapest views of the
+    handle that fit are offered instead (never an empty list while something would fit).
+    """
+    out: list[dict[str, Any]] = []
+    checks = 0
+    for call in sugg:
+        current: dict[str, Any] | None = call
+        while current is not None and checks < max_checks and ctx.time_left() > 1.0:
+            checks += 1
+            try:
+                if _fits(pad, current, limit):
+                    if current["call"] not in {c["call"] for c in out}:
+                        out.append(current)
+                    break
+            except Exception:  # a suggestion that cannot be checked is not offered
+                log.debug("checking suggestion %s failed", current.get("call"), exc_info=True)
+                break
+            current = _shrunk(current)
+    if not out and isinstance(handle, str):
+        for fallback in (
+            suggestion("schema", "the structure, one level", handle=handle, max_depth=1),
+            suggestion("head", "the first lines", handle=handle, lines=5),
+        ):
+            if checks >= max_checks + 2:
+                break
+            checks += 1
+            try:
+                if _fits(pad, fallback, limit):
+                    out.append(fallback)
+            except Exception:
+                continue
+    return out
 
 
 def _slide(pad: Any, ctx: ToolContext) -> None:

@@ -104,6 +104,8 @@ def run_job(job: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         raise SqlTimeout("another SQL query of this process held the worker")
     try:
         if _WORKER is None or not _WORKER.alive():
+            if _WORKER is not None:
+                _WORKER.kill()  # a worker that died: reap it and close its pipes
             _WORKER = _Worker()
             _register_exit()
         worker = _WORKER

@@ -438,11 +438,13 @@ def read(ctx: ToolContext, handle: str) -> Output:
     return Output(text, data, budget_footer(f"all {len(chunk):,} bytes of {entry.key} ({entry.format})"))
 
 
-def read_suggestions(entry: Entry | None, args: dict[str, Any], estimated: int, limit: int) -> list[dict[str, Any]]:
+def read_suggestions(
+    entry: Entry | None, args: dict[str, Any], estimated: int, limit: int, array_path: str | None = None
+) -> list[dict[str, Any]]:
     handle = args.get("handle")
     out = [suggestion("schema", "see the structure first", handle=handle)]
-    if entry is not None and entry.format in ("json", "jsonl"):
-        out.append(suggestion("item_schema", "the keys of the records", handle=handle, path="$"))
+    if array_path is not None:
+        out.append(suggestion("item_schema", "the keys of the records", handle=handle, path=array_path))
     lines = entry.line_count if entry is not None and entry.line_count else 1000
     out += line_suggestions(str(handle), 1, lines, estimated, limit)[:2]
     out.append(suggestion("grep", "search for what you need", handle=handle, pattern="error", max_matches=20))
