@@ -107,6 +107,29 @@ def _as_items(entry: Entry, node: Any, path: str) -> list[Any]:
     )
 
 
+def _canonical(path: str) -> str:
+    if isinstance(path, str) and path.rstrip().endswith("{*}"):
+        return format_path(_steps_or_error(path.rstrip()[:-3] or "$")) + "{*}"
+    return format_path(_steps_or_error(path))
+
+
+def _items_at(ctx: ToolContext, entry: Entry, path: str) -> list[Any]:
+    """The items at ``path``: an array's items, or with a final ``{*}`` the values of an object
+    keyed by ids (what ``schema`` shows as a ``{*}`` row)."""
+    if isinstance(path, str) and path.rstrip().endswith("{*}"):
+        base = path.rstrip()[:-3] or "$"
+        node = _resolve_or_error(entry, ctx.json_value(entry), base)
+        if not isinstance(node, dict):
+            raise ToolError(
+                "not_an_object",
+                f"{base} is a {kind_of(node)}: {{*}} takes the values of an object",
+                [suggestion("schema", "see the structure", handle=entry.key)],
+                path=path,
+            )
+        return list(node.values())
+    return _as_items(entry, _resolve_or_error(entry, ctx.json_value(entry), path), path)
+
+
 def _window(offset: Any, limit: Any, total: int, default_limit: int | None) -> tuple[int, int]:
     offset = _positive_int(offset, "offset", 0)
     if limit is None:
@@ -136,17 +159,17 @@ def _past_the_end(
 
 def item_schema(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0, limit: int | None = None) -> Output:
     entry = ctx.entry(handle)
-    items = _as_items(entry, _resolve_or_error(entry, ctx.json_value(entry), path), path)
+    items = _items_at(ctx, entry, path)
     total = len(items)
     lo, hi = _window(offset, limit, total, None)
-    _past_the_end(ctx, entry, format_path(_steps_or_error(path)), lo, total, "items", max(1, hi - lo) if limit else 50)
+    _past_the_end(ctx, entry, _canonical(path), lo, total, "items", max(1, hi - lo) if limit else 50)
     counts = item_key_counts(items[lo:hi])
     n = hi - lo
     rows: list[dict[str, Any]] = [
         {"key": k, "types": "|".join(t for t, _ in c.most_common()), "present": sum(c.values()), "of": n}
         for k, c in sorted(counts.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
     ]
-    canonical = format_path(_steps_or_error(path))
+    canonical = _canonical(path)
     if hi - lo < total or lo:
         size = max(1, hi - lo)
         window = f"items {lo:,}-{hi - 1:,} of {total:,} (window {lo // size + 1:,} of {-(-total // size):,})"
@@ -304,7 +327,7 @@ def iterate_over(
     limit: int | None = None,
 ) -> Output:
     entry = ctx.entry(handle)
-    items = _as_items(entry, _resolve_or_error(entry, ctx.json_value(entry), path), path)
+    items = _items_at(ctx, entry, path)
     if fields is None:
         keys = _first_keys(items)
         raise ToolError(
@@ -332,7 +355,7 @@ def iterate_over(
             raise ToolError("invalid_path", f"field {name!r}: {exc}", argument="fields") from None
     total = len(items)
     lo, hi = _window(offset, limit, total, 50)
-    base = format_path(_steps_or_error(path))
+    base = _canonical(path)
     _past_the_end(ctx, entry, base, lo, total, "items", int(limit) if limit else 50, fields=",".join(names))
     rows = []
     for i in range(lo, hi):
