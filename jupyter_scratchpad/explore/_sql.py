@@ -80,10 +80,12 @@ def _describe_suggestion(name: str | None = None) -> dict[str, Any]:
 
 def relation_names(ctx: ToolContext) -> list[dict[str, Any]]:
     """The relations a query of this caller can see, with their formats."""
-    out = [
-        {"name": e.key, "format": e.format, "source_tool": e.source_tool}
-        for e in ctx.store.entries(ctx.pad.scope, "handle")
-    ]
+    out = []
+    for e in ctx.store.entries(ctx.pad.scope, "handle"):
+        out.append({"name": e.key, "format": e.format, "source_tool": e.source_tool})
+        for name, keys in e.meta.get("sql_arrays") or []:
+            out.append({"name": f"{e.key}.{name}", "format": "rows of $." + ".".join(keys),
+                        "source_tool": e.source_tool})
     out.append({"name": "scratch_notes", "format": "notes", "source_tool": None})
     return out
 
@@ -91,7 +93,20 @@ def relation_names(ctx: ToolContext) -> list[dict[str, Any]]:
 def relation_spec(ctx: ToolContext, entry: Entry) -> dict[str, Any]:
     """What the worker needs to build ``entry``'s view: plain values, paths of our own files."""
     reader = ctx.reader(entry)
+    arrays: list[Any] = []
+    if entry.format == "json":
+        known = entry.meta.get("sql_arrays")
+        if isinstance(known, list):
+            arrays = known  # found at spill time
+        else:  # an entry spilled before relations per array existed
+            from ._relations import array_relations
+
+            try:
+                arrays = array_relations(ctx.json_value(entry))
+            except ToolError:
+                arrays = []
     return {
+        "arrays": arrays,
         "name": entry.key,
         "format": entry.format,
         "body_id": entry.body_id,

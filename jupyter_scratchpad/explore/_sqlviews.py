@@ -98,6 +98,26 @@ def _view(conn: Any, rel: dict[str, Any], inferred: dict[str, Any], fresh: list[
     return path, f"CREATE VIEW {name} AS SELECT * FROM {source}"
 
 
+def _array_views(conn: Any, rel: dict[str, Any]) -> None:
+    """``h.items``: the rows of ``$.items`` (a schema named like the handle, a view per array)."""
+    import duckdb
+
+    arrays = rel.get("arrays") or []
+    if not arrays:
+        return
+    schema = quote_ident(rel["name"])
+    conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+    for name, keys in arrays:
+        column = ".".join(quote_ident(k) for k in keys)
+        try:
+            conn.execute(
+                f"CREATE VIEW {schema}.{quote_ident(name)} AS "
+                f"SELECT u.* FROM (SELECT unnest({column}) AS u FROM main.{schema})"
+            )
+        except duckdb.Error:  # an array DuckDB typed otherwise (mixed items): the document still works
+            continue
+
+
 def build_views(conn: Any, relations: list[dict[str, Any]], notes: list[tuple[Any, ...]],
                 inferred: dict[str, Any]) -> tuple[list[str], list[str]]:
     """Create the views and the notes table on ``conn``, then lock it down.
@@ -122,6 +142,7 @@ def build_views(conn: Any, relations: list[dict[str, Any]], notes: list[tuple[An
             failed.append(rel["name"])
             continue
         paths.append(path)
+        _array_views(conn, rel)
     conn.execute("CREATE TABLE scratch_notes (key VARCHAR, value JSON, expires_at TIMESTAMPTZ)")
     if notes:
         conn.executemany("INSERT INTO scratch_notes VALUES (?, ?, ?)", notes)

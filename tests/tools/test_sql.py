@@ -123,7 +123,7 @@ def test_sandbox_hides_the_catalog_and_other_scopes(store: ScratchStore, pad: Sc
     named = pad.call_tool(
         "sql", {"query": f"SELECT view_name FROM duckdb_views() WHERE NOT internal AND '{pods_handle}' <> ''"}
     )
-    assert [v["view_name"] for v in named.data] == [pods_handle]
+    assert sorted(v["view_name"] for v in named.data) == sorted([pods_handle, "items"])  # h and h.items
     dbs = pad.call_tool("sql", {"query": "SELECT database_name FROM duckdb_databases() WHERE NOT internal"})
     assert [d["database_name"] for d in dbs.data] == ["memory"]
     notes = pad.call_tool("sql", {"query": "SELECT count(*) AS n FROM scratch_notes"})
@@ -203,3 +203,18 @@ def test_second_query_reuses_the_inferred_columns(pad: Scratchpad, monkeypatch: 
     assert first.data == [{"m": 2999}] and first.meta["inferred_now"] == [r.handle]
     again = pad.call_tool("sql", {"query": f"SELECT min(k) AS m FROM {r.handle}"})
     assert again.data == [{"m": 0}] and again.meta["inferred_now"] == []  # the worker kept the columns
+
+
+def test_an_array_of_records_is_a_relation_of_its_own(pad: Scratchpad, pods_handle: str) -> None:
+    h = pods_handle
+    assert pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {h}"}).data == [{"n": 1}]  # the document
+    rows = pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {h}.items"})
+    assert rows.ok and rows.data[0]["n"] == len(pad.get(h)["items"])
+    nested = pad.intercept({"data": {"results": [{"x": i} for i in range(3000)]}}, tool="api").handle
+    total = pad.call_tool("sql", {"query": f"SELECT sum(x) AS s FROM {nested}.data__results"})
+    assert total.ok and total.data == [{"s": sum(range(3000))}]
+    stub = pad.stub(h)
+    assert [r["name"] for r in stub["relations"]] == [h, f"{h}.items"]
+    assert f"sql over {h}.items" in pad.intercept(pad.get(h), tool="k8s_list_pods", server="k8s").content
+    bad = pad.call_tool("sql", {"query": f"SELECT * FROM {h}.nope"})
+    assert not bad.ok and h in bad.text
