@@ -438,6 +438,9 @@ def _normalise_args(tool: _Tool, arguments: Any) -> dict[str, Any]:
                 argument=name,
             )
     for name, value in list(args.items()):
+        if value is None and name not in tool.required and name != "value":
+            del args[name]  # null for an optional argument means its default (what strict clients send)
+            continue
         schema = tool.properties[name]
         args[name] = value = _coerce(name, value, schema)
         problem = _check_type(name, value, schema)

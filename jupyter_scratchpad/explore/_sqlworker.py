@@ -59,6 +59,8 @@ def _recv(stream: IO[bytes]) -> Any:
     if len(head) < _FRAME.size:
         raise EOFError("the SQL worker closed its pipe")
     (size,) = _FRAME.unpack(head)
+    if size > 1 << 30:
+        raise EOFError("a garbled reply from the SQL worker")
     data = stream.read(size)
     if len(data) < size:
         raise EOFError("the SQL worker closed its pipe mid-reply")
@@ -274,8 +276,13 @@ def _serve(limit: int) -> None:  # pragma: no cover - runs in the worker process
         resource = None  # type: ignore[assignment]
     if limit > 0 and resource is not None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    inp, out = sys.stdin.buffer, sys.stdout.buffer
-    sys.stdout = sys.stderr  # nothing may write into the reply pipe but _send
+    # The replies get a descriptor of their own; fd 1 then points at stderr, so nothing else (a
+    # print, or a C library writing to stdout) can ever write into the reply pipe.
+    sys.stdout.flush()
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    inp = sys.stdin.buffer
     inferred: dict[str, Any] = {}
     while True:
         try:

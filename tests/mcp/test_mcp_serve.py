@@ -86,6 +86,8 @@ def test_serve_over_streamable_http(tmp_path: Path, env: dict[str, str]) -> None
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+        if proc.stderr is not None:
+            proc.stderr.close()
 
 
 def test_cli_reads_as_the_person(tmp_path: Path, env: dict[str, str]) -> None:
