@@ -170,13 +170,14 @@ def item_schema(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0,
         for k, c in sorted(counts.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
     ]
     canonical = _canonical(path)
+    rows = _fold_same_shape(rows, canonical)
     if hi - lo < total or lo:
         size = max(1, hi - lo)
         window = f"items {lo:,}-{hi - 1:,} of {total:,} (window {lo // size + 1:,} of {-(-total // size):,})"
     else:
         window = f"all {total:,} items"
     width = min(60, max((len(r["key"]) for r in rows), default=3))
-    twidth = min(30, max((len(r["types"]) for r in rows), default=4))
+    twidth = min(48, max((len(r["types"]) for r in rows), default=4))
     lines = [
         f"item_schema of {_show(canonical)} in {entry.key}: {window}",
         f"{'key':<{width}}  {'type':<{twidth}}  present",
@@ -186,6 +187,32 @@ def item_schema(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0,
         lines.append(f"… more than {MAX_ITEM_KEYS} distinct keys; narrow the window or the path")
     data = {"handle": entry.key, "path": canonical, "offset": lo, "limit": hi - lo, "total_items": total, "keys": rows}
     return Output("\n".join(lines), data, budget_footer(window))
+
+
+def _fold_same_shape(rows: list[dict[str, Any]], canonical: str) -> list[dict[str, Any]]:
+    """A nested object with the item's own shape (a tweet's ``retweeted_status``) is one row:
+    ``retweeted_status  object: same shape as $[*] (69 keys)`` instead of its 69 keys again."""
+    keys = [r["key"] for r in rows]
+    prefixes = sorted({k.split(".", 1)[0] for k in keys if "." in k})
+    for p in prefixes:
+        dotted = p + "."
+        inner = {k[len(dotted):] for k in keys if k.startswith(dotted)}
+        outer = {k for k in keys if not k.startswith(dotted) and k != p}
+        same = len(inner & outer)
+        if len(inner) < 5 or same < 0.8 * max(len(inner), len(outer)):
+            continue
+        present = max((r["present"] for r in rows if r["key"].startswith(dotted)), default=0)
+        label = f"object: same shape as {canonical}[*] ({len(inner)} keys)"
+        kept = [r for r in rows if not r["key"].startswith(dotted)]
+        own = next((r for r in kept if r["key"] == p), None)
+        if own is not None:
+            own["types"] = f"{label}|{own['types']}"
+            own["present"] += present
+        else:
+            kept.append({"key": p, "types": label, "present": present, "of": rows[0]["of"] if rows else 0})
+        kept.sort(key=lambda r: (-r["present"], r["key"]))
+        rows, keys = kept, [r["key"] for r in kept]
+    return rows
 
 
 # -- get_in -----------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from jupyter_scratchpad import Scratchpad
 from jupyter_scratchpad.tokens import count_tokens
@@ -39,3 +40,18 @@ def test_a_small_or_mixed_object_keeps_its_keys(pad: Scratchpad) -> None:
     h = pad.spill(json.dumps(doc) + " " * 30000, tool="cfg", ).handle
     text = pad.call_tool("schema", {"handle": h}).text
     assert "$.config.opt_a" in text and "map of" not in text.split("$.mixed")[0]
+
+
+def test_item_schema_shows_a_nested_copy_of_the_item_shape_once(pad: Scratchpad) -> None:
+    def tweet(i: int, rt: bool) -> dict:
+        t = {"id": i, "text": f"t{i}", "user": {"id": i, "name": f"u{i}", "screen_name": f"s{i}"},
+             "retweet_count": i, "lang": "en", "created_at": "now", "source": "web", "truncated": False}
+        if rt:
+            t["retweeted_status"] = tweet(i + 10**6, False)
+        return t
+
+    h = pad.spill(json.dumps({"statuses": [tweet(i, i % 2 == 0) for i in range(400)]}), tool="search").handle
+    res = pad.call_tool("item_schema", {"handle": h, "path": "$.statuses"})
+    assert res.ok and "retweeted_status.user.name" not in res.text
+    assert re.search(r"retweeted_status\s+object: same shape as \$\.statuses\[\*\] \(10 keys\)\s+200/400", res.text)
+    assert "user.screen_name" in res.text  # a nested object of another shape keeps its keys
