@@ -259,6 +259,10 @@ class Scratchpad:
         meta: dict[str, Any] = {"utf8_errors": norm.utf8_errors, "tokens_exact": exact}
         if inner is not None:
             meta["unwrapped"] = "mcp_call_tool_result"
+        if norm.format == "json":  # SQL relations per array of records, found once, at spill time
+            from .explore._relations import array_relations
+
+            meta["sql_arrays"] = array_relations(norm.value)
         if metadata:
             meta["metadata"] = json.loads(dumps_compact(dict(metadata)))
         progress.phase("write")

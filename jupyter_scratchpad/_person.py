@@ -78,6 +78,10 @@ def sql_df(
     entries = list(pad.store.entries(pad.scope, "handle"))
     relations = [e.key for e in entries] + ["scratch_notes"]
     try:
+        _sql.check_read_only(query)  # the person's SQL is read-only too: the store is not theirs to edit
+    except ToolError as exc:
+        raise InvalidArgumentError(exc.message, code=exc.code, relations=relations) from None
+    try:
         conn = _sql._connect(ctx, entries)
     except duckdb.Error as exc:
         raise InvalidArgumentError(f"could not prepare the relations: {exc}", relations=relations) from None
@@ -106,7 +110,7 @@ def _query_error(exc: Exception, relations: list[str]) -> InvalidArgumentError:
     from .explore import _sql
     from .explore._base import suggestion
 
-    kind = _sql._error_kind(exc)  # type: ignore[arg-type]
+    kind = _sql._error_kind(exc)
     message = str(exc).split("\n")[0]
     if kind == "sql_forbidden":
         message = (

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -21,11 +22,21 @@ from ._bounded import bound_error, redact_paths
 from .errors import InvalidArgumentError, ScratchpadError
 from .explore import _json, _notes, _schema, _sql, _text
 from .explore._base import Output, TooLarge, ToolContext, ToolError, ToolTimeout, suggestion
+from .store._entry import MAX_KEY_CHARS
 
 if TYPE_CHECKING:
     from ._pad import Scratchpad
 
-__all__ = ["FLAVORS", "TOOL_NAMES", "UNCHARGED_LIMIT_TOKENS", "ToolResult", "dispatch", "input_schema", "tool_specs"]
+__all__ = [
+    "FLAVORS",
+    "SPEC_FLAVORS",
+    "TOOL_NAMES",
+    "UNCHARGED_LIMIT_TOKENS",
+    "ToolResult",
+    "dispatch",
+    "input_schema",
+    "tool_specs",
+]
 
 log = logging.getLogger("jupyter_scratchpad.tools")
 
@@ -64,6 +75,7 @@ class ToolResult:
 
 _HANDLE = {"type": "string", "description": 'The handle printed in a spill stub (e.g. "list_pods_3f2a9c1b0d4e").'}
 _INT = {"type": "integer"}
+_KEY = {"type": "string", "minLength": 1, "maxLength": MAX_KEY_CHARS}
 # "Any JSON value" with a type on every branch (strict transforms reject a schema without one).
 _ANY_JSON: list[dict[str, Any]] = [
     {"type": "string"},
@@ -93,6 +105,8 @@ class _Tool:
     required: tuple[str, ...]
     run: Callable[..., Output]
     suggest: Callable[[ToolContext, dict[str, Any], int, int], list[dict[str, Any]]]
+    # required arguments whose absence the tool explains itself (with suggestions that run)
+    explains_missing: tuple[str, ...] = ()
 
 
 def _sugg_lines(ctx: ToolContext, args: dict[str, Any], est: int, limit: int) -> list[dict[str, Any]]:
@@ -106,7 +120,17 @@ def _sugg_lines(ctx: ToolContext, args: dict[str, Any], est: int, limit: int) ->
 
 def _sugg_read(ctx: ToolContext, args: dict[str, Any], est: int, limit: int) -> list[dict[str, Any]]:
     entry = ctx.store.get_entry(ctx.pad.scope, "handle", str(args.get("handle")))
-    return _text.read_suggestions(entry, args, est, limit)
+    array_path = None
+    if entry is not None and entry.format in ("json", "jsonl"):
+        try:
+            value = ctx.json_value(entry)
+        except ToolError:
+            value = None
+        if isinstance(value, list):
+            array_path = "$"
+        elif isinstance(value, dict):  # the first array of the document, e.g. $.items
+            array_path = next((f"$.{k}" for k, v in value.items() if isinstance(v, list) and k.isidentifier()), None)
+    return _text.read_suggestions(entry, args, est, limit, array_path)
 
 
 def _sugg_get_in(ctx: ToolContext, args: dict[str, Any], est: int, limit: int) -> list[dict[str, Any]]:
@@ -176,9 +200,10 @@ _TOOLS: tuple[_Tool, ...] = (
             offset={**_INT, "minimum": 0, "description": "First item (default 0)."},
             limit={**_INT, "minimum": 1, "description": "Number of items (default 50)."},
         ),
-        ("handle",),
+        ("handle", "fields"),
         _json.iterate_over,
         _sugg_window("iterate_over"),
+        explains_missing=("fields",),
     ),
     _Tool(
         "get_in",
@@ -282,11 +307,12 @@ _TOOLS: tuple[_Tool, ...] = (
         "scratch_write",
         "Save a note (any JSON value) under `key` for later steps of this run.",
         _p(
-            key={"type": "string", "description": "Any string."},
+            key={**_KEY, "description": "Any non-empty string."},
             value={"anyOf": _ANY_JSON, "description": "Any JSON value."},
             ttl_s={
                 "type": "number",
                 "exclusiveMinimum": 0,
+                "maximum": 10 * 365 * 86400,
                 "description": "Seconds to keep it (default: the store's TTL).",
             },
         ),
@@ -297,7 +323,7 @@ _TOOLS: tuple[_Tool, ...] = (
     _Tool(
         "scratch_read",
         "Read the note saved under `key`.",
-        _p(key={"type": "string", "description": "The note's key."}),
+        _p(key={**_KEY, "description": "The note's key."}),
         ("key",),
         _notes.scratch_read,
         _sugg_notes,
@@ -318,7 +344,7 @@ _TOOLS: tuple[_Tool, ...] = (
     _Tool(
         "scratch_delete",
         "Delete a note by `key`, or a spilled output by `handle` (exactly one of the two).",
-        _p(key={"type": "string", "description": "The note's key."}, handle=_HANDLE),
+        _p(key={**_KEY, "description": "The note's key."}, handle=_HANDLE),
         (),
         _notes.scratch_delete,
         _sugg_notes,
@@ -332,7 +358,8 @@ _ALIASES = {"file": "handle", "path_expr": "path", "n": "lines"}
 _RUN_NAMES = {"slice": "slice_lines"}
 
 
-FLAVORS = ("openai", "openai-responses", "anthropic", "mcp")
+SPEC_FLAVORS = ("openai", "openai-responses", "anthropic", "mcp")
+FLAVORS = SPEC_FLAVORS
 
 
 def input_schema(name: str) -> dict[str, Any]:
@@ -367,6 +394,9 @@ def _strict(tool: _Tool) -> dict[str, Any]:
     for name, schema in tool.properties.items():
         if schema.get("anyOf") is _ANY_JSON:
             schema = {**schema, "anyOf": _STRICT_ANY_JSON}
+        if "minLength" in schema:  # not a keyword OpenAI's strict mode accepts: said in words
+            schema = {k: v for k, v in schema.items() if k not in ("minLength", "maxLength")}
+            schema["description"] = f"{schema.get('description', '')} Non-empty.".strip()
         props[name] = schema if name in tool.required else _nullable(schema)
     return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
@@ -381,10 +411,10 @@ def tool_specs(flavor: str = "openai", *, prefix: str = "") -> list[dict[str, An
     ``prefix`` is put before every name (``"scratch_"``: ``scratch_sql``); call them with
     ``call_tool(name, args, prefix=prefix)``. Null for an optional argument means its default.
     """
-    if flavor not in FLAVORS:
-        raise ValueError(f"flavor must be one of {', '.join(map(repr, FLAVORS))}, not {flavor!r}")
-    if not isinstance(prefix, str):
-        raise TypeError(f"prefix must be a string, not {type(prefix).__name__}")
+    if flavor not in SPEC_FLAVORS:
+        raise ValueError(f"flavor must be one of {', '.join(SPEC_FLAVORS)}, not {flavor!r}")
+    if not isinstance(prefix, str) or (prefix and not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]{0,31}", prefix)):
+        raise ValueError(f"prefix must be letters, digits, '_' or '-' (at most 32), not {prefix!r}")
     specs: list[dict[str, Any]] = []
     for tool in _TOOLS:
         name = prefix + tool.name
@@ -434,15 +464,23 @@ def _kind(schema: dict[str, Any]) -> str:
     return " ".join([kind, *bounds])
 
 
-_BOUNDS = (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="))
+_BOUNDS = (
+    ("minimum", ">="),
+    ("exclusiveMinimum", ">"),
+    ("maximum", "<="),
+    ("minLength", "of length >="),
+    ("maxLength", "of length <="),
+)
 
 
 def _validate(tool: _Tool, args: dict[str, Any]) -> None:
     """Check ``args`` against the published schema (one source of truth for spec and runtime)."""
     import fastjsonschema
 
+    # a placeholder for what the tool itself explains when it is missing (see explains_missing)
+    placeholders = {name: tool.properties[name].get("default", "") for name in tool.explains_missing}
     try:
-        _validator(tool)(args)
+        _validator(tool)({**placeholders, **args})
     except fastjsonschema.JsonSchemaValueException as exc:
         path = [str(p) for p in (exc.path or [])][1:]
         name = path[0] if path else None
@@ -504,7 +542,7 @@ def _normalise_args(tool: _Tool, arguments: Any) -> dict[str, Any]:
             allowed=list(tool.properties),
         )
     for name in tool.required:
-        if args.get(name) is None:
+        if args.get(name) is None and name not in tool.explains_missing:
             raise ToolError(
                 "invalid_argument",
                 f"{tool.name} needs '{name}' ({tool.properties[name].get('description', '')})",
@@ -605,6 +643,7 @@ def _too_large(
     except Exception:  # suggestions are a courtesy; never let them hide the refusal
         log.exception("building suggestions for %s failed", tool.name)
         sugg = []
+    sugg = verified_suggestions(pad, ctx, sugg, limit, args.get("handle"))
     key = "per_call_limit" if reason == "per_call_limit" else "remaining_budget_tokens"
     what = (
         f"the per-call limit of {limit:,} tokens"
@@ -619,6 +658,68 @@ def _too_large(
         key: limit,
         "suggestions": sugg,
     }
+
+
+_SHRINKABLE = ("limit", "max_matches", "lines", "window", "max_rows", "max_depth", "context")
+FOOTER_ALLOWANCE = 48  # tokens of the footer a charged call adds to the text the dry run shows
+
+
+def _fits(pad: Scratchpad, call: dict[str, Any], limit: int) -> bool:
+    res = dispatch(pad, call["tool"], call["arguments"], charge=False)
+    return res.ok and pad.tokenizer.count(res.text) + FOOTER_ALLOWANCE <= limit
+
+
+def _shrunk(call: dict[str, Any]) -> dict[str, Any] | None:
+    """The same call asking for about half as much, or None when nothing can shrink."""
+    args = dict(call["arguments"])
+    for key in _SHRINKABLE:
+        value = args.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > (0 if key == "context" else 1):
+            args[key] = value // 2 if key != "context" else 0
+            return suggestion(call["tool"], call["why"], **args)
+    start, end = args.get("start"), args.get("end")
+    if isinstance(start, int) and isinstance(end, int) and end - start > 1:
+        args["end"] = start + (end - start) // 2
+        return suggestion(call["tool"], call["why"], **args)
+    return None
+
+
+def verified_suggestions(
+    pad: Scratchpad, ctx: ToolContext, sugg: list[dict[str, Any]], limit: int, handle: Any, max_checks: int = 16
+) -> list[dict[str, Any]]:
+    """Every suggestion, executed as given with the same limit, is ok and fits: each is dry-run
+    (uncharged) and shrunk until it fits, or dropped. When none is left, the cheapest views of the
+    handle that fit are offered instead (never an empty list while something would fit).
+    """
+    out: list[dict[str, Any]] = []
+    checks = 0
+    for call in sugg:
+        current: dict[str, Any] | None = call
+        while current is not None and checks < max_checks and ctx.time_left() > 1.0:
+            checks += 1
+            try:
+                if _fits(pad, current, limit):
+                    if current["call"] not in {c["call"] for c in out}:
+                        out.append(current)
+                    break
+            except Exception:  # a suggestion that cannot be checked is not offered
+                log.debug("checking suggestion %s failed", current.get("call"), exc_info=True)
+                break
+            current = _shrunk(current)
+    if not out and isinstance(handle, str):
+        for fallback in (
+            suggestion("schema", "the structure, one level", handle=handle, max_depth=1),
+            suggestion("head", "the first lines", handle=handle, lines=5),
+        ):
+            if checks >= max_checks + 2:
+                break
+            checks += 1
+            try:
+                if _fits(pad, fallback, limit):
+                    out.append(fallback)
+            except Exception:
+                continue
+    return out
 
 
 def _slide(pad: Any, ctx: ToolContext) -> None:

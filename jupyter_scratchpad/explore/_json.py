@@ -5,9 +5,9 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-import orjson
-
+from .._bounded import clip_middle
 from ..store import Entry
+from ..store._jsontext import dumps_pretty, render_json
 from ._base import Output, ToolContext, ToolError, suggestion
 from ._paths import PathError, PathMiss, Step, format_path, kind_of, parse_path, resolve
 from ._shape import MAX_ITEM_KEYS, item_key_counts
@@ -17,6 +17,11 @@ __all__ = ["get_in", "item_schema", "iterate_over"]
 
 STRING_LINES = 5
 STRING_CHARS = 600
+PATH_SHOWN_BYTES = 160  # a path echoed in a header or footer (a 10,000-deep path is 30 KB)
+
+
+def _show(path: str) -> str:
+    return clip_middle(path, PATH_SHOWN_BYTES, unit="chars of the path")
 
 
 # -- item_schema ------------------------------------------------------------------------------
@@ -39,7 +44,11 @@ def _resolve_or_error(entry: Entry, value: Any, path: str) -> Any:
 
 def _path_not_found(entry: Entry, miss: PathMiss) -> ToolError:
     prefix = format_path(miss.valid_prefix)
-    fields: dict[str, Any] = {"requested_path": miss.requested, "valid_prefix": prefix}
+    fields: dict[str, Any] = {
+        "requested_path": miss.requested,
+        "valid_prefix": prefix,
+        "failed_segment": miss.failed.value,
+    }
     suggestions = []
     node = miss.node
     if isinstance(node, dict):
@@ -98,6 +107,29 @@ def _as_items(entry: Entry, node: Any, path: str) -> list[Any]:
     )
 
 
+def _canonical(path: str) -> str:
+    if isinstance(path, str) and path.rstrip().endswith("{*}"):
+        return format_path(_steps_or_error(path.rstrip()[:-3] or "$")) + "{*}"
+    return format_path(_steps_or_error(path))
+
+
+def _items_at(ctx: ToolContext, entry: Entry, path: str) -> list[Any]:
+    """The items at ``path``: an array's items, or with a final ``{*}`` the values of an object
+    keyed by ids (what ``schema`` shows as a ``{*}`` row)."""
+    if isinstance(path, str) and path.rstrip().endswith("{*}"):
+        base = path.rstrip()[:-3] or "$"
+        node = _resolve_or_error(entry, ctx.json_value(entry), base)
+        if not isinstance(node, dict):
+            raise ToolError(
+                "not_an_object",
+                f"{base} is a {kind_of(node)}: {{*}} takes the values of an object",
+                [suggestion("schema", "see the structure", handle=entry.key)],
+                path=path,
+            )
+        return list(node.values())
+    return _as_items(entry, _resolve_or_error(entry, ctx.json_value(entry), path), path)
+
+
 def _window(offset: Any, limit: Any, total: int, default_limit: int | None) -> tuple[int, int]:
     offset = _positive_int(offset, "offset", 0)
     if limit is None:
@@ -107,31 +139,80 @@ def _window(offset: Any, limit: Any, total: int, default_limit: int | None) -> t
     return offset, min(total, offset + limit)
 
 
+def _past_the_end(
+    ctx: ToolContext, entry: Entry, path: str, offset: int, total: int, unit: str, page: int, **extra: Any
+) -> None:
+    """``offset_out_of_range`` (Aura's code) for an offset at or past the end; never a negative window."""
+    if offset == 0 or offset < total:
+        return
+    last = max(0, total - page)
+    sugg = [suggestion(ctx.tool, f"the last {min(page, total):,} {unit}", handle=entry.key, path=path, **extra,
+                       offset=last, limit=max(1, min(page, total)))] if total else []
+    raise ToolError(
+        "offset_out_of_range",
+        f"offset {offset:,} is past the end: {path} has {total:,} {unit}",
+        sugg,
+        offset=offset,
+        **({"total_lines": total} if unit == "lines" else {"total_items": total, "array_length": total}),
+    )
+
+
 def item_schema(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0, limit: int | None = None) -> Output:
     entry = ctx.entry(handle)
-    items = _as_items(entry, _resolve_or_error(entry, ctx.json_value(entry), path), path)
+    items = _items_at(ctx, entry, path)
     total = len(items)
     lo, hi = _window(offset, limit, total, None)
+    _past_the_end(ctx, entry, _canonical(path), lo, total, "items", max(1, hi - lo) if limit else 50)
     counts = item_key_counts(items[lo:hi])
     n = hi - lo
     rows: list[dict[str, Any]] = [
         {"key": k, "types": "|".join(t for t, _ in c.most_common()), "present": sum(c.values()), "of": n}
         for k, c in sorted(counts.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
     ]
-    canonical = format_path(_steps_or_error(path))
+    canonical = _canonical(path)
+    rows = _fold_same_shape(rows, canonical)
     if hi - lo < total or lo:
         size = max(1, hi - lo)
         window = f"items {lo:,}-{hi - 1:,} of {total:,} (window {lo // size + 1:,} of {-(-total // size):,})"
     else:
         window = f"all {total:,} items"
     width = min(60, max((len(r["key"]) for r in rows), default=3))
-    twidth = min(30, max((len(r["types"]) for r in rows), default=4))
-    lines = [f"item_schema of {canonical} in {entry.key}: {window}", f"{'key':<{width}}  {'type':<{twidth}}  present"]
+    twidth = min(48, max((len(r["types"]) for r in rows), default=4))
+    lines = [
+        f"item_schema of {_show(canonical)} in {entry.key}: {window}",
+        f"{'key':<{width}}  {'type':<{twidth}}  present",
+    ]
     lines += [f"{r['key']:<{width}}  {r['types']:<{twidth}}  {r['present']}/{r['of']}" for r in rows]
     if len(counts) >= MAX_ITEM_KEYS:
         lines.append(f"… more than {MAX_ITEM_KEYS} distinct keys; narrow the window or the path")
     data = {"handle": entry.key, "path": canonical, "offset": lo, "limit": hi - lo, "total_items": total, "keys": rows}
     return Output("\n".join(lines), data, budget_footer(window))
+
+
+def _fold_same_shape(rows: list[dict[str, Any]], canonical: str) -> list[dict[str, Any]]:
+    """A nested object with the item's own shape (a tweet's ``retweeted_status``) is one row:
+    ``retweeted_status  object: same shape as $[*] (69 keys)`` instead of its 69 keys again."""
+    keys = [r["key"] for r in rows]
+    prefixes = sorted({k.split(".", 1)[0] for k in keys if "." in k})
+    for p in prefixes:
+        dotted = p + "."
+        inner = {k[len(dotted):] for k in keys if k.startswith(dotted)}
+        outer = {k for k in keys if not k.startswith(dotted) and k != p}
+        same = len(inner & outer)
+        if len(inner) < 5 or same < 0.8 * max(len(inner), len(outer)):
+            continue
+        present = max((r["present"] for r in rows if r["key"].startswith(dotted)), default=0)
+        label = f"object: same shape as {canonical}[*] ({len(inner)} keys)"
+        kept = [r for r in rows if not r["key"].startswith(dotted)]
+        own = next((r for r in kept if r["key"] == p), None)
+        if own is not None:
+            own["types"] = f"{label}|{own['types']}"
+            own["present"] += present
+        else:
+            kept.append({"key": p, "types": label, "present": present, "of": rows[0]["of"] if rows else 0})
+        kept.sort(key=lambda r: (-r["present"], r["key"]))
+        rows, keys = kept, [r["key"] for r in kept]
+    return rows
 
 
 # -- get_in -----------------------------------------------------------------------------------
@@ -143,10 +224,12 @@ def get_in(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0, limi
     canonical = format_path(_steps_or_error(path))
     if isinstance(node, str) and ("\n" in node or offset or limit is not None):
         all_lines = node.split("\n")
-        lo, hi = _window(offset, limit, len(all_lines), None)
+        # offset without limit pages 100 lines (Aura's default page)
+        lo, hi = _window(offset, limit, len(all_lines), 100 if offset and limit is None else None)
+        _past_the_end(ctx, entry, canonical, lo, len(all_lines), "lines", 100 if limit is None else int(limit))
         shown = all_lines[lo:hi]
         text = "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(shown, start=lo + 1))
-        summary = f"lines {lo + 1:,}-{lo + len(shown):,} of {len(all_lines):,} of the string at {canonical}"
+        summary = f"lines {lo + 1:,}-{lo + len(shown):,} of {len(all_lines):,} of the string at {_show(canonical)}"
         data = {
             "handle": entry.key,
             "path": canonical,
@@ -157,9 +240,9 @@ def get_in(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0, limi
         }
         ctx.guard_bytes(sum(len(s) for s in shown), lambda n: text[:n])
         return Output(text, data, budget_footer(summary))
-    rendered = orjson.dumps(node, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    rendered = dumps_pretty(node)[:-1].decode("utf-8", "surrogatepass")  # any depth, exact numbers
     ctx.guard_bytes(len(rendered), lambda n: rendered[:n])
-    summary = f"{canonical} · {kind_of(node)}"
+    summary = f"{_show(canonical)} · {kind_of(node)}"
     if isinstance(node, (dict, list)):
         summary += f" of {len(node):,} {'keys' if isinstance(node, dict) else 'items'}"
     return Output(rendered, node, budget_footer(summary))
@@ -239,9 +322,9 @@ def _cut(value: Any, where: str) -> Any:
     if isinstance(value, str):
         return _cut_string(value, where)
     if isinstance(value, (dict, list)):
-        text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+        text = render_json(value)
         if len(text) > STRING_CHARS:
-            return f'{kind_of(value)} of {len(value):,}: {text[:200]}… [get_in(path="{where}")]'
+            return f'{kind_of(value)} of {len(value):,}: {text[:200]}… [get_in(path="{_show(where)}")]'
     return value
 
 
@@ -271,7 +354,7 @@ def iterate_over(
     limit: int | None = None,
 ) -> Output:
     entry = ctx.entry(handle)
-    items = _as_items(entry, _resolve_or_error(entry, ctx.json_value(entry), path), path)
+    items = _items_at(ctx, entry, path)
     if fields is None:
         keys = _first_keys(items)
         raise ToolError(
@@ -299,7 +382,8 @@ def iterate_over(
             raise ToolError("invalid_path", f"field {name!r}: {exc}", argument="fields") from None
     total = len(items)
     lo, hi = _window(offset, limit, total, 50)
-    base = format_path(_steps_or_error(path))
+    base = _canonical(path)
+    _past_the_end(ctx, entry, base, lo, total, "items", int(limit) if limit else 50, fields=",".join(names))
     rows = []
     for i in range(lo, hi):
         item = items[i]
@@ -311,10 +395,12 @@ def iterate_over(
                 value = None
             row[name] = _cut(value, f"{base}[{i}].{name}" if base != "$" else f"$[{i}].{name}")
         rows.append(row)
-    text = "\n".join(orjson.dumps(r, option=orjson.OPT_NON_STR_KEYS).decode() for r in rows)
+    text = "\n".join(render_json(r) for r in rows)
     nxt = f" · next: offset={hi}" if hi < total else ""
     summary = (
-        f"items {lo:,}-{hi - 1:,} of {total:,} of {base}{nxt}" if rows else f"no items at offset {lo:,} of {total:,}"
+        f"items {lo:,}-{hi - 1:,} of {total:,} of {_show(base)}{nxt}"
+        if rows
+        else f"no items at offset {lo:,} of {total:,}"
     )
     meta = {"total_items": total, "offset": lo, "limit": hi - lo, "next_offset": hi if hi < total else None}
     return Output(text or "(no items in that window)", rows, budget_footer(summary), meta)

@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 
 from ..store import Entry
+from ..store._jsontext import dumps_pretty
 from ._base import Output, ToolContext, ToolError, fmt_bytes
 from ._shape import Shape
 from ._text import _positive_int, budget_footer
@@ -20,8 +21,30 @@ MAX_KEYS_SHOWN = 60
 
 def _pretty_lines(value: Any) -> int:
     if isinstance(value, (dict, list)) and value:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).count(b"\n") + 1
+        return dumps_pretty(value).count(b"\n")  # the body's own format: any depth, exact numbers
     return 1
+
+
+MAP_MIN_KEYS = 20
+_ID_LIKE = re.compile(r"[0-9]+|[0-9a-fA-F]{8,}|[0-9a-fA-F-]{36}|[A-Za-z]*[-_:.]?[0-9][0-9A-Za-z_:.-]*")
+
+
+def _is_map(value: dict[Any, Any]) -> bool:
+    """An object keyed by ids (``{"138586341": {...}, ...}``): many keys, all values objects of
+    one shape, keys that look generated. Its schema is one ``{*}`` row, not a row per key."""
+    if len(value) < MAP_MIN_KEYS:
+        return False
+    values = list(value.values())
+    keys = list(value)
+    id_like = sum(1 for k in keys[:200] if isinstance(k, str) and _ID_LIKE.fullmatch(k)) / min(len(keys), 200)
+    if id_like >= 0.8 and len({type(v) for v in values}) == 1:
+        return True  # ids to values of one type (objects, or names: {"12": "Area 12"})
+    if not all(type(v) is dict for v in values):
+        return False
+    sample = values[:200]
+    union = set().union(*(v.keys() for v in sample))
+    average = sum(len(v) for v in sample) / len(sample)
+    return bool(union) and len(union) <= 1.5 * max(average, 1) and len(keys) >= 3 * len(union)
 
 
 class _SchemaWriter:
@@ -46,6 +69,12 @@ class _SchemaWriter:
         self._row(path, kind.describe(), "")
         if depth >= self.max_depth or not isinstance(value, (dict, list)) or not value:
             lines = _pretty_lines(value) if depth >= self.max_depth else 1
+        elif isinstance(value, dict) and _is_map(value):
+            lines = _pretty_lines(value)
+            shape = Shape.of(list(value.values()), self.max_depth - depth - 1)
+            examples = ", ".join(orjson.dumps(k).decode() for k in list(value)[:3])
+            self.rows[index]["kind"] = f"map of {len(value):,} keys (e.g. {examples})" if index < len(self.rows) else ""
+            self.repeated(shape, f"{path}{{*}}", depth + 1, len(value), f"{len(value):,} values, same shape")
         elif isinstance(value, dict):
             lines, line = 2, first_line + 1
             for i, (key, child) in enumerate(value.items()):
@@ -150,7 +179,11 @@ def schema(ctx: ToolContext, handle: str, max_depth: int = 4) -> Output:
 
 
 def _json_next_steps(entry: Entry, rows: list[dict[str, Any]]) -> list[str]:
-    arrays = [r["path"] for r in rows if r["kind"].startswith("array") and "[*]" not in r["path"]]
+    maps = [r["path"] for r in rows if r["path"].endswith("{*}") and r["path"].count("{*}") == 1
+            and "[*]" not in r["path"] and r["kind"].startswith("object")]
+    arrays = [r["path"] for r in rows if r["kind"].startswith("array") and "[*]" not in r["path"]
+              and "{*}" not in r["path"]]
+    arrays = maps[:1] + arrays
     if arrays:
         p = arrays[0] if arrays[0] != "$" else "$"
         return [

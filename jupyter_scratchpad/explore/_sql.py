@@ -1,181 +1,161 @@
-"""SQL over spills, in a sandbox.
+"""SQL over spills, in a sandbox that is read-only in fact and bounded in memory and time.
 
-Each call gets a fresh in-memory DuckDB connection that knows nothing but the caller's live
-handles: a JSON or JSONL handle is a view over ``read_json`` of its body (every record read for
-schema inference, so a key that first appears in the last record is still a column), a text or
-markdown handle is a view of ``(line_no, line)``, and ``scratch_notes`` holds the caller's notes.
-Then, before the query runs, DuckDB itself is locked down: ``allowed_paths`` names exactly those
-bodies, ``enable_external_access = false`` shuts out every other file, URL, ATTACH, COPY and
-extension, and ``lock_configuration = true`` stops the query from undoing any of it. The catalog
-database is never attached, so no other run's or agent's rows exist in there to be found.
+1. The statement is checked before anything runs: exactly one statement, of a read-only type
+   (SELECT, WITH, VALUES, FROM, DESCRIBE, SUMMARIZE, SHOW, UNPIVOT, a static PIVOT, EXPLAIN of
+   one of those), decided by DuckDB's own parser (``duckdb.extract_statements``); anything else
+   is ``sql_not_read_only``. COPY, EXPORT, ATTACH, INSTALL/LOAD, SET, PRAGMA, CALL, CREATE,
+   DROP, INSERT, UPDATE, DELETE never reach DuckDB.
+2. The query runs in a worker process (``_sqlworker``) on a fresh in-memory DuckDB connection
+   that knows only the relations of the handles the query names (``_sqlviews``), and is locked
+   down there (``allowed_paths`` = those bodies, no external access, locked configuration). The
+   worker's address space is capped (an allocation past it is ``sql_out_of_memory``), rows are
+   fetched in batches with every cell clipped and stop at a byte cap, and a query past the
+   call's time limit is stopped by killing the worker (``timeout``).
+3. What comes back shows handles, never host paths.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import decimal
-import threading
-import uuid
-from pathlib import Path
+import re
 from typing import Any
 
-import duckdb
-
+from .._bounded import redact_paths
 from ..store import Entry
-from ._base import Output, ToolContext, ToolError, suggestion
+from ._base import Output, ToolContext, ToolError, ToolTimeout, suggestion
+from ._sqlviews import build_views
+from ._sqlworker import CELL_CHARS, SqlTimeout, SqlWorkerError, run_job
 from ._text import budget_footer
 
-__all__ = ["SQL_MAX_ROWS", "relation_names", "sql"]
+__all__ = ["SQL_MAX_ROWS", "check_read_only", "relation_names", "sql"]
 
 SQL_MAX_ROWS = 200
 SQL_TIMEOUT_S = 30.0
-SQL_MEMORY_LIMIT = "2GB"
-CELL_CHARS = 200
 MAX_QUERY_CHARS = 20_000
+READ_ONLY_FORMS = "SELECT, WITH … SELECT, VALUES, FROM …, DESCRIBE, SUMMARIZE, SHOW, UNPIVOT, PIVOT … IN (…), EXPLAIN"
+_EXPLAIN = re.compile(r"^\s*explain(\s+analyze)?\b", re.IGNORECASE)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _quote_ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+def check_read_only(query: str) -> None:
+    """Refuse, before anything runs, what is not exactly one read-only statement."""
+    import duckdb
+
+    try:
+        statements = duckdb.extract_statements(query)
+    except duckdb.Error as exc:
+        raise ToolError("sql_error", str(exc).split("\n")[0], [_describe_suggestion()]) from None
+    if len(statements) != 1:
+        raise ToolError(
+            "sql_not_read_only",
+            f"send exactly one statement (got {len(statements)}); allowed: {READ_ONLY_FORMS}",
+            statements=len(statements),
+        )
+    kind = statements[0].type
+    if kind == duckdb.StatementType.EXPLAIN:
+        inner = _EXPLAIN.sub("", query, count=1)
+        if inner == query:
+            raise ToolError("sql_not_read_only", f"unrecognised EXPLAIN form; allowed: {READ_ONLY_FORMS}")
+        check_read_only(inner)
+        return
+    if kind != duckdb.StatementType.SELECT:
+        name = str(kind).rsplit(".", 1)[-1]
+        hint = (
+            " (a PIVOT whose ON values are not listed creates types first: write PIVOT … ON col IN ('a', 'b'))"
+            if name == "MULTI"
+            else ""
+        )
+        raise ToolError(
+            "sql_not_read_only",
+            f"this sandbox is read-only: a {name} statement is not allowed{hint}; allowed: {READ_ONLY_FORMS}",
+            statement_type=name,
+        )
 
 
-def _quote_literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
+def _describe_suggestion(name: str | None = None) -> dict[str, Any]:
+    if name:
+        return suggestion("sql", "list the columns of a relation", query=f"DESCRIBE {name}")
+    return suggestion("scratch_list", "see the relations (one per handle)")
 
 
 def relation_names(ctx: ToolContext) -> list[dict[str, Any]]:
     """The relations a query of this caller can see, with their formats."""
-    out = [
-        {"name": e.key, "format": e.format, "source_tool": e.source_tool}
-        for e in ctx.store.entries(ctx.pad.scope, "handle")
-    ]
+    out = []
+    for e in ctx.store.entries(ctx.pad.scope, "handle"):
+        out.append({"name": e.key, "format": e.format, "source_tool": e.source_tool})
+        for name, keys in e.meta.get("sql_arrays") or []:
+            out.append({"name": f"{e.key}.{name}", "format": "rows of $." + ".".join(keys),
+                        "source_tool": e.source_tool})
     out.append({"name": "scratch_notes", "format": "notes", "source_tool": None})
     return out
 
 
-# body_id -> (path, format, columns spec) inferred once from every record: bodies never change, so
-# each query then parses the file once, with no sampling pass (and no key first seen late is lost).
-_INFERRED: dict[str, tuple[str, str, str]] = {}
-
-
-def _max_object(nbytes: int) -> int:
-    return max(16 << 20, nbytes + 1)
-
-
-def _infer_columns(entry: Entry, raw: Path, body: Path) -> tuple[str, str, str] | None:
-    """Read every record once (our own files, before any sandbox exists) and pin the columns."""
-    if entry.format == "jsonl":
-        candidates = [(raw, "newline_delimited")]
-    else:
-        with open(raw, "rb") as fh:
-            first = fh.read(4096).lstrip()[:1]
-        # the original bytes first (compact: faster to scan); the pretty body when DuckDB's parser
-        # refuses something Python's accepted (NaN, say)
-        candidates = [(raw, "array" if first == b"[" else "auto"), (body, "array" if first == b"[" else "auto")]
-    conn = duckdb.connect(
-        ":memory:", config={"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
-    )
-    try:
-        for path, fmt in candidates:
-            try:
-                cols = conn.execute(
-                    f"DESCRIBE SELECT * FROM read_json({_quote_literal(str(path))}, format='{fmt}', "
-                    f"sample_size=-1, maximum_object_size={_max_object(path.stat().st_size)})"
-                ).fetchall()
-            except duckdb.Error:
-                continue
-            if cols:
-                spec = "{" + ", ".join(f"{_quote_literal(c[0])}: {_quote_literal(c[1])}" for c in cols) + "}"
-                return str(path), fmt, spec
-    finally:
-        conn.close()
-    return None
-
-
-def _view_sql(ctx: ToolContext, entry: Entry) -> tuple[str, str]:
+def relation_spec(ctx: ToolContext, entry: Entry) -> dict[str, Any]:
+    """What the worker needs to build ``entry``'s view: plain values, paths of our own files."""
     reader = ctx.reader(entry)
-    name = _quote_ident(entry.key)
-    if entry.format in ("json", "jsonl"):
-        assert entry.body_id is not None
-        inferred = _INFERRED.get(entry.body_id)
-        if inferred is None:
-            inferred = _infer_columns(entry, reader.raw_path, reader.body_path)
-            if inferred is not None:
-                _INFERRED[entry.body_id] = inferred
-                while len(_INFERRED) > 512:
-                    _INFERRED.pop(next(iter(_INFERRED)), None)
-        if inferred is not None:
-            path, fmt, spec = inferred
-            size = Path(path).stat().st_size
-            source = (
-                f"read_json({_quote_literal(path)}, format='{fmt}', columns={spec}, "
-                f"maximum_object_size={_max_object(size)})"
-            )
-            return path, f"CREATE VIEW {name} AS SELECT * FROM {source}"
-        path = str(reader.body_path)
-        fmt = "newline_delimited" if entry.format == "jsonl" else "auto"
-        size = reader.longest_line if entry.format == "jsonl" else reader.body_bytes
-        source = (
-            f"read_json({_quote_literal(path)}, format='{fmt}', sample_size=-1, "
-            f"maximum_object_size={_max_object(size)})"
-        )
-        return path, f"CREATE VIEW {name} AS SELECT * FROM {source}"
-    path = str(reader.body_path)
-    source = (
-        f"(SELECT CAST(generate_subscripts(parts, 1) AS BIGINT) AS line_no, unnest(parts) AS line FROM "
-        f"(SELECT string_split(CASE WHEN suffix(content, chr(10)) THEN content[:-2] ELSE content END, "
-        f"chr(10)) AS parts FROM read_text({_quote_literal(path)})))"
-    )
-    return path, f"CREATE VIEW {name} AS SELECT * FROM {source}"
+    arrays: list[Any] = []
+    if entry.format == "json":
+        known = entry.meta.get("sql_arrays")
+        if isinstance(known, list):
+            arrays = known  # found at spill time
+        else:  # an entry spilled before relations per array existed
+            from ._relations import array_relations
+
+            try:
+                arrays = array_relations(ctx.json_value(entry))
+            except ToolError:
+                arrays = []
+    return {
+        "arrays": arrays,
+        "name": entry.key,
+        "format": entry.format,
+        "body_id": entry.body_id,
+        "raw_path": str(reader.raw_path),
+        "body_path": str(reader.body_path),
+        "body_bytes": reader.body_bytes,
+        "longest_line": reader.longest_line,
+    }
 
 
-def _connect(ctx: ToolContext, entries: list[Entry]) -> duckdb.DuckDBPyConnection:
+def _notes(ctx: ToolContext) -> list[tuple[Any, ...]]:
+    return [
+        (e.key, e.value_json, _dt.datetime.fromtimestamp(e.expires_at, tz=_dt.timezone.utc))
+        for e in ctx.store.entries(ctx.pad.scope, "note")
+    ]
+
+
+def named_entries(ctx: ToolContext, query: str) -> list[Entry]:
+    """The live handles whose names appear in ``query`` (views are built for those only)."""
+    words = {w.lower() for w in _WORD.findall(query)}
+    return [e for e in ctx.store.entries(ctx.pad.scope, "handle") if e.key in words]
+
+
+def _connect(ctx: ToolContext, entries: list[Entry]) -> Any:
+    """An in-process sandbox connection (the person's ``sql_df``: uncharged, unclipped rows)."""
+    import duckdb
+
     conn = duckdb.connect(
         ":memory:",
         config={
             "autoinstall_known_extensions": "false",
             "autoload_known_extensions": "false",
-            "memory_limit": SQL_MEMORY_LIMIT,
+            "memory_limit": "2GB",
             "threads": "2",
             "temp_directory": "",
         },
     )
-    paths = []
-    views = []
-    for entry in entries:
-        path, view = _view_sql(ctx, entry)
-        paths.append(path)
-        views.append(view)
-    conn.execute(f"SET allowed_paths = [{', '.join(_quote_literal(p) for p in paths)}]")
-    for view in views:
-        conn.execute(view)
-    notes = [
-        (e.key, e.value_json, _dt.datetime.fromtimestamp(e.expires_at, tz=_dt.timezone.utc))
-        for e in ctx.store.entries(ctx.pad.scope, "note")
-    ]
-    conn.execute("CREATE TABLE scratch_notes (key VARCHAR, value JSON, expires_at TIMESTAMPTZ)")
-    if notes:
-        conn.executemany("INSERT INTO scratch_notes VALUES (?, ?, ?)", notes)
-    conn.execute("SET enable_external_access = false")
-    conn.execute("SET lock_configuration = true")
+    build_views(conn, [relation_spec(ctx, e) for e in entries], _notes(ctx), _PERSON_INFERRED)
     return conn
 
 
-def _cell(value: Any) -> Any:
-    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
-        return value.isoformat()
-    if isinstance(value, _dt.timedelta):
-        return str(value)
-    if isinstance(value, decimal.Decimal):
-        return float(value)
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    if isinstance(value, (bytes, bytearray)):
-        return bytes(value).decode("utf-8", errors="replace")
-    if isinstance(value, dict):
-        return {str(k): _cell(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_cell(v) for v in value]
-    return value
+_PERSON_INFERRED: dict[str, Any] = {}
+
+
+def _table(columns: list[str], rows: list[list[Any]]) -> str:
+    head = "| " + " | ".join(c.replace("|", "\\|") for c in columns) + " |"
+    rule = "|" + "|".join("---" for _ in columns) + "|"
+    body = ["| " + " | ".join(_show(v) for v in row) + " |" for row in rows]
+    return "\n".join([head, rule, *body])
 
 
 def _show(value: Any) -> str:
@@ -184,13 +164,6 @@ def _show(value: Any) -> str:
     text = "NULL" if value is None else value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = text.replace("\n", "\\n").replace("|", "\\|")
     return text if len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
-
-
-def _table(columns: list[str], rows: list[list[Any]]) -> str:
-    head = "| " + " | ".join(c.replace("|", "\\|") for c in columns) + " |"
-    rule = "|" + "|".join("---" for _ in columns) + "|"
-    body = ["| " + " | ".join(_show(v) for v in row) + " |" for row in rows]
-    return "\n".join([head, rule, *body])
 
 
 def _unique(names: list[str]) -> list[str]:
@@ -210,12 +183,22 @@ def _unique(names: list[str]) -> list[str]:
     return out
 
 
-def _error_kind(exc: duckdb.Error) -> str:
+def _error_kind(exc: Exception) -> str:
+    import duckdb
+
     if isinstance(exc, duckdb.PermissionException):
         return "sql_forbidden"
+    if isinstance(exc, duckdb.OutOfMemoryException):
+        return "sql_out_of_memory"
     if isinstance(exc, duckdb.InterruptException):
         return "sql_timeout"
     return "sql_error"
+
+
+def _redact(ctx: ToolContext, text: str) -> str:
+    store = ctx.store
+    roots = [p for p in (getattr(store, "path", None), getattr(store, "bodies_path", None)) if p is not None]
+    return redact_paths(text, roots) if roots else text
 
 
 def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
@@ -225,49 +208,69 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
         raise ToolError("invalid_argument", f"'query' is longer than {MAX_QUERY_CHARS:,} characters", argument="query")
     if isinstance(max_rows, bool) or not isinstance(max_rows, int) or not 1 <= max_rows <= 10_000:
         raise ToolError("invalid_argument", "'max_rows' must be an integer in 1..10000", argument="max_rows")
-    entries = list(ctx.store.entries(ctx.pad.scope, "handle"))
     try:
-        conn = _connect(ctx, entries)
-    except duckdb.Error as exc:
-        raise ToolError("sql_error", f"could not prepare the relations: {exc}") from None
-    timer = threading.Timer(SQL_TIMEOUT_S, conn.interrupt)
-    timer.start()
+        check_read_only(query)
+    except ToolError as exc:
+        if exc.code == "sql_error":  # DuckDB's parser refused it: say so with the relations
+            _raise_query_error(ctx, {"error": "sql_error", "message": exc.message}, [])
+        raise
+    entries = named_entries(ctx, query)
+    ctx.used.extend(entries)  # a handle a query reads lives on (sliding TTL)
+    job = {
+        "relations": [relation_spec(ctx, e) for e in entries],
+        "notes": _notes(ctx),
+        "query": query,
+        "max_rows": max_rows,
+    }
+    budget_s = min(SQL_TIMEOUT_S, max(0.5, ctx.time_left()))
     try:
-        cursor = conn.execute(query)
-        description: list[Any] | None = cursor.description
-        if not description:
-            columns, fetched = [], []
-        else:
-            columns = _unique([str(d[0]) for d in description])
-            fetched = cursor.fetchmany(max_rows + 1)
-    except duckdb.Error as exc:
-        kind = _error_kind(exc)
-        names = [e.key for e in entries]
-        sugg = [suggestion("sql", "list the columns of a relation", query=f"DESCRIBE {names[0]}")] if names else []
-        sugg.append(suggestion("scratch_list", "see the relations (one per handle)"))
-        message = str(exc).split("\n")[0]
-        if kind == "sql_forbidden":
-            message = (
-                "this is a sandbox: only the relations named by your handles (and scratch_notes) "
-                f"can be read; no files, URLs, ATTACH, COPY, extensions or settings. ({message})"
-            )
-        elif kind == "sql_timeout":
-            message = f"the query ran longer than {SQL_TIMEOUT_S:.0f} s and was stopped; add filters or a LIMIT"
-        raise ToolError(kind, message, sugg, relations=names) from None
-    finally:
-        timer.cancel()
-        conn.close()
-    truncated = len(fetched) > max_rows
-    rows = [[_cell(v) for v in row] for row in fetched[:max_rows]]
+        reply = run_job(job, budget_s)
+    except SqlTimeout:
+        raise ToolTimeout(budget_s, "the query was stopped (its worker process was ended)") from None
+    except SqlWorkerError as exc:
+        raise ToolError("sql_error", f"the query's worker process stopped: {exc}"[:300]) from None
+    if "error" in reply:
+        _raise_query_error(ctx, reply, [e.key for e in entries])
+    columns = _unique(reply["columns"])
+    rows = reply["rows"]
     if not columns:
         return Output("(statement ran; it returns no rows)", [], budget_footer("0 rows"))
-    text = _table(columns, rows)
+    truncated = bool(reply["truncated"])
+    text = _redact(ctx, _table(columns, rows))
     more = (
-        f" (more rows exist: only the first {max_rows} are shown; add LIMIT/OFFSET or aggregate)" if truncated else ""
+        f" (more rows exist: only the first {len(rows)} are shown; add LIMIT/OFFSET or aggregate)" if truncated else ""
     )
     data = [dict(zip(columns, row, strict=True)) for row in rows]
-    meta = {"columns": columns, "rows": len(rows), "truncated": truncated, "max_rows": max_rows}
+    if text is not None and "<store>" in text:  # a host path was in a cell: redact the data alike
+        data = [{k: _redact(ctx, v) if isinstance(v, str) else v for k, v in row.items()} for row in data]
+    meta = {"columns": columns, "rows": len(rows), "truncated": truncated, "max_rows": max_rows,
+            "inferred_now": reply.get("inferred_now", [])}
     return Output(text, data, budget_footer(f"{len(rows):,} rows × {len(columns)} columns{more}"), meta)
+
+
+def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str]) -> None:
+    kind = reply["error"]
+    message = _redact(ctx, str(reply.get("message") or "").split("\n")[0])[:400]
+    live = [e.key for e in ctx.store.entries(ctx.pad.scope, "handle")]
+    relations = [*live[:20], "scratch_notes"]
+    sugg = [_describe_suggestion(named[0] if named else (live[0] if live else "scratch_notes"))]
+    sugg.append(_describe_suggestion())
+    if kind == "sql_forbidden":
+        message = (
+            "this is a sandbox: only the relations named by your handles (and scratch_notes) "
+            f"can be read; no files, URLs, ATTACH, COPY, extensions or settings. ({message})"
+        )
+    elif kind == "sql_out_of_memory":
+        message = (
+            "the query needed more memory than the sandbox allows; select fewer or shorter columns "
+            "(left(col, 200)), aggregate, or add a LIMIT"
+        )
+    unreadable = reply.get("unreadable") or []
+    if unreadable:
+        message += f" ({', '.join(unreadable)}: DuckDB cannot read this handle; use the JSON and text tools on it)"
+    if kind == "sql_error" and "does not exist" in message:
+        message += f" (relations: {', '.join(relations)}{' …' if len(live) > 20 else ''})"
+    raise ToolError(kind, message, sugg, relations=relations, relations_total=len(live) + 1)
 
 
 def sql_suggestions(args: dict[str, Any], estimated: int, limit: int, rows: int | None) -> list[dict[str, Any]]:

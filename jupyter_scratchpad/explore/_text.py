@@ -148,7 +148,9 @@ def _compile(pattern: str, ignore_case: bool) -> tuple[Any, str | None]:
     options.never_capture = True  # only where a match starts is used; groups cost RE2 dearly
     options.case_sensitive = not ignore_case
     try:
-        return re2.compile(pattern.encode("utf-8"), options), None
+        # (?m): ^ and $ anchor at each line's start and end, as in GNU grep and Aura (lines are the
+        # unit of every tool); a pattern's own flags still apply after it
+        return re2.compile(b"(?m)" + pattern.encode("utf-8"), options), None
     except re2.error as exc:
         reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         options.literal = True
@@ -188,6 +190,8 @@ def _scan(
             if m is None:
                 break
             start = m.start()
+            if start >= size and mm[size - 1 : size] == b"\n":
+                break  # an empty match after the final newline is on no line (GNU grep agrees)
             line_start = mm.rfind(b"\n", 0, start) + 1
             line_end = mm.find(b"\n", start)
             if line_end < 0:
@@ -434,11 +438,13 @@ def read(ctx: ToolContext, handle: str) -> Output:
     return Output(text, data, budget_footer(f"all {len(chunk):,} bytes of {entry.key} ({entry.format})"))
 
 
-def read_suggestions(entry: Entry | None, args: dict[str, Any], estimated: int, limit: int) -> list[dict[str, Any]]:
+def read_suggestions(
+    entry: Entry | None, args: dict[str, Any], estimated: int, limit: int, array_path: str | None = None
+) -> list[dict[str, Any]]:
     handle = args.get("handle")
     out = [suggestion("schema", "see the structure first", handle=handle)]
-    if entry is not None and entry.format in ("json", "jsonl"):
-        out.append(suggestion("item_schema", "the keys of the records", handle=handle, path="$"))
+    if array_path is not None:
+        out.append(suggestion("item_schema", "the keys of the records", handle=handle, path=array_path))
     lines = entry.line_count if entry is not None and entry.line_count else 1000
     out += line_suggestions(str(handle), 1, lines, estimated, limit)[:2]
     out.append(suggestion("grep", "search for what you need", handle=handle, pattern="error", max_matches=20))

@@ -3,7 +3,7 @@
 An MCP server's tool result is ``{"content": [{"type": "text", "text": "<the real JSON>"}]}``. Stored
 as it is, the payload would be one opaque string line; unwrapped, it is a JSON (or markdown, or
 text) body that every tool can explore. Only the exact shape is unwrapped — one text block, no
-error flag, no structured content, nothing else — and the stub says it was.
+error flag, a structured copy only if it repeats the text, nothing else — and the stub says it was.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from ..store._jsontext import loads
 
 __all__ = ["unwrap_call_tool_result"]
 
-_ENVELOPE_KEYS = frozenset({"content", "isError", "_meta"})
+# resultType: MCP SDK 2.x marks a finished result "complete"; structuredContent repeats the payload
+_ENVELOPE_KEYS = frozenset({"content", "isError", "_meta", "resultType", "structuredContent"})
 _BLOCK_KEYS = frozenset({"type", "text", "annotations", "_meta"})
 _LOOKS_LIKE = re.compile(rb'\A\s*\{\s*"(?:content|isError|_meta)"\s*:')
 
@@ -39,7 +40,7 @@ def unwrap_call_tool_result(result: Any) -> str | None:
             return None
     if not isinstance(value, dict) or "content" not in value or not set(value) <= _ENVELOPE_KEYS:
         return None
-    if value.get("isError"):
+    if value.get("isError") or value.get("resultType", "complete") != "complete":
         return None
     blocks = value["content"]
     if not isinstance(blocks, list) or len(blocks) != 1:
@@ -48,4 +49,12 @@ def unwrap_call_tool_result(result: Any) -> str | None:
     if not isinstance(block, dict) or block.get("type") != "text" or not set(block) <= _BLOCK_KEYS:
         return None
     text = block.get("text")
-    return text if isinstance(text, str) else None
+    if not isinstance(text, str):
+        return None
+    if "structuredContent" in value:  # unwrapped only when it repeats the text (else both are kept)
+        try:
+            if loads(text) != value["structuredContent"]:
+                return None
+        except ValueError:
+            return None
+    return text

@@ -194,6 +194,10 @@ def build_stub(
     }
     if entry.format == "json" and value is not None:
         stub["schema"] = schema_sketch(value)
+    if relations is None and entry.format == "json" and value is not None:
+        from ..explore._relations import stub_relations  # the SQL relations: h, and h.items per array
+
+        relations = stub_relations(entry.key, value)
     if relations:
         stub["relations"] = relations
     if embedded:

@@ -319,7 +319,8 @@ function render({ model, el: root }) {
     sqlOffset = view ? view.offset || 0 : 0;
     sqlTotal = view ? view.total : null;
   };
-  const quote = (name) => `"${name.replace(/"/g, '""')}"`;
+  // h, or h.items (an array's rows): each part quoted on its own
+  const quote = (name) => name.split(".").map((part) => `"${part.replace(/"/g, '""')}"`).join(".");
   const setDefaultQuery = (name) => {
     // Only a query the user has not touched follows the selection.
     if (queryBox.value.trim() === "" || queryBox.value === lastDefault) {

@@ -249,3 +249,14 @@ def test_generated_handles_start_with_a_letter_and_notes_name_is_reserved(pad: S
     assert pad.spill("z" * 100, tool="2fa_codes").handle.startswith("h_2fa_codes_")
     with pytest.raises(InvalidArgumentError, match="reserved"):
         pad.spill("z", tool="t", handle="scratch_notes")
+
+
+def test_an_envelope_whose_structured_content_repeats_the_text_is_unwrapped(pad: Scratchpad) -> None:
+    payload = {"items": [{"id": i} for i in range(3000)]}
+    import json as _json
+
+    env = {"content": [{"type": "text", "text": _json.dumps(payload)}], "structuredContent": payload,
+           "isError": False, "resultType": "complete"}
+    r = pad.intercept(env, tool="list_items")
+    assert r.spilled and "unwrapped from an MCP CallToolResult" in r.content
+    assert pad.call_tool("get_in", {"handle": r.handle, "path": "$.items[2999].id"}).data == 2999

@@ -101,7 +101,7 @@ def test_rows_are_bounded(pad: Scratchpad, pods_handle: str) -> None:
 def test_sandbox_refuses_escapes(pad: Scratchpad, pods_handle: str, query: str) -> None:
     res = pad.call_tool("sql", {"query": query})
     assert not res.ok, query
-    assert res.error["error"] in ("sql_forbidden", "sql_error")
+    assert res.error["error"] in ("sql_forbidden", "sql_error", "sql_not_read_only")
     assert not Path("/tmp/escape.csv").exists() and not Path("/tmp/escape.duckdb").exists()
     assert not Path("/tmp/escape_dir").exists()
 
@@ -119,7 +119,11 @@ def test_sandbox_hides_the_catalog_and_other_scopes(store: ScratchStore, pad: Sc
         res = pad.call_tool("sql", {"query": query})
         assert not res.ok and res.error["error"] == "sql_error", query
     views = pad.call_tool("sql", {"query": "SELECT view_name FROM duckdb_views() WHERE NOT internal"})
-    assert [v["view_name"] for v in views.data] == [pods_handle]
+    assert views.data == []  # a view exists only for the handles a query names
+    named = pad.call_tool(
+        "sql", {"query": f"SELECT view_name FROM duckdb_views() WHERE NOT internal AND '{pods_handle}' <> ''"}
+    )
+    assert sorted(v["view_name"] for v in named.data) == sorted([pods_handle, "items"])  # h and h.items
     dbs = pad.call_tool("sql", {"query": "SELECT database_name FROM duckdb_databases() WHERE NOT internal"})
     assert [d["database_name"] for d in dbs.data] == ["memory"]
     notes = pad.call_tool("sql", {"query": "SELECT count(*) AS n FROM scratch_notes"})
@@ -154,23 +158,25 @@ def test_one_agent_cannot_see_anothers_handle_through_any_tool(store: ScratchSto
     assert h not in listing.text
 
 
-def test_writes_stay_in_the_throwaway_connection(pad: Scratchpad, pods_handle: str) -> None:
-    assert pad.call_tool("sql", {"query": "CREATE TABLE t AS SELECT 1 AS x"}).ok
+def test_writes_are_refused_before_they_run(pad: Scratchpad, pods_handle: str) -> None:
+    for query in ("CREATE TABLE t AS SELECT 1 AS x", f"DROP VIEW {pods_handle}", f"DROP TABLE {pods_handle}"):
+        res = pad.call_tool("sql", {"query": query})
+        assert not res.ok and res.error["error"] == "sql_not_read_only", query
+        assert "is of type View" not in res.text and "SELECT" in res.error["message"]
     assert pad.call_tool("sql", {"query": "SELECT * FROM t"}).error["error"] == "sql_error"
-    assert pad.call_tool("sql", {"query": f"DROP VIEW {pods_handle}"}).ok
     assert pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {pods_handle}"}).data == [{"n": 1}]
 
 
 def test_bad_sql_is_a_result_with_suggestions(pad: Scratchpad, pods_handle: str) -> None:
     res = pad.call_tool("sql", {"query": "SELEC nonsense"})
-    assert res.error["error"] == "sql_error" and res.error["relations"] == [pods_handle]
+    assert res.error["error"] == "sql_error" and res.error["relations"] == [pods_handle, "scratch_notes"]
     assert res.error["suggestions"][0]["arguments"]["query"] == f"DESCRIBE {pods_handle}"
     assert pad.call_tool("sql", {"query": ""}).error["error"] == "invalid_argument"
 
 
 def test_sql_meta_says_when_rows_were_cut(pad: Scratchpad) -> None:
     res = pad.call_tool("sql", {"query": "SELECT * FROM range(300)", "max_rows": 100})
-    assert res.meta == {"columns": ["range"], "rows": 100, "truncated": True, "max_rows": 100}
+    assert res.meta == {"columns": ["range"], "rows": 100, "truncated": True, "max_rows": 100, "inferred_now": []}
     assert pad.call_tool("sql", {"query": "SELECT 1 AS one"}).meta["truncated"] is False
 
 
@@ -192,9 +198,23 @@ def test_json_duckdb_cannot_parse_raw_falls_back_to_the_body(pad: Scratchpad) ->
 
 
 def test_second_query_reuses_the_inferred_columns(pad: Scratchpad, monkeypatch: pytest.MonkeyPatch) -> None:
-    from jupyter_scratchpad.explore import _sql
-
     r = pad.intercept([{"k": i} for i in range(3000)], tool="t")
-    assert pad.call_tool("sql", {"query": f"SELECT max(k) AS m FROM {r.handle}"}).data == [{"m": 2999}]
-    monkeypatch.setattr(_sql, "_infer_columns", lambda *a: pytest.fail("inferred twice"))
-    assert pad.call_tool("sql", {"query": f"SELECT min(k) AS m FROM {r.handle}"}).data == [{"m": 0}]
+    first = pad.call_tool("sql", {"query": f"SELECT max(k) AS m FROM {r.handle}"})
+    assert first.data == [{"m": 2999}] and first.meta["inferred_now"] == [r.handle]
+    again = pad.call_tool("sql", {"query": f"SELECT min(k) AS m FROM {r.handle}"})
+    assert again.data == [{"m": 0}] and again.meta["inferred_now"] == []  # the worker kept the columns
+
+
+def test_an_array_of_records_is_a_relation_of_its_own(pad: Scratchpad, pods_handle: str) -> None:
+    h = pods_handle
+    assert pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {h}"}).data == [{"n": 1}]  # the document
+    rows = pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {h}.items"})
+    assert rows.ok and rows.data[0]["n"] == len(pad.get(h)["items"])
+    nested = pad.intercept({"data": {"results": [{"x": i} for i in range(3000)]}}, tool="api").handle
+    total = pad.call_tool("sql", {"query": f"SELECT sum(x) AS s FROM {nested}.data__results"})
+    assert total.ok and total.data == [{"s": sum(range(3000))}]
+    stub = pad.stub(h)
+    assert [r["name"] for r in stub["relations"]] == [h, f"{h}.items"]
+    assert f"sql over {h}.items" in pad.intercept(pad.get(h), tool="k8s_list_pods", server="k8s").content
+    bad = pad.call_tool("sql", {"query": f"SELECT * FROM {h}.nope"})
+    assert not bad.ok and h in bad.text

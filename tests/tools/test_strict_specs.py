@@ -48,6 +48,7 @@ def test_openai_flavours_are_strict_as_the_agents_sdk_checks_them() -> None:
         for spec in tool_specs(flavor):
             params = _params(spec, flavor)
             assert params["required"] == list(params["properties"])  # every property required
+            assert "minLength" not in json.dumps(params)  # not a keyword strict mode accepts
             # the Agents SDK's own strict conversion leaves an already-strict schema unchanged
             assert ensure_strict_json_schema(copy.deepcopy(params), _reject_open_objects=True) == params
             strict = spec["function"]["strict"] if flavor == "openai" else spec["strict"]
@@ -60,7 +61,7 @@ def test_optional_properties_are_nullable_in_strict_flavours() -> None:
     by_name = {_name(s): _params(s, "openai") for s in tool_specs("openai")}
     assert by_name["head"]["properties"]["lines"]["type"] == ["integer", "null"]
     assert by_name["head"]["properties"]["handle"]["type"] == "string"
-    assert {"type": "null"} in by_name["iterate_over"]["properties"]["fields"]["anyOf"]
+    assert {"type": "null"} not in by_name["iterate_over"]["properties"]["fields"]["anyOf"]  # required
     assert None in by_name["scratch_list"]["properties"]["kind"]["enum"]
 
 
@@ -136,6 +137,11 @@ def _cross_argument_rule_broken(name: str, args: dict[str, Any]) -> bool:
     return False
 
 
+def _explained_by_the_tool(name: str, args: dict[str, Any]) -> bool:
+    """iterate_over without fields: invalid per the schema, answered by the tool with fields to try."""
+    return name == "iterate_over" and args.get("fields") is None
+
+
 @st.composite
 def _calls(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     name = draw(st.sampled_from([n for n in TOOL_NAMES if n not in ("sql", "read")]))
@@ -162,4 +168,6 @@ def test_runtime_validation_agrees_with_the_published_schema(
         assert code != "invalid_argument", (name, args, res.text)
     else:
         assert code == "invalid_argument", (name, args, res.text)
+        if _explained_by_the_tool(name, judged) and "handle" in judged:
+            assert "fields" in res.error["message"]
     json.loads(res.text) if not res.ok else None

@@ -131,14 +131,22 @@ def test_read_whole_body_when_it_fits(pad: Scratchpad) -> None:
 
 
 def test_read_refuses_before_loading(pad: Scratchpad, pods_handle: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import inspect
+
     from jupyter_scratchpad.store._bodies import BodyReader
 
-    def no_read(*a: object, **k: object) -> bytes:
-        raise AssertionError("loaded the body")
+    real = BodyReader.read_raw
+    loaded_by_read: list[bool] = []
 
-    monkeypatch.setattr(BodyReader, "read_raw", no_read)
+    def watched(self: BodyReader, *a: object, **k: object) -> bytes:
+        # the suggestions are dry-run (schema, item_schema…): only `read` itself must not load it
+        loaded_by_read.append(any(f.function == "read" and f.filename.endswith("_text.py") for f in inspect.stack()))
+        return real(self, *a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(BodyReader, "read_raw", watched)
     res = pad.call_tool("read", {"handle": pods_handle})
     assert not res.ok and res.error["error"] == "read_too_large" and 0 < res.tokens < 1000
+    assert not any(loaded_by_read), "read loaded the body before refusing"
     assert res.error["estimated_tokens"] == pad.entry(pods_handle).tokens
     assert res.error["per_call_limit"] == 10_000
     tools = [s["tool"] for s in res.error["suggestions"]]

@@ -15,10 +15,12 @@ from ._base import Command, call_tool, need_pandas
 HELP = f"""usage: %scratch sql [--limit N | --all] [--as-agent [--max-rows N]] QUERY
        %%scratch sql [options]      (the cell is the query)
 
-DuckDB SQL over your spills, in a read-only sandbox: every JSON/JSONL handle is a relation named
-by its handle (an object is one row, an array of objects one row per object; nested values are
-structs and lists: use UNNEST and dot access), a text handle is (line_no, line), and scratch_notes
-holds your notes. The rest of the line is the query, exactly as typed.
+DuckDB SQL over your spills, in a read-only sandbox (one SELECT-like statement): every JSON/JSONL
+handle is a relation named by its handle (an object is one row, an array of objects one row per
+object), and each array of records inside a document is a relation of its own: h.items is one row
+per element of $.items, h.data__results of $.data.results (nested values are structs: dot access).
+A text handle is (line_no, line), and scratch_notes holds your notes. The rest of the line is the
+query, exactly as typed.
 
 Returns every row as a pandas DataFrame, read as you: nothing is charged to the agent's budget.
   --limit N     keep the first N rows (says so when there were more)
@@ -28,7 +30,7 @@ Python values: :name is bound as a DuckDB parameter (a value, never pasted text)
 is replaced by the variable's text (a relation name):
   %scratch sql SELECT * FROM {{{{h}}}} WHERE restarts > :at_least
 
-example: df = %scratch sql SELECT status, count(*) AS n FROM cell_3_ab12 GROUP BY 1
+example: df = %scratch sql SELECT status.phase, count(*) AS n FROM cell_3_ab12.items GROUP BY 1
 """
 
 _COUNT_OPTIONS = ("--limit", "--max-rows")

@@ -1,0 +1,153 @@
+"""The relations of a SQL sandbox, and the lock-down that follows them (worker and person alike).
+
+A JSON or JSONL handle is a view over ``read_json`` of its body with its columns inferred once
+from every record (so a key first seen in the last record is still a column); a text or markdown
+handle is a view of ``(line_no, line)``; ``scratch_notes`` holds the caller's notes. Then DuckDB
+itself is locked: ``allowed_paths`` names exactly those bodies, ``enable_external_access =
+false`` shuts out every other file, URL, ATTACH, COPY and extension, and ``lock_configuration``
+stops the query from undoing any of it. Statements are checked read-only before they get here
+(``_sql.check_read_only``).
+
+This module imports nothing of the store: the worker process builds the same views from plain
+dicts (``relation_spec``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+__all__ = ["build_views", "quote_ident", "quote_literal"]
+
+INFERRED_MAX = 512
+
+
+def quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def quote_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _max_object(nbytes: int) -> int:
+    return max(16 << 20, nbytes + 1)
+
+
+def _infer_columns(conn: Any, rel: dict[str, Any]) -> tuple[str, str, str] | None:
+    """Read every record once (our own files, before the lock-down) and pin the columns."""
+    import duckdb
+
+    raw, body = Path(rel["raw_path"]), Path(rel["body_path"])
+    if rel["format"] == "jsonl":
+        candidates = [(raw, "newline_delimited")]
+    else:
+        with open(raw, "rb") as fh:
+            first = fh.read(4096).lstrip()[:1]
+        # the original bytes first (compact: faster to scan); the pretty body when DuckDB's parser
+        # refuses something Python's accepted (NaN, say)
+        fmt = "array" if first == b"[" else "auto"
+        candidates = [(raw, fmt), (body, fmt)]
+    for path, fmt in candidates:
+        try:
+            cols = conn.execute(
+                f"DESCRIBE SELECT * FROM read_json({quote_literal(str(path))}, format='{fmt}', "
+                f"sample_size=-1, maximum_object_size={_max_object(path.stat().st_size)})"
+            ).fetchall()
+        except duckdb.Error:
+            continue
+        if cols:
+            spec = "{" + ", ".join(f"{quote_literal(c[0])}: {quote_literal(c[1])}" for c in cols) + "}"
+            return str(path), fmt, spec
+    return None
+
+
+def _view(conn: Any, rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str]) -> tuple[str, str]:
+    name = quote_ident(rel["name"])
+    if rel["format"] in ("json", "jsonl"):
+        cols = inferred.get(rel["body_id"])
+        if cols is None:
+            fresh.append(rel["name"])
+            cols = _infer_columns(conn, rel)
+            if cols is not None:
+                inferred[rel["body_id"]] = cols
+                while len(inferred) > INFERRED_MAX:
+                    inferred.pop(next(iter(inferred)), None)
+        if cols is not None:
+            path, fmt, spec = cols
+            size = Path(path).stat().st_size
+            source = (
+                f"read_json({quote_literal(path)}, format='{fmt}', columns={spec}, "
+                f"maximum_object_size={_max_object(size)})"
+            )
+            return path, f"CREATE VIEW {name} AS SELECT * FROM {source}"
+        path = rel["body_path"]
+        fmt = "newline_delimited" if rel["format"] == "jsonl" else "auto"
+        size = rel["longest_line"] if rel["format"] == "jsonl" else rel["body_bytes"]
+        source = (
+            f"read_json({quote_literal(path)}, format='{fmt}', sample_size=-1, "
+            f"maximum_object_size={_max_object(size)})"
+        )
+        return path, f"CREATE VIEW {name} AS SELECT * FROM {source}"
+    path = rel["body_path"]
+    source = (
+        f"(SELECT CAST(generate_subscripts(parts, 1) AS BIGINT) AS line_no, unnest(parts) AS line FROM "
+        f"(SELECT string_split(CASE WHEN suffix(content, chr(10)) THEN content[:-2] ELSE content END, "
+        f"chr(10)) AS parts FROM read_text({quote_literal(path)})))"
+    )
+    return path, f"CREATE VIEW {name} AS SELECT * FROM {source}"
+
+
+def _array_views(conn: Any, rel: dict[str, Any]) -> None:
+    """``h.items``: the rows of ``$.items`` (a schema named like the handle, a view per array)."""
+    import duckdb
+
+    arrays = rel.get("arrays") or []
+    if not arrays:
+        return
+    schema = quote_ident(rel["name"])
+    conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+    for name, keys in arrays:
+        column = ".".join(quote_ident(k) for k in keys)
+        try:
+            conn.execute(
+                f"CREATE VIEW {schema}.{quote_ident(name)} AS "
+                f"SELECT u.* FROM (SELECT unnest({column}) AS u FROM main.{schema})"
+            )
+        except duckdb.Error:  # an array DuckDB typed otherwise (mixed items): the document still works
+            continue
+
+
+def build_views(conn: Any, relations: list[dict[str, Any]], notes: list[tuple[Any, ...]],
+                inferred: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """Create the views and the notes table on ``conn``, then lock it down.
+
+    Returns ``(failed, inferred_now)``: the handles whose view could not be made, and those whose
+    columns were inferred by this call (not found in ``inferred``, the cache kept across calls).
+
+    A handle DuckDB cannot read (JSON nested deeper than its parser allows, say) fails alone:
+    its view is left out and its name returned, so a query that names it gets DuckDB's "does not
+    exist" while every other handle still works.
+    """
+    import duckdb
+
+    paths: list[str] = []
+    failed: list[str] = []
+    fresh: list[str] = []
+    for rel in relations:
+        try:
+            path, view = _view(conn, rel, inferred, fresh)
+            conn.execute(view)
+        except (duckdb.Error, OSError):
+            failed.append(rel["name"])
+            continue
+        paths.append(path)
+        _array_views(conn, rel)
+    conn.execute("CREATE TABLE scratch_notes (key VARCHAR, value JSON, expires_at TIMESTAMPTZ)")
+    if notes:
+        conn.executemany("INSERT INTO scratch_notes VALUES (?, ?, ?)", notes)
+    conn.execute(f"SET allowed_paths = [{', '.join(quote_literal(p) for p in paths)}]")
+    conn.execute("SET allowed_directories = []")
+    conn.execute("SET enable_external_access = false")
+    conn.execute("SET lock_configuration = true")
+    return failed, fresh

@@ -1,0 +1,302 @@
+"""Agent SQL runs in a worker process with a hard memory ceiling, killed when it runs too long.
+
+DuckDB's ``memory_limit`` governs its buffer manager, not every allocation: one query that
+builds a few hundred 100 MB strings can take gigabytes before any size check in Python sees a
+row. So the query runs in a child process whose address space is capped (``RLIMIT_AS``): an
+allocation past it fails inside DuckDB as an ``OutOfMemoryException`` and the child lives on; a
+query past its time limit is stopped by killing the child (a new one starts on the next call).
+The kernel or agent process never holds more than the clipped rows it shows.
+
+The worker is this module run as ``python -m jupyter_scratchpad.explore._sqlworker``; it reads
+jobs from stdin and writes replies to stdout as length-prefixed pickles (a private pipe between
+two processes of ours; nothing else speaks this protocol). It keeps a cache of inferred JSON
+columns across jobs, so a handle's columns are inferred once per worker.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import decimal
+import os
+import pickle
+import struct
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from typing import IO, Any
+
+__all__ = ["SqlTimeout", "SqlWorkerError", "run_job", "shutdown"]
+
+ADDRESS_SPACE_BYTES = 3 << 30  # the worker's whole address space, DuckDB included
+DUCKDB_MEMORY_LIMIT = "1GB"
+CELL_CHARS = 200  # a cell longer than this is clipped, in the text and in the data alike
+RESULT_MAX_BYTES = 4 << 20  # clipped rows past this are not fetched (far above any token cap)
+_FRAME = struct.Struct("<Q")
+
+
+class SqlTimeout(Exception):
+    """The query ran past its time limit; the worker was killed."""
+
+
+class SqlWorkerError(Exception):
+    """The worker died (or could not start) without answering."""
+
+
+# -- the parent side ------------------------------------------------------------------------
+
+
+def _send(stream: IO[bytes], obj: Any) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_FRAME.pack(len(data)) + data)
+    stream.flush()
+
+
+def _recv(stream: IO[bytes]) -> Any:
+    head = stream.read(_FRAME.size)
+    if len(head) < _FRAME.size:
+        raise EOFError("the SQL worker closed its pipe")
+    (size,) = _FRAME.unpack(head)
+    if size > 1 << 30:
+        raise EOFError("a garbled reply from the SQL worker")
+    data = stream.read(size)
+    if len(data) < size:
+        raise EOFError("the SQL worker closed its pipe mid-reply")
+    return pickle.loads(data)
+
+
+class _Worker:
+    def __init__(self) -> None:
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "jupyter_scratchpad.explore._sqlworker", str(ADDRESS_SPACE_BYTES)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            close_fds=True,
+        )
+        self.reply: Any = None
+        self.failure: BaseException | None = None
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        if self.alive():
+            self.proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):  # a kill is not refused
+            self.proc.wait(timeout=5)
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                stream.close()
+
+
+_LOCK = threading.Lock()
+_WORKER: _Worker | None = None
+
+
+def run_job(job: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    """Run ``job`` in the worker; its reply, or ``SqlTimeout`` (the worker is then killed)."""
+    global _WORKER
+    deadline = time.monotonic() + max(0.0, timeout_s)
+    if not _LOCK.acquire(timeout=max(0.0, timeout_s)):
+        raise SqlTimeout("another SQL query of this process held the worker")
+    try:
+        if _WORKER is None or not _WORKER.alive():
+            if _WORKER is not None:
+                _WORKER.kill()  # a worker that died: reap it and close its pipes
+            _WORKER = _Worker()
+            _register_exit()
+        worker = _WORKER
+        assert worker.proc.stdin is not None and worker.proc.stdout is not None
+        out, inp = worker.proc.stdin, worker.proc.stdout
+
+        def exchange() -> None:
+            try:
+                _send(out, job)
+                worker.reply = _recv(inp)
+            except BaseException as exc:
+                worker.failure = exc
+
+        worker.reply, worker.failure = None, None
+        thread = threading.Thread(target=exchange, name="scratch-sql", daemon=True)
+        thread.start()
+        thread.join(max(0.0, deadline - time.monotonic()))
+        if thread.is_alive():
+            worker.kill()
+            thread.join(5)
+            _WORKER = None
+            raise SqlTimeout(f"the query ran longer than {timeout_s:.1f} s")
+        if worker.failure is not None or worker.reply is None:
+            code = worker.proc.poll()
+            worker.kill()
+            _WORKER = None
+            raise SqlWorkerError(f"the SQL worker stopped (exit code {code}): {worker.failure}")
+        reply: dict[str, Any] = worker.reply
+        return reply
+    finally:
+        _LOCK.release()
+
+
+_EXIT_REGISTERED = False
+
+
+def _register_exit() -> None:
+    global _EXIT_REGISTERED
+    if not _EXIT_REGISTERED:
+        import atexit
+
+        atexit.register(shutdown)
+        _EXIT_REGISTERED = True
+
+
+def shutdown() -> None:
+    """Stop the worker (it also ends with this process: its stdin closes)."""
+    global _WORKER
+    with _LOCK:
+        if _WORKER is not None:
+            _WORKER.kill()
+            _WORKER = None
+
+
+# -- the worker side ------------------------------------------------------------------------
+
+
+def _clip(value: Any) -> Any:
+    """A cell as the agent sees it: plain JSON types, and at most ``CELL_CHARS`` of text."""
+    import json
+
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
+        return value.isoformat()
+    if isinstance(value, _dt.timedelta):
+        return str(value)
+    if isinstance(value, decimal.Decimal):
+        return str(value) if len(str(value)) > 17 else float(value)
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        value = bytes(value)[: CELL_CHARS * 4].decode("utf-8", errors="replace")
+    if isinstance(value, str):
+        return value if len(value) <= CELL_CHARS else value[: CELL_CHARS - 1] + "…"
+    plain = _plain(value)
+    text = json.dumps(plain, ensure_ascii=False, default=str)
+    return plain if len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
+    if depth > 32:
+        return "…"
+    if isinstance(value, dict):
+        return {str(k): _plain(v, depth + 1) for k, v in list(value.items())[:64]}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, depth + 1) for v in list(value)[:64]]
+    if isinstance(value, str):
+        return value[:CELL_CHARS]
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    return str(value)[:CELL_CHARS]
+
+
+def _size(row: list[Any]) -> int:
+    return sum(len(v) if isinstance(v, str) else 16 for v in row) + 8
+
+
+def _execute(job: dict[str, Any], inferred: dict[str, Any]) -> dict[str, Any]:
+    import duckdb
+
+    from ._sqlviews import build_views
+
+    conn = duckdb.connect(
+        ":memory:",
+        config={
+            "autoinstall_known_extensions": "false",
+            "autoload_known_extensions": "false",
+            "memory_limit": DUCKDB_MEMORY_LIMIT,
+            "threads": "2",
+            "temp_directory": "",
+        },
+    )
+    try:
+        try:
+            failed, fresh = build_views(conn, job["relations"], job["notes"], inferred)
+        except duckdb.Error as exc:
+            return {"error": "sql_error", "message": f"could not prepare the relations: {exc}".split("\n")[0]}
+        info = {"unreadable": failed, "inferred_now": fresh}
+        try:
+            cursor = conn.execute(job["query"])
+            description = cursor.description
+            if not description:
+                return {"columns": [], "rows": [], "truncated": False, **info}
+            columns = [str(d[0]) for d in description]
+            rows: list[list[Any]] = []
+            size = 0
+            truncated = False
+            want = job["max_rows"] + 1
+            while len(rows) < want:
+                batch = cursor.fetchmany(min(256, want - len(rows)))
+                if not batch:
+                    break
+                for raw in batch:
+                    row = [_clip(v) for v in raw]
+                    size += _size(row)
+                    rows.append(row)
+                if size > RESULT_MAX_BYTES:
+                    truncated = True
+                    break
+            if len(rows) > job["max_rows"]:
+                rows, truncated = rows[: job["max_rows"]], True
+            return {"columns": columns, "rows": rows, "truncated": truncated, **info}
+        except duckdb.Error as exc:
+            return {"error": _kind(exc), "message": str(exc), "exception": type(exc).__name__, **info}
+    finally:
+        conn.close()
+
+
+def _kind(exc: Exception) -> str:
+    import duckdb
+
+    if isinstance(exc, duckdb.PermissionException):
+        return "sql_forbidden"
+    if isinstance(exc, duckdb.OutOfMemoryException):
+        return "sql_out_of_memory"
+    if isinstance(exc, duckdb.InterruptException):
+        return "sql_timeout"
+    return "sql_error"
+
+
+def _serve(limit: int) -> None:  # pragma: no cover - runs in the worker process (tested through it)
+    try:
+        import resource
+    except ImportError:  # Windows: no address-space limit (DuckDB's memory_limit still applies)
+        resource = None  # type: ignore[assignment]
+    if limit > 0 and resource is not None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    # The replies get a descriptor of their own; fd 1 then points at stderr, so nothing else (a
+    # print, or a C library writing to stdout) can ever write into the reply pipe.
+    sys.stdout.flush()
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    inp = sys.stdin.buffer
+    inferred: dict[str, Any] = {}
+    while True:
+        try:
+            job = _recv(inp)
+        except EOFError:
+            return
+        try:
+            reply = _execute(job, inferred)
+        except MemoryError:
+            reply = {"error": "sql_out_of_memory", "message": "the query needed more memory than the sandbox has"}
+        except Exception as exc:
+            reply = {"error": "sql_error", "message": f"{type(exc).__name__}: {exc}"}
+        _send(out, reply)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    _serve(int(sys.argv[1]) if len(sys.argv) > 1 else ADDRESS_SPACE_BYTES)

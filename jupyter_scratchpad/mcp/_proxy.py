@@ -1,0 +1,246 @@
+"""``jupyter-scratchpad mcp proxy``: an MCP server in front of other MCP servers that spills.
+
+The proxy connects to each upstream (stdio command or streamable-HTTP URL) with the official
+client, and serves one MCP server to its own client:
+
+- ``tools/list``: every upstream tool (named ``<server>__<tool>`` when two servers offer the same
+  name, without its output schema: a spilled result is a stub) plus the scratchpad's tools (under
+  ``prefix``, default none);
+- ``tools/call`` of an upstream tool: forwarded; an error result comes back unchanged; any other
+  result goes through the spill policy with ``server=<name>`` (``Scratchpad.intercept``, which
+  unwraps the ``CallToolResult`` envelope): small results pass unchanged, large ones are stored and
+  the client gets the stub, which our tools in the same session explore. A failed spill fails
+  closed (a short pointer, never the flood);
+- ``resources/*`` and ``prompts/*``: forwarded to the upstream that owns the name.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.server import Server
+
+from .. import __version__
+from .._pad import Scratchpad
+from ..tools import TOOL_NAMES
+from ._server import INSTRUCTIONS, our_tools, read_page, resources_of, run_tool
+
+__all__ = ["Upstream", "build_proxy", "upstreams_from_toml"]
+
+log = logging.getLogger("jupyter_scratchpad.mcp")
+SEPARATOR = "__"
+
+
+@dataclass
+class Upstream:
+    """One upstream MCP server: a command (stdio) or a URL (streamable HTTP)."""
+
+    name: str
+    command: str | None = None
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] | None = None
+    cwd: str | None = None
+    url: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.command is None) == (self.url is None):
+            raise ValueError(f"upstream {self.name!r} needs exactly one of 'command' or 'url'")
+
+
+def upstreams_from_toml(path: str | os.PathLike[str]) -> list[Upstream]:
+    """``[mcp.servers.<name>]`` tables with ``command``/``args``/``env``/``cwd`` or ``url``."""
+    from ..spill._toml import _load
+
+    data, _where = _load(Path(path))
+    servers = (data.get("mcp") or {}).get("servers") or {}
+    out = []
+    for name, table in servers.items():
+        if not isinstance(table, dict):
+            raise ValueError(f"[mcp.servers.{name}] must be a table")
+        out.append(
+            Upstream(
+                name=name,
+                command=table.get("command"),
+                args=[str(a) for a in table.get("args") or []],
+                env={str(k): str(v) for k, v in (table.get("env") or {}).items()} or None,
+                cwd=table.get("cwd"),
+                url=table.get("url"),
+            )
+        )
+    if not out:
+        raise ValueError(f"{path}: no [mcp.servers.<name>] table with a command or url")
+    return out
+
+
+@dataclass
+class _Route:
+    server: str
+    session: ClientSession
+    upstream_name: str  # the tool's (or prompt's) own name upstream
+
+
+@dataclass
+class _State:
+    tools: dict[str, _Route] = field(default_factory=dict)
+    tool_defs: list[types.Tool] = field(default_factory=list)
+    prompts: dict[str, _Route] = field(default_factory=dict)
+    prompt_defs: list[types.Prompt] = field(default_factory=list)
+    resources: dict[str, ClientSession] = field(default_factory=dict)
+    sessions: dict[str, ClientSession] = field(default_factory=dict)
+
+
+async def _connect(stack: AsyncExitStack, up: Upstream) -> ClientSession:
+    if up.command is not None:
+        env = {**os.environ, **(up.env or {})}
+        params = StdioServerParameters(command=up.command, args=up.args, env=env, cwd=up.cwd)
+        read, write = await stack.enter_async_context(stdio_client(params, errlog=_errlog()))
+    else:
+        from mcp.client.streamable_http import streamable_http_client
+
+        assert up.url is not None
+        read, write = await stack.enter_async_context(streamable_http_client(up.url))
+    session = await stack.enter_async_context(ClientSession(read, write))
+    await session.initialize()
+    return session
+
+
+def _errlog() -> Any:
+    import sys
+
+    return sys.stderr
+
+
+async def _index(state: _State, upstreams: list[Upstream], prefix: str) -> None:
+    """Every upstream tool and prompt, with collision prefixing; our tools last."""
+    listed: list[tuple[str, types.Tool]] = []
+    for up in upstreams:
+        session = state.sessions[up.name]
+        init = getattr(session, "initialize_result", None)
+        caps = init.capabilities if init is not None else None
+        result = await session.list_tools()
+        listed += [(up.name, t) for t in result.tools]
+        if caps is None or getattr(caps, "prompts", None) is not None:
+            try:
+                prompts = await session.list_prompts()
+            except Exception:
+                prompts = None
+            for p in prompts.prompts if prompts else []:
+                name = p.name if p.name not in state.prompts else f"{up.name}{SEPARATOR}{p.name}"
+                state.prompts[name] = _Route(up.name, session, p.name)
+                state.prompt_defs.append(p.model_copy(update={"name": name}))
+    counts: dict[str, int] = {}
+    ours = {prefix + n for n in TOOL_NAMES}
+    for _, t in listed:
+        counts[t.name] = counts.get(t.name, 0) + 1
+    for server, t in listed:
+        clash = counts[t.name] > 1 or t.name in ours
+        name = f"{server}{SEPARATOR}{t.name}" if clash else t.name
+        state.tools[name] = _Route(server, state.sessions[server], t.name)
+        # a spilled result is a stub, not the tool's declared structure: no output schema is promised
+        state.tool_defs.append(t.model_copy(update={"name": name, "output_schema": None}))
+
+
+def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "") -> Server[Any]:
+    """The proxy server: connects to ``upstreams`` when a client session starts."""
+    if not upstreams:
+        raise ValueError("the proxy needs at least one upstream server")
+    names = [u.name for u in upstreams]
+    if len(set(names)) != len(names):
+        raise ValueError(f"upstream names must be unique: {names}")
+    holder: dict[str, _State] = {}
+
+    @asynccontextmanager
+    async def lifespan(_server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        async with AsyncExitStack() as stack:
+            state = _State()
+            for up in upstreams:
+                state.sessions[up.name] = await _connect(stack, up)
+            await _index(state, upstreams, prefix)
+            holder["state"] = state
+            try:
+                yield {}
+            finally:
+                holder.pop("state", None)
+
+    def state() -> _State:
+        return holder["state"]
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[*state().tool_defs, *our_tools(prefix)])
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        route = state().tools.get(params.name)
+        if route is None:
+            ours = params.name[len(prefix):] if prefix and params.name.startswith(prefix) else params.name
+            if ours in TOOL_NAMES and (not prefix or params.name.startswith(prefix)):
+                return await run_tool(pad, ours, params.arguments)
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=f"unknown tool {params.name[:100]!r}")], is_error=True
+            )
+        result = await route.session.call_tool(route.upstream_name, params.arguments or {})
+        if not isinstance(result, types.CallToolResult) or result.is_error:
+            return result  # upstream errors pass through unchanged
+        envelope = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+        spilled = await anyio.to_thread.run_sync(
+            lambda: pad.intercept(envelope, tool=route.upstream_name, server=route.server)
+        )
+        if spilled.spilled or spilled.failure is not None:
+            return types.CallToolResult(content=[types.TextContent(type="text", text=str(spilled.content))])
+        return result
+
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        out: list[types.Resource] = []
+        st = state()
+        for session in st.sessions.values():
+            try:
+                listed = await session.list_resources()
+            except Exception:  # a server without resources
+                continue
+            for r in listed.resources:
+                st.resources[str(r.uri)] = session
+                out.append(r)
+        out += await anyio.to_thread.run_sync(lambda: resources_of(pad))
+        return types.ListResourcesResult(resources=out)
+
+    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        if uri.startswith("scratchpad://"):
+            return await anyio.to_thread.run_sync(lambda: read_page(pad, uri))
+        session = state().resources.get(uri)
+        if session is None:
+            if len(state().sessions) != 1:
+                raise ValueError(f"unknown resource {uri[:200]!r}: list the resources first")
+            session = next(iter(state().sessions.values()))
+        return await session.read_resource(uri)
+
+    async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=state().prompt_defs)
+
+    async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        route = state().prompts.get(params.name)
+        if route is None:
+            raise ValueError(f"unknown prompt {params.name[:100]!r}")
+        return await route.session.get_prompt(route.upstream_name, params.arguments)
+
+    return Server(
+        "jupyter-scratchpad-proxy",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+    )

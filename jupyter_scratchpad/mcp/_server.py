@@ -1,0 +1,127 @@
+"""``jupyter-scratchpad mcp serve``: the scratchpad's tools as an MCP server (official SDK).
+
+A tool call is ``pad.call_tool``: the text content is exactly ``ToolResult.text``, the structured
+content is ``ToolResult.data`` (an object; a list is given as ``{"rows": [...]}``), ``is_error``
+is ``not ok``. Spilled entries are resources ``scratchpad://<handle>``, read in pages of
+``PAGE_BYTES`` (``scratchpad://<handle>?page=2``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import Server
+
+from .. import __version__
+from .._pad import Scratchpad
+from ..tools import TOOL_NAMES, ToolResult, tool_specs
+
+__all__ = ["PAGE_BYTES", "build_server", "call_result", "our_tools"]
+
+PAGE_BYTES = 64 * 1024
+_URI = re.compile(r"scratchpad://([a-z0-9_]{1,64})(?:\?page=([1-9][0-9]{0,8}))?\Z")
+
+INSTRUCTIONS = (
+    "Large tool outputs are kept out of the context as handles. Explore a handle with schema, then "
+    "item_schema / iterate_over / get_in for JSON, grep / head / tail / slice for text, or sql (DuckDB, "
+    "each handle is a relation). Every result is bounded; a refusal suggests calls that fit."
+)
+
+
+def our_tools(prefix: str = "") -> list[types.Tool]:
+    return [
+        types.Tool(name=s["name"], description=s["description"], input_schema=s["inputSchema"])
+        for s in tool_specs("mcp", prefix=prefix)
+    ]
+
+
+def call_result(res: ToolResult) -> types.CallToolResult:
+    data = res.data
+    structured = data if isinstance(data, dict) else {"rows": data} if isinstance(data, list) else None
+    if not res.ok:
+        structured = res.error if isinstance(res.error, dict) else None
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=res.text)],
+        structured_content=structured,
+        is_error=not res.ok,
+    )
+
+
+async def run_tool(pad: Scratchpad, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+    """``pad.call_tool`` off the event loop (it may read files or wait for the SQL worker)."""
+    res = await anyio.to_thread.run_sync(lambda: pad.call_tool(name, arguments or {}))
+    return call_result(res)
+
+
+def resources_of(pad: Scratchpad) -> list[types.Resource]:
+    out = []
+    for e in pad.store.entries(pad.scope, "handle"):
+        out.append(
+            types.Resource(
+                name=e.key,
+                uri=f"scratchpad://{e.key}",
+                description=f"{e.format} output of {e.source_tool or '?'} ({e.size_bytes:,} bytes); "
+                f"pages of {PAGE_BYTES // 1024} KiB: ?page=N",
+                mime_type="application/json" if e.format == "json" else "text/plain",
+                size=e.size_bytes,
+            )
+        )
+    return out
+
+
+def read_page(pad: Scratchpad, uri: str) -> types.ReadResourceResult:
+    m = _URI.match(uri)
+    if m is None:
+        raise ValueError(f"not a scratchpad resource: {uri[:100]!r} (use scratchpad://<handle>?page=N)")
+    handle, page = m.group(1), int(m.group(2) or 1)
+    entry = pad.store.get_entry(pad.scope, "handle", handle)
+    if entry is None:
+        raise ValueError(f"no live handle {handle!r} (expired, deleted, or never spilled here)")
+    reader = pad.store.reader(entry)
+    size = reader.raw_size
+    pages = max(1, -(-size // PAGE_BYTES))
+    if page > pages:
+        raise ValueError(f"{handle} has {pages} page(s) of {PAGE_BYTES // 1024} KiB; page {page} is past the end")
+    start = (page - 1) * PAGE_BYTES
+    chunk = reader.read_raw(start, min(size, start + PAGE_BYTES))
+    text = chunk.decode("utf-8", errors="replace")
+    note = ""
+    if page < pages:
+        note = f"\n[page {page} of {pages} of {handle}; next: scratchpad://{handle}?page={page + 1}]"
+    return types.ReadResourceResult(
+        contents=[types.TextResourceContents(uri=uri, mime_type="text/plain", text=text + note)]
+    )
+
+
+def build_server(pad: Scratchpad, *, prefix: str = "") -> Server[Any]:
+    """An MCP server over ``pad``: our tools (names prefixed by ``prefix``) and the handles as resources."""
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=our_tools(prefix))
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        name = params.name[len(prefix):] if prefix and params.name.startswith(prefix) else params.name
+        if name not in TOOL_NAMES:
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=f"unknown tool {params.name[:100]!r}")], is_error=True
+            )
+        return await run_tool(pad, name, params.arguments)
+
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=await anyio.to_thread.run_sync(lambda: resources_of(pad)))
+
+    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        return await anyio.to_thread.run_sync(lambda: read_page(pad, str(params.uri)))
+
+    return Server(
+        "jupyter-scratchpad",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+    )

@@ -1,0 +1,111 @@
+"""``jupyter-scratchpad mcp serve`` through the official MCP client, over stdio and HTTP."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+from conftest import cli
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from jupyter_scratchpad import ScratchStore
+
+BIG = {"items": [{"id": i, "name": f"pod-{i}", "phase": "Running" if i % 7 else "Pending"} for i in range(4000)]}
+
+
+def test_serve_over_stdio_answers_like_call_tool(tmp_path: Path, env: dict[str, str]) -> None:
+    store_dir = tmp_path / "store"
+    with ScratchStore(store_dir) as store:  # spill something into run "r1" first
+        handle = store.scratchpad("r1", "main").spill(BIG, tool="k8s_list_pods").handle
+        expected = store.scratchpad("r1", "main").call_tool("grep", {"handle": handle, "pattern": "pod-3999"})
+
+    async def run() -> None:
+        cmd, args = cli("mcp", "serve", "--store", str(store_dir), "--run-id", "r1")
+        async with stdio_client(StdioServerParameters(command=cmd, args=args, env=env)) as (r, w):
+            async with ClientSession(r, w) as s:
+                await s.initialize()
+                names = [t.name for t in (await s.list_tools()).tools]
+                assert {"schema", "grep", "sql", "get_in", "scratch_write"} <= set(names)
+                tool = next(t for t in (await s.list_tools()).tools if t.name == "grep")
+                assert tool.input_schema["additionalProperties"] is False
+                got = await s.call_tool("grep", {"handle": handle, "pattern": "pod-3999"})
+                assert not got.is_error
+                assert got.content[0].text.split("\n---")[0] == expected.text.split("\n---")[0]
+                assert got.structured_content is not None and got.structured_content["total_matches"] == 1
+                rows = await s.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {handle}"})
+                assert rows.structured_content == {"rows": [{"n": 1}]}
+                bad = await s.call_tool("get_in", {"handle": handle, "path": "$.nope"})
+                assert bad.is_error and "key_path_not_found" in bad.content[0].text
+                resources = (await s.list_resources()).resources
+                assert [str(r.uri) for r in resources] == [f"scratchpad://{handle}"]
+                page = await s.read_resource(f"scratchpad://{handle}")
+                assert page.contents[0].text.startswith('{"items"') and "page 1 of" in page.contents[0].text
+                last = page.contents[0].text.rsplit("scratchpad://", 1)[1].rstrip("]")
+                assert (await s.read_resource(f"scratchpad://{last}")).contents[0].text
+
+    anyio.run(run)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_serve_over_streamable_http(tmp_path: Path, env: dict[str, str]) -> None:
+    from mcp.client.streamable_http import streamable_http_client
+
+    port = _free_port()
+    cmd, args = cli("mcp", "serve", "--ephemeral", "--http", f"127.0.0.1:{port}")
+    proc = subprocess.Popen([cmd, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+                time.sleep(0.1)
+
+        async def run() -> None:
+            async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (r, w):
+                async with ClientSession(r, w) as s:
+                    await s.initialize()
+                    res = await s.call_tool("scratch_write", {"key": "plan", "value": "step 1"})
+                    assert not res.is_error, res.content
+                    back = await s.call_tool("scratch_read", {"key": "plan"})
+                    assert "step 1" in back.content[0].text
+
+        anyio.run(run)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
+def test_cli_reads_as_the_person(tmp_path: Path, env: dict[str, str]) -> None:
+    store_dir = tmp_path / "store"
+    with ScratchStore(store_dir) as store:
+        handle = store.scratchpad("default", "main").spill(BIG, tool="k8s_list_pods").handle
+    base = [sys.executable, "-m", "jupyter_scratchpad.cli"]
+    out = subprocess.run([*base, "grep", "--store", str(store_dir), handle, "Pending"], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "Pending" in out.stdout, out.stderr
+    sql = subprocess.run([*base, "sql", "--store", str(store_dir), "--json", f"SELECT count(*) AS n FROM {handle}"],
+                         env=env, capture_output=True, text=True, timeout=60)
+    assert sql.returncode == 0 and '"n": 1' in sql.stdout, sql.stderr
+    listing = subprocess.run([*base, "list", "--store", str(store_dir)], env=env, capture_output=True, text=True,
+                             timeout=60)
+    assert handle in listing.stdout
+    bad = subprocess.run([*base, "get_in", "--store", str(store_dir), handle, "$.missing"], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1 and "key_path_not_found" in bad.stdout
+
+

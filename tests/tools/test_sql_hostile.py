@@ -1,0 +1,142 @@
+"""Hostile SQL (issue 12): refused or bounded, nothing on disk changed, memory capped, on time.
+
+Every query here is one a model could send. Each test asserts the call fails (or is bounded) the
+way the README says, that no body changed (hashes before and after), and that the process stays
+healthy (the next query works).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import resource
+import time
+from pathlib import Path
+
+import pytest
+
+from jupyter_scratchpad import Scratchpad, ScratchStore
+
+
+def body_hashes(store: ScratchStore) -> dict[str, str]:
+    root = Path(store.path) / "bodies"
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*"))
+            if p.is_file()}
+
+
+def body_path(pad: Scratchpad, handle: str) -> str:
+    return str(pad.store.reader(pad.store.get_entry(pad.scope, "handle", handle)).body_path)
+
+
+WRITES = [
+    "COPY (SELECT repeat('x', 1000) FROM range(300000)) TO '{body}' (FORMAT csv, USE_TMP_FILE false)",
+    "COPY (SELECT 1) TO '{body}' (FORMAT csv, OVERWRITE true)",
+    "COPY {h} TO '{body}.copy'",
+    "EXPORT DATABASE '{body}.dir'",
+    "ATTACH '{body}.db' AS x",
+    "INSTALL httpfs",
+    "LOAD httpfs",
+    "SET enable_external_access = true",
+    "RESET lock_configuration",
+    "PRAGMA enable_profiling",
+    "CALL pragma_version()",
+    "CHECKPOINT",
+    "CREATE TABLE t AS SELECT 1",
+    "CREATE MACRO m(x) AS x",
+    "DROP VIEW {h}",
+    "DROP TABLE {h}",
+    "INSERT INTO scratch_notes VALUES ('k', '1', now())",
+    "DELETE FROM scratch_notes",
+    "SELECT 1; COPY (SELECT 1) TO '{body}'",
+    "SELECT 1; SELECT 2",
+    "EXPLAIN ANALYZE COPY (SELECT 1) TO '{body}'",
+    "PIVOT {h} ON kind USING count(*)",
+]
+
+
+@pytest.mark.parametrize("template", WRITES)
+def test_writes_and_settings_are_refused_before_they_run(pad: Scratchpad, pods_handle: str, template: str) -> None:
+    before = body_hashes(pad.store)
+    query = template.format(h=pods_handle, body=body_path(pad, pods_handle))
+    res = pad.call_tool("sql", {"query": query})
+    assert not res.ok and res.error["error"] == "sql_not_read_only", (query, res.text)
+    assert "SELECT" in res.error["message"] and len(res.text) < 2048
+    assert body_hashes(pad.store) == before
+    assert not any(Path(body_path(pad, pods_handle) + ext).exists() for ext in (".copy", ".dir", ".db"))
+    assert pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {pods_handle}"}).ok
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT * FROM read_csv('/etc/passwd')",
+        "SELECT * FROM read_text('/etc/hostname')",
+        "SELECT * FROM glob('/*')",
+        "SELECT * FROM read_json('{other}')",
+    ],
+)
+def test_reads_outside_the_callers_bodies_are_forbidden(store: ScratchStore, pad: Scratchpad, pods_handle: str,
+                                                        query: str) -> None:
+    other = store.scratchpad("run-x", "mallory")
+    secret = other.intercept([{"secret": 1}] * 3000, tool="secret").handle
+    assert secret is not None
+    q = query.format(other=body_path(other, secret))
+    res = pad.call_tool("sql", {"query": q})
+    assert not res.ok and res.error["error"] in ("sql_forbidden", "sql_error"), res.text
+    if "glob" not in q:
+        assert res.error["error"] == "sql_forbidden", res.text
+    assert str(store.path) not in res.text
+
+
+def test_explain_and_describe_are_read_only_and_allowed(pad: Scratchpad, pods_handle: str) -> None:
+    for query in (f"EXPLAIN SELECT * FROM {pods_handle}", f"DESCRIBE {pods_handle}", f"SUMMARIZE {pods_handle}",
+                  "VALUES (1), (2)", f"FROM {pods_handle} LIMIT 1",
+                  "WITH a AS (SELECT 1 AS x) SELECT * FROM a"):
+        res = pad.call_tool("sql", {"query": query})
+        assert res.ok, (query, res.text)
+
+
+def test_huge_strings_never_reach_this_process(pad: Scratchpad) -> None:
+    peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    res = pad.call_tool("sql", {"query": "SELECT repeat('x', 100000000) AS s FROM range(201)"})
+    peak_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # refused for memory in the worker, or clipped cells: either way bounded here
+    assert (not res.ok and res.error["error"] in ("sql_out_of_memory", "sql_too_large")) or (
+        res.ok and all(len(r["s"]) <= 200 for r in res.data)
+    ), res.text[:500]
+    assert peak_after - peak_before < 200 * 1024, "the agent's process must not hold the strings"
+    assert pad.call_tool("sql", {"query": "SELECT 42 AS x"}).data == [{"x": 42}]
+
+
+def test_huge_row_counts_come_back_capped(pad: Scratchpad) -> None:
+    res = pad.call_tool("sql", {"query": "SELECT * FROM range(100000000)", "max_rows": 50})
+    assert res.ok and len(res.data) == 50 and res.meta["truncated"] is True
+
+
+def test_a_runaway_query_is_stopped_at_the_time_limit(store: ScratchStore) -> None:
+    pad = store.scratchpad("r-slow", "a", tool_timeout_s=2.0)
+    started = time.monotonic()
+    res = pad.call_tool(
+        "sql", {"query": "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t) SELECT count(*) FROM t"}
+    )
+    elapsed = time.monotonic() - started
+    assert not res.ok and res.error["error"] == "timeout", res.text
+    assert elapsed < 2.0 + 5.0
+    assert pad.call_tool("sql", {"query": "SELECT 1 AS one"}).data == [{"one": 1}]  # a new worker answers
+
+
+def test_a_handle_duckdb_cannot_read_fails_alone(pad: Scratchpad, pods_handle: str) -> None:
+    deep = pad.spill('{"a": ' + "[" * 200 + "1" + "]" * 200 + "}", tool="deep").handle
+    ok = pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {pods_handle}"})
+    assert ok.ok and ok.data == [{"n": 1}]
+    res = pad.call_tool("sql", {"query": f"SELECT * FROM {deep}"})
+    assert not res.ok and deep in res.text
+    assert pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {pods_handle}"}).ok
+
+
+def test_host_paths_never_shown(pad: Scratchpad, pods_handle: str) -> None:
+    for query in (
+        f"SELECT sql FROM duckdb_views() WHERE NOT internal AND '{pods_handle}' <> ''",
+        "SELECT value FROM duckdb_settings() WHERE name = 'allowed_paths'",
+    ):
+        res = pad.call_tool("sql", {"query": query})
+        assert str(pad.store.path) not in res.text and str(pad.store.path) not in str(res.data), query
