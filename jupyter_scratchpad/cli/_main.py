@@ -106,7 +106,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     with _open_store(args) as store:
         pad = _pad(store, args, f"mcp-{uuid.uuid4().hex[:12]}")
-        return _serve(build_server(pad, prefix=args.prefix), args.http)
+        try:
+            return _serve(build_server(pad, prefix=args.prefix), args.http)
+        finally:
+            _log_usage(pad)
 
 
 def _cmd_proxy(args: argparse.Namespace) -> int:
@@ -128,7 +131,20 @@ def _cmd_proxy(args: argparse.Namespace) -> int:
         upstreams = [Upstream(args.name, command=command[0], args=command[1:])]
     with _open_store(args) as store:
         pad = _pad(store, args, f"proxy-{uuid.uuid4().hex[:12]}")
-        return _serve(build_proxy(pad, upstreams, prefix=args.prefix), args.http)
+        try:
+            return _serve(build_proxy(pad, upstreams, prefix=args.prefix), args.http)
+        finally:
+            _log_usage(pad)
+
+
+def _log_usage(pad: Any) -> None:
+    """One line on stderr when a server ends: what was kept out of the context, what was read back."""
+    from ..mcp._server import usage_of
+
+    try:
+        print(f"jupyter-scratchpad: usage {json.dumps(usage_of(pad))}", file=sys.stderr, flush=True)
+    except Exception as exc:  # the store may be gone; the exit must not fail for a log line
+        print(f"jupyter-scratchpad: usage unavailable ({type(exc).__name__}: {exc})"[:300], file=sys.stderr)
 
 
 def _cmd_tool(args: argparse.Namespace, tool: str, arguments: dict[str, Any]) -> int:

@@ -32,8 +32,10 @@ from mcp.server import Server
 
 from .. import __version__
 from .._pad import Scratchpad
+from ..spill import bound_error_text
+from ..store._jsontext import dumps_compact, loads
 from ..tools import TOOL_NAMES
-from ._server import INSTRUCTIONS, our_tools, read_page, resources_of, run_tool
+from ._server import INSTRUCTIONS, USAGE_TOOL, our_tools, read_page, resources_of, run_tool, run_usage
 
 __all__ = ["Upstream", "build_proxy", "upstreams_from_toml"]
 
@@ -82,11 +84,23 @@ def upstreams_from_toml(path: str | os.PathLike[str]) -> list[Upstream]:
     return out
 
 
+# An upstream tool's own size hint: results up to this many characters stay inline (as Claude Code honours it).
+SIZE_HINT_KEYS = ("anthropic/maxResultSizeChars",)
+
+
 @dataclass
 class _Route:
     server: str
     session: ClientSession
     upstream_name: str  # the tool's (or prompt's) own name upstream
+    max_inline_chars: int | None = None  # from the tool's _meta size hint
+
+
+def size_hint(tool: types.Tool) -> int | None:
+    """The largest result (in characters) ``tool`` asks to receive whole, from its ``_meta``."""
+    meta = tool.meta or {}
+    hints = [v for k in SIZE_HINT_KEYS if isinstance(v := meta.get(k), int) and not isinstance(v, bool) and v > 0]
+    return max(hints) if hints else None
 
 
 @dataclass
@@ -139,15 +153,72 @@ async def _index(state: _State, upstreams: list[Upstream], prefix: str) -> None:
                 state.prompts[name] = _Route(up.name, session, p.name)
                 state.prompt_defs.append(p.model_copy(update={"name": name}))
     counts: dict[str, int] = {}
-    ours = {prefix + n for n in TOOL_NAMES}
+    ours = {prefix + n for n in (*TOOL_NAMES, USAGE_TOOL)}
     for _, t in listed:
         counts[t.name] = counts.get(t.name, 0) + 1
     for server, t in listed:
         clash = counts[t.name] > 1 or t.name in ours
         name = f"{server}{SEPARATOR}{t.name}" if clash else t.name
-        state.tools[name] = _Route(server, state.sessions[server], t.name)
+        state.tools[name] = _Route(server, state.sessions[server], t.name, size_hint(t))
         # a spilled result is a stub, not the tool's declared structure: no output schema is promised
         state.tool_defs.append(t.model_copy(update={"name": name, "output_schema": None}))
+
+
+def _text_chars(result: types.CallToolResult) -> int:
+    return sum(len(b.text) for b in result.content if isinstance(b, types.TextContent))
+
+
+def restates(structured: Any, texts: list[types.TextContent]) -> bool:
+    """Whether ``structured`` says no more than the text blocks (then only the text is stored).
+
+    Servers often send the same payload twice: ``{"content": "<the text>"}`` (the filesystem server)
+    or the text's own JSON. Storing it once keeps the spilled body the document itself.
+    """
+    if len(texts) != 1:
+        return False
+    text = texts[0].text
+    if isinstance(structured, dict) and len(structured) == 1 and next(iter(structured.values())) == text:
+        return True
+    if text[:1] in ("{", "[") and len(text) < 64 << 20:
+        try:
+            return bool(loads(text) == structured)
+        except ValueError:
+            return False
+    return False
+
+
+def through_policy(pad: Scratchpad, route: _Route, result: types.CallToolResult) -> types.CallToolResult:
+    """One upstream result as the client gets it: unchanged, bounded (an error), or a stub.
+
+    The text blocks (and ``structured_content``) are measured as one output and spilled as one
+    entry (one text block alone is unwrapped, JSON kept as JSON); image, audio and resource blocks
+    pass through untouched after the stub. An error result is bounded, never spilled. A failed
+    spill fails closed: a short pointer, never the flood.
+    """
+    texts = [b for b in result.content if isinstance(b, types.TextContent)]
+    others = [b for b in result.content if not isinstance(b, types.TextContent)]
+    if not texts and result.structured_content is None:
+        return result  # images, audio, resources: never measured, never spilled
+    if route.max_inline_chars is not None and not result.is_error:
+        structured = len(dumps_compact(result.structured_content)) if result.structured_content is not None else 0
+        if _text_chars(result) + structured <= route.max_inline_chars:
+            return result  # the tool asked for results this size whole
+    if result.is_error:  # bounded, never spilled; a small error is the upstream's own, unchanged
+        joined = "\n".join(b.text for b in texts)
+        bounded = bound_error_text(joined, pad.policy.error_max_bytes)
+        if bounded == joined:
+            return result
+        return result.model_copy(
+            update={"content": [types.TextContent(type="text", text=bounded), *others], "structured_content": None}
+        )
+    envelope: dict[str, Any] = {"content": [b.model_dump(mode="json", by_alias=True, exclude_none=True) for b in texts]}
+    if result.structured_content is not None and not restates(result.structured_content, texts):
+        envelope["structuredContent"] = result.structured_content
+    out = pad.intercept(envelope, tool=route.upstream_name, server=route.server)
+    if not (out.spilled or out.failure is not None):
+        return result
+    stub = types.TextContent(type="text", text=str(out.content))
+    return result.model_copy(update={"content": [stub, *others], "structured_content": None})
 
 
 def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "") -> Server[Any]:
@@ -182,21 +253,25 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
         route = state().tools.get(params.name)
         if route is None:
             ours = params.name[len(prefix):] if prefix and params.name.startswith(prefix) else params.name
+            if ours == USAGE_TOOL and params.name == prefix + USAGE_TOOL:
+                return await run_usage(pad)
             if ours in TOOL_NAMES and (not prefix or params.name.startswith(prefix)):
                 return await run_tool(pad, ours, params.arguments)
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=f"unknown tool {params.name[:100]!r}")], is_error=True
             )
-        result = await route.session.call_tool(route.upstream_name, params.arguments or {})
-        if not isinstance(result, types.CallToolResult) or result.is_error:
-            return result  # upstream errors pass through unchanged
-        envelope = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-        spilled = await anyio.to_thread.run_sync(
-            lambda: pad.intercept(envelope, tool=route.upstream_name, server=route.server)
-        )
-        if spilled.spilled or spilled.failure is not None:
-            return types.CallToolResult(content=[types.TextContent(type="text", text=str(spilled.content))])
-        return result
+        progress: Any = None  # forwards the upstream's progress to our client, under the client's token
+        token = (ctx.meta or {}).get("progress_token") if getattr(ctx, "meta", None) else None
+        if token is not None:
+
+            async def progress(done: float, total: float | None, message: str | None) -> None:
+                await ctx.session.send_progress_notification(
+                    token, done, total, message, related_request_id=ctx.request_id
+                )
+
+        result = await route.session.call_tool(route.upstream_name, params.arguments or {}, progress_callback=progress)
+        out: types.CallToolResult = await anyio.to_thread.run_sync(lambda: through_policy(pad, route, result))
+        return out
 
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
         out: list[types.Resource] = []

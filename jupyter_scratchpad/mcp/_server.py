@@ -8,6 +8,7 @@ is ``not ok``. Spilled entries are resources ``scratchpad://<handle>``, read in 
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -19,7 +20,7 @@ from .. import __version__
 from .._pad import Scratchpad
 from ..tools import TOOL_NAMES, ToolResult, tool_specs
 
-__all__ = ["PAGE_BYTES", "build_server", "call_result", "our_tools"]
+__all__ = ["PAGE_BYTES", "USAGE_TOOL", "build_server", "call_result", "our_tools", "usage_of"]
 
 PAGE_BYTES = 64 * 1024
 _URI = re.compile(r"scratchpad://([a-z0-9_]{1,64})(?:\?page=([1-9][0-9]{0,8}))?\Z")
@@ -31,11 +32,39 @@ INSTRUCTIONS = (
 )
 
 
+USAGE_TOOL = "scratchpad_usage"
+
+
 def our_tools(prefix: str = "") -> list[types.Tool]:
-    return [
+    tools = [
         types.Tool(name=s["name"], description=s["description"], input_schema=s["inputSchema"])
         for s in tool_specs("mcp", prefix=prefix)
     ]
+    usage = types.Tool(
+        name=prefix + USAGE_TOOL,
+        description="What the scratchpad did in this session: tokens_intercepted (kept out of your context by "
+        "spilling), tokens_extracted (read back through the tools), spills, and the context budget.",
+        input_schema={"type": "object", "properties": {}, "required": [], "additionalProperties": False},
+    )
+    return [*tools, usage]
+
+
+def usage_of(pad: Scratchpad) -> dict[str, Any]:
+    """``pad.usage()`` with the spill count and the budget: what ``scratchpad_usage`` answers."""
+    budget = pad.budget
+    return {
+        **pad.usage(),
+        "run_id": pad.run_id,
+        "spills": pad.spill_count,
+        "budget": {"used": budget.used, "usable": budget.usable, "remaining": budget.remaining},
+    }
+
+
+async def run_usage(pad: Scratchpad) -> types.CallToolResult:
+    data = await anyio.to_thread.run_sync(lambda: usage_of(pad))
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=json.dumps(data))], structured_content=data
+    )
 
 
 def call_result(res: ToolResult) -> types.CallToolResult:
@@ -104,6 +133,8 @@ def build_server(pad: Scratchpad, *, prefix: str = "") -> Server[Any]:
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         name = params.name[len(prefix):] if prefix and params.name.startswith(prefix) else params.name
+        if name == USAGE_TOOL and params.name == prefix + USAGE_TOOL:
+            return await run_usage(pad)
         if name not in TOOL_NAMES:
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=f"unknown tool {params.name[:100]!r}")], is_error=True

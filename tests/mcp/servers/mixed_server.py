@@ -1,0 +1,58 @@
+"""A small MCP server (the official SDK's MCPServer) for the proxy's edge cases: a big text with an
+image after it, a tool whose ``_meta`` asks for large results whole, a tool that reports progress,
+and a tool that fails with a huge error. Run as ``python mixed_server.py`` (stdio)."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import mcp_types as types
+from mcp.server.mcpserver import Context, MCPServer
+
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4).decode()
+ROWS = [{"id": i, "status": "ok" if i % 3 else "failed", "detail": f"event number {i}"} for i in range(6000)]
+
+server = MCPServer("mixed")
+
+
+@server.tool()
+def report_with_chart() -> types.CallToolResult:
+    """A large JSON report and a chart."""
+    return types.CallToolResult(
+        content=[
+            types.TextContent(type="text", text=json.dumps({"rows": ROWS})),
+            types.ImageContent(type="image", data=PNG, mime_type="image/png"),
+        ]
+    )
+
+
+@server.tool(meta={"anthropic/maxResultSizeChars": 2_000_000})
+def whole_document() -> str:
+    """A large text the tool wants delivered whole (its _meta size hint)."""
+    return "\n".join(f"paragraph {i}: " + "lorem ipsum " * 8 for i in range(8000))
+
+
+@server.tool()
+async def slow_count(ctx: Context, steps: int = 3) -> str:
+    """Counts to `steps`, reporting progress."""
+    for i in range(steps):
+        await ctx.report_progress(i + 1, steps, f"step {i + 1}")
+    return f"counted to {steps}"
+
+
+@server.tool()
+def explode() -> types.CallToolResult:
+    """Fails with a very long error."""
+    trace = "".join(f"  frame {i}: in handler_{i}\n" for i in range(20000))
+    return types.CallToolResult(content=[types.TextContent(type="text", text="Traceback:\n" + trace)], is_error=True)
+
+
+@server.tool()
+def small() -> str:
+    """A small answer."""
+    return "just this"
+
+
+if __name__ == "__main__":
+    server.run()

@@ -1,0 +1,133 @@
+"""The proxy's handling of what upstream results hold: text spilled as one entry, images through
+untouched, size hints, progress, huge errors bounded, and a multi-MB JSON file from the npm
+filesystem server explored with schema and sql in the same session. Real servers, official client."""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+from pathlib import Path
+
+import anyio
+import mcp_types as types
+from conftest import cli, filesystem_server
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+MIXED = Path(__file__).parent / "servers" / "mixed_server.py"
+
+
+def proxy_params(env: dict[str, str], store: Path, *args: str) -> StdioServerParameters:
+    cmd, argv = cli("mcp", "proxy", "--store", str(store), "--run-id", "r", *args)
+    return StdioServerParameters(command=cmd, args=argv, env=env)
+
+
+def handle_of(text: str) -> str:
+    return text.split('handle "')[1].split('"')[0]
+
+
+def test_text_spills_and_the_image_passes_untouched(tmp_path: Path, env: dict[str, str]) -> None:
+    params = proxy_params(env, tmp_path / "store", "--name", "mixed", "--", sys.executable, str(MIXED))
+
+    async def run() -> None:
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            direct = StdioServerParameters(command=sys.executable, args=[str(MIXED)], env=env)
+            async with stdio_client(direct) as (r2, w2), ClientSession(r2, w2) as upstream:
+                await upstream.initialize()
+                raw = await upstream.call_tool("report_with_chart", {})
+            res = await s.call_tool("report_with_chart", {})
+            assert not res.is_error and len(res.content) == 2
+            stub, image = res.content
+            assert isinstance(stub, types.TextContent) and stub.text.startswith("[scratchpad] report_with_chart")
+            assert isinstance(image, types.ImageContent)
+            assert image.model_dump() == raw.content[1].model_dump()  # byte for byte the upstream's image
+            assert base64.b64decode(image.data).startswith(b"\x89PNG")
+            handle = handle_of(stub.text)
+            # JSON kept as JSON: the rows are a relation, queried in the same session
+            q = await s.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {handle}.rows WHERE status = 'failed'"})
+            assert not q.is_error, q.content[0].text
+            assert q.structured_content == {"rows": [{"n": 2000}]}
+            small = await s.call_tool("small", {})
+            assert small.content[0].text == "just this"
+
+    anyio.run(run)
+
+
+def test_size_hint_progress_and_errors(tmp_path: Path, env: dict[str, str]) -> None:
+    params = proxy_params(env, tmp_path / "store", "--name", "mixed", "--", sys.executable, str(MIXED))
+
+    async def run() -> None:
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            # the tool's _meta asks for results up to 2,000,000 characters whole: not spilled
+            whole = await s.call_tool("whole_document", {})
+            assert whole.content[0].text.startswith("paragraph 0:") and "paragraph 7999:" in whole.content[0].text
+            # the upstream's progress reaches our client under our request
+            seen: list[tuple[float, float | None, str | None]] = []
+
+            async def on_progress(done: float, total: float | None, message: str | None) -> None:
+                seen.append((done, total, message))
+
+            counted = await s.call_tool("slow_count", {"steps": 3}, progress_callback=on_progress)
+            assert counted.content[0].text == "counted to 3"
+            assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+            # a huge error: bounded, never spilled, still an error
+            err = await s.call_tool("explode", {})
+            text = err.content[0].text
+            assert err.is_error and text.startswith("Traceback:") and "bytes of this error cut" in text
+            assert len(text.encode()) <= 8192 and "[scratchpad]" not in text
+            usage = await s.call_tool("scratchpad_usage", {})
+            assert usage.structured_content["spills"] == 0 and usage.structured_content["run_id"] == "r"
+
+    anyio.run(run)
+
+
+def test_a_multi_megabyte_json_file_from_the_npm_filesystem_server(tmp_path: Path, env: dict[str, str]) -> None:
+    files = tmp_path / "files"
+    files.mkdir()
+    doc = {
+        "kind": "EventList",
+        "items": [
+            {"id": i, "type": ["create", "update", "delete"][i % 3], "user": {"name": f"user{i % 40}"}, "n": i}
+            for i in range(40000)
+        ],
+    }
+    (files / "events.json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
+    assert (files / "events.json").stat().st_size > 3_000_000
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
+    (files / "chart.png").write_bytes(png)
+    (files / "small.json").write_text('{"ok": true}\n', encoding="utf-8")
+    params = proxy_params(env, tmp_path / "store", "--name", "fs", "--", filesystem_server(), str(files))
+
+    async def run() -> None:
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            names = {t.name for t in (await s.list_tools()).tools}
+            assert {"read_text_file", "read_media_file", "schema", "sql", "scratchpad_usage"} <= names
+            big = await s.call_tool("read_text_file", {"path": str(files / "events.json")})
+            stub = big.content[0].text
+            assert not big.is_error and stub.startswith("[scratchpad] read_text_file") and len(stub) < 4000, stub
+            assert big.structured_content is None  # the stub replaces the upstream's structured copy
+            handle = handle_of(stub)
+            schema = await s.call_tool("schema", {"handle": handle})
+            assert not schema.is_error and "$.items" in schema.content[0].text, schema.content[0].text[:500]
+            q = await s.call_tool(
+                "sql", {"query": f"SELECT type, count(*) AS n FROM {handle}.items GROUP BY type ORDER BY type"}
+            )
+            assert not q.is_error, q.content[0].text
+            assert q.structured_content == {
+                "rows": [{"type": "create", "n": 13334}, {"type": "delete", "n": 13333}, {"type": "update", "n": 13333}]
+            }
+            small = await s.call_tool("read_text_file", {"path": str(files / "small.json")})
+            assert small.content[0].text == '{"ok": true}\n'  # small results pass unchanged
+            media = await s.call_tool("read_media_file", {"path": str(files / "chart.png")})
+            blocks = [b for b in media.content if isinstance(b, types.ImageContent)]
+            assert blocks and base64.b64decode(blocks[0].data) == png
+            usage = await s.call_tool("scratchpad_usage", {})
+            assert usage.structured_content["spills"] == 1 and usage.structured_content["tokens_intercepted"] > 500_000
+            missing = await s.call_tool("read_text_file", {"path": str(files / "nope.json")})
+            assert missing.is_error and "[scratchpad]" not in missing.content[0].text
+
+    anyio.run(run)
