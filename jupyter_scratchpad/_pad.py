@@ -162,7 +162,7 @@ class Scratchpad:
         ``force`` spills whatever the policy says; ``handle`` names the entry (a valid handle);
         ``text`` is the result's text when the caller has already serialised it.
 
-        Raises only for a malformed ``handle`` or ``ttl_s`` argument (checked before anything
+        Raises only for a malformed ``handle``, ``ttl_s`` or ``tool`` argument (checked before anything
         else). Whatever the result holds, it never raises, and it fails closed: when a spill the
         policy decided on fails (disk full, a closed store, anything), ``content`` is a short
         pointer (at most ``POINTER_MAX_BYTES``: tool, size, the reason, a few first and last
@@ -175,6 +175,11 @@ class Scratchpad:
                 raise InvalidArgumentError(f"{handle!r} is reserved: it is the SQL relation of the notes")
         if ttl_s is not None:
             validate_ttl(ttl_s)
+        if not isinstance(tool, str):
+            raise InvalidArgumentError(
+                f"tool must be the tool's name (a string), got {type(tool).__name__}; "
+                "pass the output first: intercept(result, tool='name')"
+            )
         decision: SpillDecision | None = None
         try:
             if text is None:
@@ -218,7 +223,9 @@ class Scratchpad:
     def _withheld(self, text: str | None, tool: str, decision: SpillDecision | None, exc: Exception) -> InterceptResult:
         reason = " ".join(f"{type(exc).__name__}: {exc}".split())
         reason = redact_paths(reason, [self.store.path])[:200]
-        log.error("spilling the output of %s failed; it was withheld from the context: %s", tool, reason, exc_info=exc)
+        log.error(
+            "spilling the output of %s failed; it was withheld from the context: %s", tool[:200], reason, exc_info=exc
+        )
         decision = decision or SpillDecision(True, "failed", detail="the spill decision itself failed")
         content = withheld_pointer(text, tool, decision, reason)
         return InterceptResult(False, content, None, decision, failure=reason)
@@ -263,6 +270,13 @@ class Scratchpad:
             from .explore._relations import array_relations
 
             meta["sql_arrays"] = array_relations(norm.value)
+            from .explore._embedded import embedded_relations, find_embedded, may_embed
+
+            if may_embed(norm.raw):  # strings that hold JSON or markdown, addressable by path
+                embedded = find_embedded(norm.value)
+                if embedded:
+                    embedded_relations(norm.value, embedded)
+                    meta["embedded"] = embedded
         if metadata:
             meta["metadata"] = json.loads(dumps_compact(dict(metadata)))
         progress.phase("write")
@@ -351,6 +365,7 @@ class Scratchpad:
             tokens_estimate=self.tokens_are_estimates,
             tokens_exact=bool(entry.meta.get("tokens_exact", True)),
             unwrapped=entry.meta.get("unwrapped"),
+            embedded=entry.meta.get("embedded"),
         )
 
     def _free_handle(self, tool: str, digest: str) -> str:

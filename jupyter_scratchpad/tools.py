@@ -151,7 +151,8 @@ def _sugg_window(tool: str) -> Callable[[ToolContext, dict[str, Any], int, int],
 
 def _sugg_schema(ctx: ToolContext, args: dict[str, Any], est: int, limit: int) -> list[dict[str, Any]]:
     depth = int(args.get("max_depth") or 4)
-    return [suggestion("schema", "a shallower schema", handle=args.get("handle"), max_depth=max(1, depth - 2))]
+    extra = {"path": args["path"]} if args.get("path") else {}
+    return [suggestion("schema", "a shallower schema", handle=args.get("handle"), max_depth=max(1, depth - 2), **extra)]
 
 
 def _sugg_notes(ctx: ToolContext, args: dict[str, Any], est: int, limit: int) -> list[dict[str, Any]]:
@@ -164,8 +165,13 @@ _TOOLS: tuple[_Tool, ...] = (
         "Step 1 for any handle: the structure of a spilled output without its content. JSON: one line per "
         "node ($-path, kind, line range in the pretty body); arrays are summarised over all their items. "
         "Markdown: the heading tree with line ranges. Text/JSONL: lines, bytes, longest line, a sample. "
-        "Then use item_schema on an array path, then iterate_over or get_in.",
-        _p(handle=_HANDLE, max_depth={**_INT, "description": "How deep to describe (default 4).", "minimum": 0}),
+        "Then use item_schema on an array path, then iterate_over or get_in. With `path`: one part of a JSON "
+        "handle; a string there that holds JSON or markdown (an MCP text block) is described as that document.",
+        _p(
+            handle=_HANDLE,
+            max_depth={**_INT, "description": "How deep to describe (default 4).", "minimum": 0},
+            path={"type": "string", "description": 'Optional: describe only the part at this path ("$" is all).'},
+        ),
         ("handle",),
         _schema.schema,
         _sugg_schema,
@@ -230,6 +236,10 @@ _TOOLS: tuple[_Tool, ...] = (
             context={**_INT, "minimum": 0, "maximum": 50, "description": "Lines around each match (default 3)."},
             ignore_case={"type": "boolean", "description": "Case-insensitive (default false)."},
             max_matches={**_INT, "minimum": 1, "maximum": 1000, "description": "Matching lines to show (default 100)."},
+            path={
+                "type": "string",
+                "description": "Optional, JSON handles: search only the value at this path (a string's own lines).",
+            },
         ),
         ("handle", "pattern"),
         _text.grep,
@@ -665,7 +675,7 @@ FOOTER_ALLOWANCE = 48  # tokens of the footer a charged call adds to the text th
 
 
 def _fits(pad: Scratchpad, call: dict[str, Any], limit: int) -> bool:
-    res = dispatch(pad, call["tool"], call["arguments"], charge=False)
+    res = dispatch(pad, call["tool"], call["arguments"], charge=False, slide=False)
     return res.ok and pad.tokenizer.count(res.text) + FOOTER_ALLOWANCE <= limit
 
 
@@ -732,13 +742,15 @@ def _slide(pad: Any, ctx: ToolContext) -> None:
 
 
 def dispatch(
-    pad: Scratchpad, name: str, arguments: Any = None, *, charge: bool = True, prefix: str = ""
+    pad: Scratchpad, name: str, arguments: Any = None, *, charge: bool = True, prefix: str = "",
+    slide: bool = True,
 ) -> ToolResult:
     """Run tool ``name`` with ``arguments`` for ``pad``; see the module docstring.
 
     ``charge=False`` runs it for a person instead of a model: no per-call cap, no budget check,
     nothing charged (``tokens`` is 0 and the footer says so). ``prefix``: the names were published
-    with it (``tool_specs(prefix=...)``); a name without it is unknown.
+    with it (``tool_specs(prefix=...)``); a name without it is unknown. ``slide=False``: a dry run
+    that does not extend the life of the handles it reads.
     """
     billed = pad if charge else None  # a person's mistakes are not charged to the agent either
     raw_args = arguments if isinstance(arguments, dict) else {}
@@ -770,11 +782,14 @@ def dispatch(
         args = _normalise_args(tool, arguments)
         output = tool.run(ctx, **args)
         result = _charge(pad, tool, ctx, args, output) if charge else _uncharged(tool, args, output)
-        if result.ok:
+        if result.ok and slide:  # a dry run (checking a suggestion) is nobody's read
             _slide(pad, ctx)
         return result
     except ToolError as err:
-        return _error_result(tool.name, args, err.as_dict(), billed)
+        error = err.as_dict()
+        if charge and error.get("suggestions"):  # every suggestion of every error runs and fits
+            error["suggestions"] = verified_suggestions(pad, ctx, error["suggestions"], limit, args.get("handle"))
+        return _error_result(tool.name, args, error, billed)
     except TooLarge as big:  # only a charged call has a limit to exceed
         reason, limit = ("per_call_limit", cap) if big.estimated_tokens > cap else ("remaining_budget", remaining)
         refusal = _too_large(pad, tool, ctx, args, big.estimated_tokens, reason, limit)

@@ -4,10 +4,18 @@
     jupyter-scratchpad mcp proxy --config servers.toml
     jupyter-scratchpad mcp proxy [--name NAME] -- COMMAND ARGS...
     jupyter-scratchpad mcp proxy [--name NAME] --url URL
-    jupyter-scratchpad list|usage [--run-id R]
-    jupyter-scratchpad schema|head|tail|grep|get_in|sql ... (any tool: ``call TOOL JSON``)
+    jupyter-scratchpad ls|usage|sweep
+    jupyter-scratchpad spill [--tool NAME] < FILE          (kubectl get pods -o json | … spill --tool k8s)
+    jupyter-scratchpad show HANDLE | rm HANDLE… | export HANDLE --to FILE.{json,jsonl,parquet,csv}
+    jupyter-scratchpad schema|head|tail|slice|grep|get|iter|item-schema|sql … (any tool: ``call TOOL JSON``)
+    jupyter-scratchpad notes [KEY [VALUE]] [--ttl S] [--delete]
+    jupyter-scratchpad replay TRACE [--policy TOML]         (the policy lab)
 
-Reads from the command line act as the person (nothing is charged to an agent's budget).
+Reads from the command line act as the person (nothing is charged to an agent's budget). The store
+is ``--store DIR`` (before or after the subcommand), else ``$SCRATCHPAD_STORE``, else a per-user
+data directory; reads and spills use the run ``default`` unless ``--run-id`` says otherwise.
+Exit codes: 0 done, 1 the tool refused or found nothing (the message says what to try), 2 a usage or
+store problem.
 """
 
 from __future__ import annotations
@@ -23,6 +31,10 @@ from typing import Any
 from .. import __version__
 
 __all__ = ["default_store_dir", "main"]
+
+
+class UsageError(Exception):
+    """A command line that cannot run as given: one line on stderr, exit code 2."""
 
 
 def default_store_dir() -> Path:
@@ -54,16 +66,17 @@ def _open_store(args: argparse.Namespace) -> Any:
 
     if args.store_url:
         if not args.store_url.startswith(("postgresql://", "postgres://")):
-            raise SystemExit(f"--store-url must be a postgresql:// URL, not {args.store_url[:60]!r}")
+            raise UsageError(f"--store-url must be a postgresql:// URL, not {args.store_url[:60]!r}")
         try:
             return ScratchStore(args.store_url, bodies=args.bodies)  # type: ignore[call-arg]
         except TypeError:
-            raise SystemExit(
+            raise UsageError(
                 "this version of jupyter-scratchpad has no PostgreSQL store yet; use --store DIR"
             ) from None
     if args.ephemeral:
         return ScratchStore(None)
-    path = Path(args.store) if args.store else default_store_dir()
+    given = args.store or getattr(args, "store_global", None) or os.environ.get("SCRATCHPAD_STORE")
+    path = Path(os.path.expandvars(os.path.expanduser(given))) if given else default_store_dir()
     return ScratchStore(path)
 
 
@@ -85,7 +98,7 @@ def _serve(server: Any, http: str | None) -> int:
     if http:
         host, _, port = http.rpartition(":")
         if not host or not port.isdigit():
-            raise SystemExit(f"--http takes HOST:PORT, not {http!r}")
+            raise UsageError(f"--http takes HOST:PORT, not {http!r}")
         import uvicorn
 
         uvicorn.run(server.streamable_http_app(), host=host, port=int(port), log_level="warning")
@@ -120,7 +133,7 @@ def _cmd_proxy(args: argparse.Namespace) -> int:
         command = command[1:]
     sources = sum(bool(x) for x in (args.config, args.url, command))
     if sources != 1:
-        raise SystemExit("give exactly one upstream: --config servers.toml, --url URL, or -- COMMAND ARGS…")
+        raise UsageError("give exactly one upstream: --config servers.toml, --url URL, or -- COMMAND ARGS…")
     if args.config:
         upstreams = upstreams_from_toml(args.config)
         if not args.policy:
@@ -147,15 +160,114 @@ def _log_usage(pad: Any) -> None:
         print(f"jupyter-scratchpad: usage unavailable ({type(exc).__name__}: {exc})"[:300], file=sys.stderr)
 
 
+def _print_result(args: argparse.Namespace, res: Any) -> int:
+    if args.json:
+        print(json.dumps({"ok": res.ok, "data": res.data, "error": res.error}, default=str))
+    elif res.ok:
+        print(res.text)
+    else:  # one line with the hint, on stderr
+        err = res.error or {}
+        hint = next((s.get("call") for s in err.get("suggestions") or [] if s.get("call")), None)
+        line = f"jupyter-scratchpad: {err.get('error', 'error')}: {err.get('message', '')}"
+        print(" ".join(line.split())[:600] + (f" (try: {hint})" if hint else ""), file=sys.stderr)
+    return 0 if res.ok else 1
+
+
 def _cmd_tool(args: argparse.Namespace, tool: str, arguments: dict[str, Any]) -> int:
     with _open_store(args) as store:
         pad = _pad(store, args, "default")
-        res = pad.call_tool(tool, arguments, charge=False)
+        return _print_result(args, pad.call_tool(tool, arguments, charge=False))
+
+
+def _cmd_spill(args: argparse.Namespace) -> int:
+    data = sys.stdin.buffer.read()
+    if not data:
+        raise UsageError("spill reads the output from stdin: some-command | jupyter-scratchpad spill --tool NAME")
+    with _open_store(args) as store:
+        pad = _pad(store, args, "default")
+        r = pad.intercept(data, args.tool, force=not args.policy_decides, ttl_s=args.ttl)
         if args.json:
-            print(json.dumps({"ok": res.ok, "data": res.data, "error": res.error}, default=str))
-        else:
-            print(res.text)
-        return 0 if res.ok else 1
+            print(json.dumps({"spilled": r.spilled, "handle": r.handle, "stub": r.stub, "failure": r.failure},
+                             default=str))
+        elif r.spilled:
+            print(r.content)
+        else:  # under the policy's threshold: the output itself, as a pipe would pass it
+            sys.stdout.write(r.content if isinstance(r.content, str) else bytes(r.content).decode("utf-8", "replace"))
+        if r.failure:
+            print(f"jupyter-scratchpad: the spill failed: {r.failure}", file=sys.stderr)
+            return 2
+        return 0
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    from ..spill._stub import render_stub_text
+
+    with _open_store(args) as store:
+        pad = _pad(store, args, "default")
+        stub = pad.stub(args.handle)
+        print(json.dumps(stub, default=str) if args.json else render_stub_text(stub))
+        return 0
+
+
+def _cmd_rm(args: argparse.Namespace) -> int:
+    with _open_store(args) as store:
+        pad = _pad(store, args, "default")
+        missing = [h for h in args.handles if not pad.delete(h)]
+        for h in missing:
+            print(f"jupyter-scratchpad: no live handle {h!r} (see: jupyter-scratchpad ls)", file=sys.stderr)
+        return 1 if missing else 0
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    with _open_store(args) as store:
+        removed = store.sweep()
+        print(json.dumps({"removed": removed}) if args.json else f"removed {removed} expired entries")
+        return 0
+
+
+def _cmd_notes(args: argparse.Namespace) -> int:
+    with _open_store(args) as store:
+        pad = _pad(store, args, "default")
+        if args.key is None:
+            return _print_result(args, pad.call_tool("scratch_list", {}, charge=False))
+        if args.delete:
+            return _print_result(args, pad.call_tool("scratch_delete", {"key": args.key}, charge=False))
+        if args.value is None:
+            return _print_result(args, pad.call_tool("scratch_read", {"key": args.key}, charge=False))
+        try:
+            value = json.loads(args.value)
+        except ValueError:
+            value = args.value  # not JSON: the text itself
+        write: dict[str, Any] = {"key": args.key, "value": value}
+        if args.ttl is not None:
+            write["ttl_s"] = args.ttl
+        return _print_result(args, pad.call_tool("scratch_write", write, charge=False))
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from ._export import export
+
+    with _open_store(args) as store:
+        pad = _pad(store, args, "default")
+        written = export(pad, args.handle, Path(args.to), path=args.path)
+        print(json.dumps(written) if args.json else
+              f"wrote {written['rows'] if written['rows'] is not None else 'the'} "
+              f"{'rows' if written['rows'] is not None else 'document'} of {args.handle} to {args.to}")
+        return 0
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    try:
+        from ..lab import replay, summary
+    except ImportError as exc:  # pandas is the lab's
+        raise UsageError(f"replay needs the lab extra: pip install 'jupyter-scratchpad[lab]' ({exc})") from None
+    df = replay(args.trace, args.policy, model=args.model, progress=False)
+    table = summary(df, totals=True)
+    if args.json:
+        print(df.to_json(orient="records"))
+    else:
+        print(table.to_string())
+    return 0
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -181,6 +293,8 @@ def _cmd_usage(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jupyter-scratchpad", description=__doc__.split("\n")[0] if __doc__ else "")
     parser.add_argument("--version", action="version", version=f"jupyter-scratchpad {__version__}")
+    parser.add_argument("--store", dest="store_global", metavar="DIR",
+                        help="store directory (also after the subcommand; env SCRATCHPAD_STORE)")
     sub = parser.add_subparsers(dest="cmd", required=True)
 
     mcp = sub.add_parser("mcp", help="MCP server and proxy").add_subparsers(dest="mcp_cmd", required=True)
@@ -197,57 +311,124 @@ def build_parser() -> argparse.ArgumentParser:
     proxy.add_argument("--prefix", default="", help="put this before our tool names")
     proxy.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND ARGS… of one stdio upstream")
 
-    for name, helptext in (("list", "the live handles and notes"), ("usage", "tokens intercepted and read")):
-        p = sub.add_parser(name, help=helptext)
+    for name, aliases, helptext in (
+        ("list", ["ls"], "the live handles and notes"),
+        ("usage", [], "tokens intercepted and read"),
+        ("sweep", [], "remove expired entries and their bodies now"),
+    ):
+        p = sub.add_parser(name, aliases=aliases, help=helptext)
         _store_args(p)
         p.add_argument("--json", action="store_true")
+    p = sub.add_parser("spill", help="store stdin as one entry and print its stub")
+    _store_args(p)
+    p.add_argument("--tool", default="stdin", help="the tool name the handle starts with (default stdin)")
+    p.add_argument("--ttl", type=float, help="seconds to keep it (default the store's)")
+    p.add_argument("--policy-decides", action="store_true",
+                   help="spill only what the policy would (else print the output unchanged)")
+    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("show", help="the stub of a handle")
+    _store_args(p)
+    p.add_argument("handle")
+    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("rm", help="delete handles")
+    _store_args(p)
+    p.add_argument("handles", nargs="+")
+    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("notes", help="list notes; read KEY; write KEY VALUE (JSON or text); --delete KEY")
+    _store_args(p)
+    p.add_argument("key", nargs="?")
+    p.add_argument("value", nargs="?")
+    p.add_argument("--ttl", type=float, help="seconds the note lives")
+    p.add_argument("--delete", action="store_true")
+    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("export", help="write a handle to FILE.json / .jsonl / .parquet / .csv")
+    _store_args(p)
+    p.add_argument("handle")
+    p.add_argument("--to", required=True, metavar="FILE")
+    p.add_argument("--path", help="the array to export as rows (default: the document's array of records)")
+    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("replay", help="the policy lab: what a policy would do to a trace or transcript")
+    p.add_argument("trace", help="a trace (JSONL) or a conversation log")
+    p.add_argument("--policy", metavar="TOML", help="a policy in Aura's TOML layout (default ours)")
+    p.add_argument("--model", default="gpt-4o")
+    p.add_argument("--json", action="store_true", help="one JSON row per call")
     call = sub.add_parser("call", help="run any tool: call TOOL '{\"handle\": …}'")
     _store_args(call)
     call.add_argument("tool")
     call.add_argument("arguments", nargs="?", default="{}")
     call.add_argument("--json", action="store_true", help="print ok/data/error as JSON")
-    for name in ("schema", "head", "tail", "grep", "get_in", "item_schema", "sql", "read"):
-        p = sub.add_parser(name, help=f"the {name} tool as the person")
+    for name, aliases in _SHORTCUTS.items():
+        p = sub.add_parser(name, aliases=aliases, help=f"the {name} tool as the person")
         _store_args(p)
-        p.add_argument("rest", nargs="*", help="handle and arguments (grep H PATTERN, sql QUERY, get_in H PATH)")
+        p.add_argument("rest", nargs="*", help=_SHORTCUT_HELP)
         p.add_argument("--json", action="store_true")
     return parser
 
 
+_SHORTCUTS = {
+    "schema": [], "head": [], "tail": [], "slice": [], "grep": [], "get_in": ["get"],
+    "item_schema": ["item-schema"], "iterate_over": ["iter"], "sql": [], "read": [],
+}
+_SHORTCUT_HELP = (
+    "handle and arguments: schema H [PATH]; head/tail H [N]; slice H START END; grep H PATTERN [PATH]; "
+    "get H PATH; item-schema H [PATH]; iter H PATH FIELDS; sql QUERY"
+)
+_ALIASES = {alias: name for name, aliases in _SHORTCUTS.items() for alias in aliases}
+
+
 def _shortcut(cmd: str, rest: list[str]) -> dict[str, Any]:
     if cmd == "sql":
+        if not rest:
+            raise UsageError("sql needs a query: jupyter-scratchpad sql 'SELECT count(*) FROM h.items'")
         return {"query": " ".join(rest)}
     if not rest:
-        raise SystemExit(f"{cmd} needs a handle")
+        raise UsageError(f"{cmd} needs a handle (see: jupyter-scratchpad ls)")
     args: dict[str, Any] = {"handle": rest[0]}
-    if cmd == "grep" and len(rest) > 1:
-        args["pattern"] = rest[1]
-    elif cmd in ("get_in", "item_schema") and len(rest) > 1:
-        args["path"] = rest[1]
-    elif cmd in ("head", "tail") and len(rest) > 1:
-        args["lines"] = int(rest[1])
+    more = rest[1:]
+    names = {
+        "grep": ["pattern", "path"], "get_in": ["path"], "item_schema": ["path"], "schema": ["path"],
+        "iterate_over": ["path", "fields", "limit"], "head": ["lines"], "tail": ["lines"],
+        "slice": ["start", "end"],
+    }.get(cmd, [])
+    if len(more) > len(names):
+        raise UsageError(f"{cmd} takes {' '.join(n.upper() for n in names) or 'only a handle'} after the handle")
+    for name, value in zip(names, more, strict=False):
+        args[name] = int(value) if name in ("lines", "start", "end", "limit") and value.lstrip("-").isdigit() else value
     return args
 
 
+_COMMANDS = {
+    "list": _cmd_list, "ls": _cmd_list, "usage": _cmd_usage, "spill": _cmd_spill, "show": _cmd_show,
+    "rm": _cmd_rm, "sweep": _cmd_sweep, "notes": _cmd_notes, "export": _cmd_export, "replay": _cmd_replay,
+}
+
+
 def main(argv: list[str] | None = None) -> int:
+    from ..errors import ScratchpadError
+
     args = build_parser().parse_args(argv)
     try:
         if args.cmd == "mcp":
             return _cmd_serve(args) if args.mcp_cmd == "serve" else _cmd_proxy(args)
-        if args.cmd == "list":
-            return _cmd_list(args)
-        if args.cmd == "usage":
-            return _cmd_usage(args)
+        if args.cmd in _COMMANDS:
+            return _COMMANDS[args.cmd](args)
         if args.cmd == "call":
             try:
                 arguments = json.loads(args.arguments)
             except ValueError as exc:
-                raise SystemExit(f"arguments must be a JSON object: {exc}") from None
+                raise UsageError(f"arguments must be a JSON object: {exc}") from None
             return _cmd_tool(args, args.tool, arguments)
-        return _cmd_tool(args, args.cmd, _shortcut(args.cmd, args.rest))
+        cmd = _ALIASES.get(args.cmd, args.cmd)
+        return _cmd_tool(args, cmd, _shortcut(cmd, args.rest))
     except KeyboardInterrupt:  # pragma: no cover
         return 130
-    except (OSError, ValueError) as exc:
+    except UsageError as exc:
         print(f"jupyter-scratchpad: {exc}", file=sys.stderr)
+        return 2
+    except ScratchpadError as exc:  # a missing handle, a locked store, …: the message says what to do
+        print(f"jupyter-scratchpad: {' '.join(str(exc).split())[:600]}", file=sys.stderr)
+        return 1 if type(exc).__name__ == "NotFoundError" else 2
+    except (OSError, ValueError) as exc:
+        print(f"jupyter-scratchpad: {' '.join(str(exc).split())[:600]}", file=sys.stderr)
         return 2
 

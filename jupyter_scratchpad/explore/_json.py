@@ -77,6 +77,12 @@ def _path_not_found(entry: Entry, miss: PathMiss) -> ToolError:
     else:
         fields["value_type"] = kind_of(node)
         suggestions.append(suggestion("get_in", "the value that is there", handle=entry.key, path=prefix))
+    embedded = entry.meta.get("embedded") or []
+    if embedded:  # the path may run through a string that holds a document
+        fields["embedded_documents"] = [f"{e['path']} ({e['format']})" for e in embedded[:5]]
+        suggestions.append(
+            suggestion("schema", "a document inside a string", handle=entry.key, path=embedded[0]["path"])
+        )
     suggestions.append(suggestion("schema", "see the structure", handle=entry.key))
     return ToolError(
         "key_path_not_found", f"path {miss.requested!r} not found: at {prefix}, {miss.reason}", suggestions, **fields
@@ -205,9 +211,10 @@ def _fold_same_shape(rows: list[dict[str, Any]], canonical: str) -> list[dict[st
         label = f"object: same shape as {canonical}[*] ({len(inner)} keys)"
         kept = [r for r in rows if not r["key"].startswith(dotted)]
         own = next((r for r in kept if r["key"] == p), None)
-        if own is not None:
-            own["types"] = f"{label}|{own['types']}"
-            own["present"] += present
+        if own is not None:  # its own row counts the objects already: the label replaces "object"
+            others = [t for t in own["types"].split("|") if t != "object"]
+            own["types"] = "|".join([label, *others])
+            own["present"] = max(own["present"], present)
         else:
             kept.append({"key": p, "types": label, "present": present, "of": rows[0]["of"] if rows else 0})
         kept.sort(key=lambda r: (-r["present"], r["key"]))
@@ -354,8 +361,17 @@ def iterate_over(
     limit: int | None = None,
 ) -> Output:
     entry = ctx.entry(handle)
-    items = _items_at(ctx, entry, path)
     if fields is None:
+        try:
+            items = _items_at(ctx, entry, path)
+        except ToolError as exc:  # both wrong: the missing argument first, with the path's hints
+            raise ToolError(
+                "invalid_argument",
+                f"iterate_over needs 'fields': the keys (or dot paths) to show; and {exc.message}",
+                exc.suggestions,
+                argument="fields",
+                **{k: v for k, v in exc.fields.items() if k != "argument"},
+            ) from None
         keys = _first_keys(items)
         raise ToolError(
             "invalid_argument",
@@ -373,6 +389,7 @@ def iterate_over(
             ],
             argument="fields",
         )
+    items = _items_at(ctx, entry, path)
     names = _fields(fields)
     parsed = {}
     for name in names:

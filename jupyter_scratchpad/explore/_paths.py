@@ -116,9 +116,20 @@ def format_path(steps: list[Step]) -> str:
 
 
 def resolve(value: Any, steps: list[Step], requested: str = "") -> Any:
-    """Walk ``steps`` into ``value``; raises ``PathMiss`` with where and why it stopped."""
+    """Walk ``steps`` into ``value``; raises ``PathMiss`` with where and why it stopped.
+
+    A string that holds JSON (an MCP text block, an API's ``"body": "{…}"``) is stepped through
+    as if it were parsed in place: ``content[0].text.items[3]``.
+    """
     node = value
     for i, step in enumerate(steps):
+        if isinstance(node, str):  # a string that holds JSON is walked as if parsed in place
+            from ._embedded import embedded_json
+
+            inner = embedded_json(node)
+            if inner is None:
+                raise PathMiss(requested, steps[:i], node, step, "cannot step into a string (it holds no JSON)")
+            node = inner
         if isinstance(node, dict):
             key = str(step.value)
             if key in node:

@@ -9,7 +9,7 @@ import orjson
 
 from ..store import Entry
 from ..store._jsontext import dumps_pretty
-from ._base import Output, ToolContext, ToolError, fmt_bytes
+from ._base import Output, ToolContext, ToolError, fmt_bytes, suggestion
 from ._shape import Shape
 from ._text import _positive_int, budget_footer
 
@@ -17,6 +17,8 @@ __all__ = ["schema"]
 
 MAX_SCHEMA_NODES = 400
 MAX_KEYS_SHOWN = 60
+MAX_SECTION_KEYS = 50  # top-level "- key:" items kept per markdown section
+SECTION_KEYS_SHOWN = 8
 
 
 def _pretty_lines(value: Any) -> int:
@@ -48,8 +50,9 @@ def _is_map(value: dict[Any, Any]) -> bool:
 
 
 class _SchemaWriter:
-    def __init__(self, max_depth: int) -> None:
+    def __init__(self, max_depth: int, lines: bool = True) -> None:
         self.max_depth = max_depth
+        self.lines = lines  # line ranges in the body (not for a part of it, nor a string's document)
         self.rows: list[dict[str, Any]] = []
         self.truncated = 0
 
@@ -68,9 +71,9 @@ class _SchemaWriter:
         index = len(self.rows)
         self._row(path, kind.describe(), "")
         if depth >= self.max_depth or not isinstance(value, (dict, list)) or not value:
-            lines = _pretty_lines(value) if depth >= self.max_depth else 1
+            lines = _pretty_lines(value) if depth >= self.max_depth and self.lines else 1
         elif isinstance(value, dict) and _is_map(value):
-            lines = _pretty_lines(value)
+            lines = _pretty_lines(value) if self.lines else 1
             shape = Shape.of(list(value.values()), self.max_depth - depth - 1)
             examples = ", ".join(orjson.dumps(k).decode() for k in list(value)[:3])
             self.rows[index]["kind"] = f"map of {len(value):,} keys (e.g. {examples})" if index < len(self.rows) else ""
@@ -79,15 +82,17 @@ class _SchemaWriter:
             lines, line = 2, first_line + 1
             for i, (key, child) in enumerate(value.items()):
                 if i >= MAX_KEYS_SHOWN:
-                    rest = sum(_pretty_lines(v) for v in list(value.values())[i:])
-                    self._row(f"{path}.…", f"{len(value) - i} more keys", f"lines {line}-{line + rest - 1}")
+                    rest = sum(_pretty_lines(v) for v in list(value.values())[i:]) if self.lines else 1
+                    self._row(f"{path}.…", f"{len(value) - i} more keys",
+                              f"lines {line}-{line + rest - 1}" if self.lines else "")
                     lines += rest
                     break
                 child_lines = self.concrete(child, _child_path(path, key), depth + 1, line)
                 line += child_lines
                 lines += child_lines
         else:
-            lines = known_lines or _pretty_lines(value)  # at most one serialisation of the array
+            # at most one serialisation of the array
+            lines = known_lines or (_pretty_lines(value) if self.lines else 2)
             item_lines = lines - 2
             shape = Shape.of(value, self.max_depth - depth - 1)
             self.repeated(
@@ -95,9 +100,10 @@ class _SchemaWriter:
                 f"{path}[*]",
                 depth + 1,
                 len(value),
-                f"{len(value)} items, lines {first_line + 1}-{first_line + item_lines}",
+                f"{len(value)} items, lines {first_line + 1}-{first_line + item_lines}"
+                if self.lines else f"{len(value):,} items",
             )
-        if index < len(self.rows):
+        if index < len(self.rows) and self.lines:
             self.rows[index]["where"] = (
                 f"line {first_line}" if lines == 1 else f"lines {first_line}-{first_line + lines - 1}"
             )
@@ -139,11 +145,13 @@ def _render_rows(rows: list[dict[str, Any]]) -> str:
     return "\n".join(f"{r['path']:<{width}}  {r['kind']:<{kwidth}}  {r['where']}".rstrip() for r in rows)
 
 
-def schema(ctx: ToolContext, handle: str, max_depth: int = 4) -> Output:
+def schema(ctx: ToolContext, handle: str, max_depth: int = 4, path: str | None = None) -> Output:
     entry = ctx.entry(handle)
     max_depth = _positive_int(max_depth, "max_depth", 0)
     if max_depth > 32:
         raise ToolError("invalid_argument", "'max_depth' must be at most 32", argument="max_depth")
+    if path is not None and str(path).strip() not in ("", "$"):
+        return _schema_at(ctx, entry, max_depth, path)
     title = f"schema of {entry.key} ({entry.format}, {fmt_bytes(entry.size_bytes)}, {entry.line_count or 0:,} lines)"
     if entry.format == "json":
         assert entry.body_id is not None
@@ -158,7 +166,12 @@ def schema(ctx: ToolContext, handle: str, max_depth: int = 4) -> Output:
         text = _render_rows(rows)
         if writer.truncated:
             text += f"\n… {writer.truncated:,} more nodes: lower max_depth, or item_schema / get_in a path"
+        embedded = list(entry.meta.get("embedded") or [])
+        if embedded:
+            text += "\n" + _embedded_lines(embedded)
         next_steps = _json_next_steps(entry, rows)
+        if embedded:
+            next_steps.insert(0, f'schema(handle="{entry.key}", path="{embedded[0]["path"]}")')
         data = {
             "handle": entry.key,
             "format": "json",
@@ -166,8 +179,12 @@ def schema(ctx: ToolContext, handle: str, max_depth: int = 4) -> Output:
             "nodes": rows,
             "truncated_nodes": writer.truncated,
         }
+        if embedded:
+            data["embedded"] = embedded
     elif entry.format == "markdown":
-        text, data = _markdown_outline(ctx, entry)
+        reader = ctx.reader(entry)
+        text, heads = _markdown_outline(reader.iter_lines(), entry.line_count or 0)
+        data = {"handle": entry.key, "format": "markdown", "headings": heads}
         next_steps = [f'slice(handle="{entry.key}", start=…, end=…) to read a section']
     else:
         text, data = _text_summary(ctx, entry)
@@ -176,6 +193,60 @@ def schema(ctx: ToolContext, handle: str, max_depth: int = 4) -> Output:
             next_steps.insert(0, f'item_schema(handle="{entry.key}", path="$")')
     body = f"{title}\n{text}\nnext: " + "; ".join(next_steps)
     return Output(body, data, budget_footer(f"schema · {entry.line_count or 0:,} lines"))
+
+
+def _embedded_lines(embedded: list[dict[str, Any]]) -> str:
+    rows = ["documents inside strings (address them by path through the string, e.g. <path>.items[0]):"]
+    for e in embedded[:10]:
+        rows.append(f"  {e['path']}  embedded {e['format']}, {fmt_bytes(e['bytes'])}, {e['lines']:,} lines")
+    if len(embedded) > 10:
+        rows.append(f"  … {len(embedded) - 10} more")
+    return "\n".join(rows)
+
+
+def _schema_at(ctx: ToolContext, entry: Entry, max_depth: int, path: str) -> Output:
+    """The schema of one part of a JSON handle; a string there that holds JSON or markdown is
+    described as the document it holds (Aura's companion file, by path)."""
+    from ._embedded import embedded_json, is_markdown
+    from ._json import _canonical, _resolve_or_error, _show
+
+    if entry.format not in ("json", "jsonl"):
+        raise ToolError(
+            "invalid_argument",
+            f"'path' needs a JSON handle; {entry.key} is {entry.format} (schema without a path describes it)",
+            [suggestion("schema", "the whole handle", handle=entry.key)],
+            argument="path",
+        )
+    node = _resolve_or_error(entry, ctx.json_value(entry), path)
+    shown = _show(_canonical(path))
+    doc = embedded_json(node) if isinstance(node, str) else None
+    data: dict[str, Any]
+    if isinstance(node, str) and doc is None:
+        lines = node.split("\n")
+        if is_markdown(node):
+            text, heads = _markdown_outline(iter(lines), len(lines))
+            title = f"schema of {entry.key} at {shown}: a string that holds markdown ({len(lines):,} lines)"
+            data = {"handle": entry.key, "path": path, "format": "markdown", "headings": heads}
+            steps = [f'get_in(handle="{entry.key}", path="{path}", offset=<section start - 1>, limit=<lines>)']
+        else:
+            title = f"schema of {entry.key} at {shown}: a string ({len(lines):,} lines, {len(node):,} characters)"
+            text = "(plain text: no JSON and no markdown headings in it)"
+            data = {"handle": entry.key, "path": path, "format": "text", "lines": len(lines)}
+            steps = [f'get_in(handle="{entry.key}", path="{path}", offset=0, limit=50)']
+        body = f"{title}\n{text}\nnext: " + "; ".join(steps)
+        return Output(body, data, budget_footer(f"schema · {shown}"))
+    value = doc if doc is not None else node
+    writer = _SchemaWriter(max_depth, lines=False)
+    writer.concrete(value, _canonical(path), 0, 1)
+    rows = writer.rows
+    what = "a string that holds JSON, read as the document" if doc is not None else "a part of the document"
+    text = f"schema of {entry.key} at {shown} ({what})\n" + _render_rows(rows)
+    if writer.truncated:
+        text += f"\n… {writer.truncated:,} more nodes: lower max_depth, or item_schema / get_in a path"
+    steps = _json_next_steps(entry, rows)
+    data = {"handle": entry.key, "path": path, "format": "json", "embedded": doc is not None,
+            "max_depth": max_depth, "nodes": rows, "truncated_nodes": writer.truncated}
+    return Output(text + "\nnext: " + "; ".join(steps), data, budget_footer(f"schema · {shown}"))
 
 
 def _json_next_steps(entry: Entry, rows: list[dict[str, Any]]) -> list[str]:
@@ -196,21 +267,27 @@ def _json_next_steps(entry: Entry, rows: list[dict[str, Any]]) -> list[str]:
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 
 
-def _markdown_outline(ctx: ToolContext, entry: Entry) -> tuple[str, dict[str, Any]]:
-    reader = ctx.reader(entry)
+def _markdown_outline(lines: Any, total: int) -> tuple[str, list[dict[str, Any]]]:
+    """The heading tree with line ranges and, per section, its top-level ``- key:`` items (Aura's
+    section keys: ``- version: 3`` gives ``version``)."""
     heads: list[dict[str, Any]] = []
     fence: str | None = None
-    for n, line in enumerate(reader.iter_lines(), start=1):
+    for n, line in enumerate(lines, start=1):
         stripped = line.lstrip()
         if stripped.startswith(("```", "~~~")):
             marker = stripped[:3]
             fence = None if fence == marker else (fence or marker)
             continue
-        if fence is None:
-            m = _HEADING.match(line)
-            if m:
-                heads.append({"level": len(m.group(1)), "title": m.group(2), "start": n})
-    total = entry.line_count or 0
+        if fence is not None:
+            continue
+        m = _HEADING.match(line)
+        if m:
+            heads.append({"level": len(m.group(1)), "title": m.group(2), "start": n, "keys": []})
+        elif heads and line.startswith("- ") and len(heads[-1]["keys"]) < MAX_SECTION_KEYS:
+            item = line[2:]
+            key = item.split(": ", 1)[0] if ": " in item else item.rstrip().rstrip(":")
+            if key and len(key) <= 80:
+                heads[-1]["keys"].append(key)
     for i, h in enumerate(heads):
         end = total
         for later in heads[i + 1 :]:
@@ -219,14 +296,19 @@ def _markdown_outline(ctx: ToolContext, entry: Entry) -> tuple[str, dict[str, An
                 break
         h["end"] = end
     shown = heads[:MAX_SCHEMA_NODES]
-    lines = [
-        f"{'  ' * (h['level'] - 1)}{'#' * h['level']} {h['title'][:120]}  lines {h['start']}-{h['end']}" for h in shown
-    ]
+    rows = []
+    for h in shown:
+        row = f"{'  ' * (h['level'] - 1)}{'#' * h['level']} {h['title'][:120]}  lines {h['start']}-{h['end']}"
+        if h["keys"]:
+            keys = h["keys"][:SECTION_KEYS_SHOWN]
+            more = f", +{len(h['keys']) - len(keys)}" if len(h["keys"]) > len(keys) else ""
+            row += f"  (keys: {', '.join(k[:40] for k in keys)}{more})"
+        rows.append(row)
     if not heads:
-        lines = ["(no headings)"]
+        rows = ["(no headings)"]
     if len(heads) > len(shown):
-        lines.append(f"… {len(heads) - len(shown):,} more headings")
-    return "\n".join(lines), {"handle": entry.key, "format": "markdown", "headings": heads}
+        rows.append(f"… {len(heads) - len(shown):,} more headings")
+    return "\n".join(rows), heads
 
 
 def _text_summary(ctx: ToolContext, entry: Entry) -> tuple[str, dict[str, Any]]:

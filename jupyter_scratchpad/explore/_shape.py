@@ -127,11 +127,13 @@ def _count_kinds(values: list[Any], counter: Counter[str]) -> None:
 def _flat_counts(values: list[Any], name: str, counts: dict[str, Counter[str]], depth: int) -> None:
     """Kinds per dotted key (``metadata.score``) over every value at ``name``, column by column."""
     nested = _objects_to_descend(values) if depth < 8 else []
-    if len(nested) < len(values):  # the values that are not objects to descend into count here
-        counter = counts.get(name)
-        if counter is None and len(counts) < MAX_ITEM_KEYS:
-            counter = counts[name] = Counter()
-        if counter is not None:
+    counter = counts.get(name)
+    if counter is None and len(counts) < MAX_ITEM_KEYS:
+        counter = counts[name] = Counter()
+    if counter is not None:
+        if nested:  # the parent's own row (metadata  object  2/2) before its children
+            counter["object"] += len(nested)
+        if len(nested) < len(values):  # the values that are not objects to descend into count here
             rest = [v for v in values if not (isinstance(v, dict) and v)] if nested else values
             _count_kinds(rest, counter)
     for key, column in _columns(nested).items():

@@ -86,6 +86,14 @@ def relation_names(ctx: ToolContext) -> list[dict[str, Any]]:
         for name, keys in e.meta.get("sql_arrays") or []:
             out.append({"name": f"{e.key}.{name}", "format": "rows of $." + ".".join(keys),
                         "source_tool": e.source_tool})
+        for doc in e.meta.get("embedded") or []:
+            if doc.get("relation"):
+                out.append({"name": f"{e.key}.{doc['relation']}", "format": f"the JSON inside {doc['path']}",
+                             "source_tool": e.source_tool})
+                for name, keys in doc.get("arrays") or []:
+                    out.append({"name": f"{e.key}.{name}",
+                                "format": f"rows of {doc['path']} → $." + ".".join(keys),
+                                "source_tool": e.source_tool})
     out.append({"name": "scratch_notes", "format": "notes", "source_tool": None})
     return out
 
@@ -105,8 +113,14 @@ def relation_spec(ctx: ToolContext, entry: Entry) -> dict[str, Any]:
                 arrays = array_relations(ctx.json_value(entry))
             except ToolError:
                 arrays = []
+    embedded = [
+        {k: doc[k] for k in ("relation", "pointer", "rows", "arrays")}
+        for doc in entry.meta.get("embedded") or []
+        if doc.get("relation") and doc.get("pointer") is not None
+    ]
     return {
         "arrays": arrays,
+        "embedded": embedded,
         "name": entry.key,
         "format": entry.format,
         "body_id": entry.body_id,
@@ -252,7 +266,10 @@ def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str]
     kind = reply["error"]
     message = _redact(ctx, str(reply.get("message") or "").split("\n")[0])[:400]
     live = [e.key for e in ctx.store.entries(ctx.pad.scope, "handle")]
-    relations = [*live[:20], "scratch_notes"]
+    # every relation (h, h.items, h.content_0_text…), those of the handles the query named first
+    every = [r["name"] for r in relation_names(ctx) if r["name"] != "scratch_notes"]
+    every.sort(key=lambda n: 0 if n.split(".")[0] in named else 1)
+    relations = [*every[:20], "scratch_notes"]
     sugg = [_describe_suggestion(named[0] if named else (live[0] if live else "scratch_notes"))]
     sugg.append(_describe_suggestion())
     if kind == "sql_forbidden":
@@ -269,8 +286,8 @@ def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str]
     if unreadable:
         message += f" ({', '.join(unreadable)}: DuckDB cannot read this handle; use the JSON and text tools on it)"
     if kind == "sql_error" and "does not exist" in message:
-        message += f" (relations: {', '.join(relations)}{' …' if len(live) > 20 else ''})"
-    raise ToolError(kind, message, sugg, relations=relations, relations_total=len(live) + 1)
+        message += f" (relations: {', '.join(relations)}{' …' if len(every) > 20 else ''})"
+    raise ToolError(kind, message, sugg, relations=relations, relations_total=len(every) + 1)
 
 
 def sql_suggestions(args: dict[str, Any], estimated: int, limit: int, rows: int | None) -> list[dict[str, Any]]:

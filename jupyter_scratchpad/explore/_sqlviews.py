@@ -118,6 +118,48 @@ def _array_views(conn: Any, rel: dict[str, Any]) -> None:
             continue
 
 
+def _embedded_views(conn: Any, rel: dict[str, Any], path: str) -> None:
+    """``h.content_0_text``: the JSON document inside a string of the body (one row, or a row per
+    record when it is an array of records), and ``h.content_0_text__items`` per array of records
+    in it. DuckDB reads the string out of our own file (a JSON Pointer) and types the document
+    once, here, from all of it."""
+    import duckdb
+
+    docs = rel.get("embedded") or []
+    if not docs:
+        return
+    schema = quote_ident(rel["name"])
+    conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+    for doc in docs:
+        if doc.get("in_string", True):
+            source = (
+                f"(SELECT json(json_extract_string(content, {quote_literal(doc['pointer'])})) AS j "
+                f"FROM read_text({quote_literal(path)}))"
+            )
+        else:  # an array of the document itself, when DuckDB cannot type the whole document
+            source = (
+                f"(SELECT json_extract(content, {quote_literal(doc['pointer'])}) AS j "
+                f"FROM read_text({quote_literal(path)}))"
+            )
+        parts: list[tuple[str, str, bool]] = [(doc["relation"], "", bool(doc.get("rows")))]
+        parts += [(name, "/" + "/".join(str(k) for k in keys), True) for name, keys in doc.get("arrays") or []]
+        for name, pointer, rows in parts:
+            value = f"json_extract(j, {quote_literal(pointer)})" if pointer else "j"
+            try:
+                row = conn.execute(f"SELECT json_structure({value}) FROM {source}").fetchone()
+                if row is None or row[0] is None:
+                    continue
+                typed = f"json_transform({value}, {quote_literal(str(row[0]))})"
+                select = (
+                    f"SELECT u.* FROM (SELECT unnest({typed}) AS u FROM {source})"
+                    if rows
+                    else f"SELECT unnest({typed}) FROM {source}"
+                )
+                conn.execute(f"CREATE VIEW {schema}.{quote_ident(name)} AS {select}")
+            except duckdb.Error:  # a document DuckDB cannot type: the tools still read it by path
+                continue
+
+
 def build_views(conn: Any, relations: list[dict[str, Any]], notes: list[tuple[Any, ...]],
                 inferred: dict[str, Any]) -> tuple[list[str], list[str]]:
     """Create the views and the notes table on ``conn``, then lock it down.
@@ -140,9 +182,21 @@ def build_views(conn: Any, relations: list[dict[str, Any]], notes: list[tuple[An
             conn.execute(view)
         except (duckdb.Error, OSError):
             failed.append(rel["name"])
+            if rel["format"] == "json" and rel.get("arrays"):
+                # the document is beyond DuckDB's types (nested thousands deep, say): its arrays of
+                # records can still be rows, read out of the file by pointer
+                arrays = [
+                    {"relation": name, "pointer": "/" + "/".join(str(k) for k in keys), "rows": True,
+                     "in_string": False}
+                    for name, keys in rel["arrays"]
+                ]
+                _embedded_views(conn, {**rel, "embedded": arrays}, rel["body_path"])
+                paths.append(rel["body_path"])
             continue
         paths.append(path)
         _array_views(conn, rel)
+        if rel["format"] == "json":
+            _embedded_views(conn, rel, path)
     conn.execute("CREATE TABLE scratch_notes (key VARCHAR, value JSON, expires_at TIMESTAMPTZ)")
     if notes:
         conn.executemany("INSERT INTO scratch_notes VALUES (?, ?, ?)", notes)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import mmap
 from collections.abc import Callable
 from typing import Any
@@ -170,15 +171,55 @@ def _clip(line: str, at: int | None = None) -> str:
     return f"[{lo:,} chars clipped]…{line[lo:hi]}…[+{len(line) - hi:,} chars clipped]"
 
 
+class StringLines:
+    """One string of a JSON handle read like a body (``grep`` with a ``path``)."""
+
+    def __init__(self, text: str) -> None:
+        self.data = text.encode("utf-8", "surrogatepass")
+        self.lines = text.split("\n")
+        if len(self.lines) > 1 and self.lines[-1] == "":
+            self.lines.pop()
+        self.body_bytes = len(self.data)
+        starts, pos = [0], 0
+        for line in self.lines[:-1]:
+            pos += len(line.encode("utf-8", "surrogatepass")) + 1
+            starts.append(pos)
+        self._starts = starts
+
+    @property
+    def line_count(self) -> int:
+        return len(self.lines) if self.data else 0
+
+    def line_at(self, offset: int) -> int:
+        import bisect
+
+        return bisect.bisect_right(self._starts, offset)
+
+    def read_lines(self, start: int, end: int) -> list[str]:
+        return self.lines[start - 1 : end]
+
+
+def _buffer(reader: BodyReader | StringLines) -> Any:
+    if isinstance(reader, StringLines):
+        return contextlib.nullcontext(reader.data)
+    return _mapped(reader)
+
+
+@contextlib.contextmanager
+def _mapped(reader: BodyReader) -> Any:
+    with open(reader.body_path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        yield mm
+
+
 def _scan(
-    reader: BodyReader, rx: Any, max_matches: int, check_time: Callable[[], None] = lambda: None
+    reader: BodyReader | StringLines, rx: Any, max_matches: int, check_time: Callable[[], None] = lambda: None
 ) -> tuple[list[tuple[int, int]], int, bool]:
     """``([(line_no, column_of_match)...], matching_lines_counted, count_is_complete)``."""
     if reader.body_bytes == 0:
         return [], 0, True
     hits: list[tuple[int, int]] = []
     counted = 0
-    with open(reader.body_path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+    with _buffer(reader) as mm:
         pos = 0
         line_no = 1
         counted_to = 0  # newlines before this offset are in line_no - 1
@@ -218,6 +259,7 @@ def grep(
     context: int = 3,
     ignore_case: bool = False,
     max_matches: int = 100,
+    path: str | None = None,
 ) -> Output:
     entry = ctx.entry(handle)
     if not isinstance(pattern, str) or not pattern:
@@ -235,11 +277,17 @@ def grep(
     if max_matches > 1000:
         raise ToolError("invalid_argument", "'max_matches' must be at most 1000", argument="max_matches")
     rx, fallback = _compile(pattern, bool(ignore_case))
-    reader = ctx.reader(entry)
+    reader: BodyReader | StringLines
+    where = ""
+    if path is not None and str(path).strip() not in ("", "$"):
+        reader, where = _part_at(ctx, entry, path)
+        total = reader.line_count
+    else:
+        reader = ctx.reader(entry)
+        total = entry.line_count or 0
     hits, counted, complete = _scan(reader, rx, max_matches, ctx.check_time)
-    total = entry.line_count or 0
     if not hits:
-        text = f"No matches for {pattern!r} in {total:,} lines of {entry.key}."
+        text = f"No matches for {pattern!r} in {total:,} lines of {entry.key}{where}."
         if fallback:
             text = f"Note: {fallback}.\n{text}"
         data = {
@@ -280,8 +328,14 @@ def grep(
     summary = (
         f"{len(hits):,} of {counted:,}{more} matching lines shown"
         + (f" (max_matches={max_matches})" if counted > len(hits) else "")
-        + f" · {total:,} lines · {_describe(entry)}"
+        + f" · {total:,} lines{where} · {_describe(entry)}"
     )
+    if where:
+        text = f"lines{where}:\n{text}"
+    elif entry.meta.get("embedded"):
+        first = entry.meta["embedded"][0]
+        text += (f"\nnote: {first['path']} holds a {first['format']} document; "
+                 f'grep(handle="{entry.key}", pattern=…, path="{first["path"]}") searches its own lines')
     data = {
         "handle": entry.key,
         "pattern": pattern,
@@ -294,6 +348,30 @@ def grep(
         "literal_fallback": bool(fallback),
     }
     return Output(text, data, budget_footer(summary))
+
+
+def _part_at(ctx: ToolContext, entry: Entry, path: str) -> tuple[StringLines, str]:
+    """The lines of the value at ``path`` of a JSON handle: a string's own lines (a document in a
+    string that holds JSON: that document pretty-printed), else the value pretty-printed."""
+    from ..store._jsontext import dumps_pretty
+    from ._embedded import embedded_json
+    from ._json import _canonical, _resolve_or_error, _show
+
+    if entry.format not in ("json", "jsonl"):
+        raise ToolError(
+            "invalid_argument",
+            f"'path' needs a JSON handle; {entry.key} is {entry.format}: grep without a path searches its lines",
+            [suggestion("grep", "search every line", handle=entry.key, pattern="…")],
+            argument="path",
+        )
+    node = _resolve_or_error(entry, ctx.json_value(entry), path)
+    shown = _show(_canonical(path))
+    if isinstance(node, str):
+        doc = embedded_json(node)
+        if doc is None:
+            return StringLines(node), f" of the string at {shown}"
+        node = doc
+    return StringLines(dumps_pretty(node).decode("utf-8", "surrogatepass")), f" of {shown}, pretty-printed"
 
 
 def grep_suggestions(args: dict[str, Any], estimated: int, limit: int) -> list[dict[str, Any]]:

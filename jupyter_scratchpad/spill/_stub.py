@@ -198,6 +198,13 @@ def build_stub(
         from ..explore._relations import stub_relations  # the SQL relations: h, and h.items per array
 
         relations = stub_relations(entry.key, value)
+    for doc in embedded or []:  # a document inside a string: its rows are the relation to query
+        if doc.get("relation"):
+            arrays = doc.get("arrays") or []
+            name = arrays[0][0] if arrays else doc["relation"]
+            relations = [*(relations or [{"name": entry.key, "rows": "the document"}]),
+                         {"name": f"{entry.key}.{name}", "path": doc["path"], "rows": "inside a string"}]
+            break
     if relations:
         stub["relations"] = relations
     if embedded:
@@ -276,6 +283,11 @@ def _next_line(stub: dict[str, Any]) -> str:
         path = _array_hint(stub)
         rel = str((stub.get("relations") or [{}])[-1].get("name") or h)
         steps = f'item_schema path="{path}" → iterate_over / get_in' if path else "item_schema / get_in"
+        inside = [e for e in stub.get("embedded") or [] if e.get("format") == "json"]
+        if inside:  # the payload is inside a string: go through it
+            p = inside[0]["path"]
+            return (f'Next, with this handle: schema path="{p}" (a JSON document inside a string) → item_schema / '
+                    f"get_in through it ({p}.…); grep path=…; sql over {rel}.")
         return f"Next, with this handle: schema → {steps}; grep; sql over {rel}."
     return f"Next, with this handle: grep pattern=…; slice start=… end=…; tail; sql over {h}(line_no, line)."
 

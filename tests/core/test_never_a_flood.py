@@ -260,3 +260,21 @@ def test_an_envelope_whose_structured_content_repeats_the_text_is_unwrapped(pad:
     r = pad.intercept(env, tool="list_items")
     assert r.spilled and "unwrapped from an MCP CallToolResult" in r.content
     assert pad.call_tool("get_in", {"handle": r.handle, "path": "$.items[2999].id"}).data == 2999
+
+
+def test_a_tool_name_that_is_not_a_string_is_the_callers_mistake(pad: Scratchpad) -> None:
+    from jupyter_scratchpad.errors import InvalidArgumentError
+
+    with pytest.raises(InvalidArgumentError, match="intercept\\(result, tool='name'\\)"):
+        pad.intercept("x" * 100_000, {"not": "a name"})  # type: ignore[arg-type]
+
+
+def test_the_failure_log_line_is_bounded_too(pad: Scratchpad, monkeypatch, caplog) -> None:
+    def broken(*_a: Any, **_k: Any) -> Any:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pad, "_spill", broken)
+    with caplog.at_level(logging.ERROR):
+        r = pad.intercept("y" * 200_000, "t" * 10_000)
+    assert r.failure and len(r.content.encode()) <= POINTER_MAX_BYTES
+    assert all(len(rec.getMessage()) < 1_000 for rec in caplog.records)

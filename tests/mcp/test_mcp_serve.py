@@ -106,6 +106,6 @@ def test_cli_reads_as_the_person(tmp_path: Path, env: dict[str, str]) -> None:
     assert handle in listing.stdout
     bad = subprocess.run([*base, "get_in", "--store", str(store_dir), handle, "$.missing"], env=env,
                          capture_output=True, text=True, timeout=60)
-    assert bad.returncode == 1 and "key_path_not_found" in bad.stdout
+    assert bad.returncode == 1 and "key_path_not_found" in bad.stderr and not bad.stdout
 
 

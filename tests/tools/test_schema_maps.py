@@ -53,5 +53,6 @@ def test_item_schema_shows_a_nested_copy_of_the_item_shape_once(pad: Scratchpad)
     h = pad.spill(json.dumps({"statuses": [tweet(i, i % 2 == 0) for i in range(400)]}), tool="search").handle
     res = pad.call_tool("item_schema", {"handle": h, "path": "$.statuses"})
     assert res.ok and "retweeted_status.user.name" not in res.text
-    assert re.search(r"retweeted_status\s+object: same shape as \$\.statuses\[\*\] \(10 keys\)\s+200/400", res.text)
+    assert re.search(r"retweeted_status\s+object: same shape as \$\.statuses\[\*\] \(11 keys\)\s+200/400", res.text)
+    assert re.search(r"\nuser\s+object\s+400/400", res.text)  # a parent object has its own row
     assert "user.screen_name" in res.text  # a nested object of another shape keeps its keys

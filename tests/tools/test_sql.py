@@ -169,7 +169,7 @@ def test_writes_are_refused_before_they_run(pad: Scratchpad, pods_handle: str) -
 
 def test_bad_sql_is_a_result_with_suggestions(pad: Scratchpad, pods_handle: str) -> None:
     res = pad.call_tool("sql", {"query": "SELEC nonsense"})
-    assert res.error["error"] == "sql_error" and res.error["relations"] == [pods_handle, "scratch_notes"]
+    assert res.error["error"] == "sql_error" and res.error["relations"] == [pods_handle, f"{pods_handle}.items", "scratch_notes"]
     assert res.error["suggestions"][0]["arguments"]["query"] == f"DESCRIBE {pods_handle}"
     assert pad.call_tool("sql", {"query": ""}).error["error"] == "invalid_argument"
 

@@ -1,0 +1,120 @@
+"""``jupyter-scratchpad export HANDLE --to FILE``: a spilled output as a file others can read.
+
+``.json`` is the output's own bytes (exact) or the value at ``--path``; ``.jsonl``, ``.parquet`` and
+``.csv`` are rows: the records of an array (``--path``, by default the document itself when it is an
+array, else its largest array of records), or ``(line_no, line)`` of a text handle. Parquet and CSV
+are written by DuckDB, which types the columns from every row. The file appears whole or not at
+all (written beside it, then renamed).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidArgumentError
+
+__all__ = ["export"]
+
+FORMATS = (".json", ".jsonl", ".parquet", ".csv")
+
+
+def _rows_of(pad: Any, handle: str, entry: Any, path: str | None) -> list[Any]:
+    from ..explore._paths import PathMiss, parse_path, resolve
+    from ..explore._relations import array_relations
+
+    if entry.format in ("text", "markdown"):
+        if path:
+            raise InvalidArgumentError(f"--path needs a JSON handle; {handle} is {entry.format}")
+        reader = pad.store.reader(entry)
+        return [{"line_no": n, "line": line} for n, line in enumerate(reader.iter_lines(), start=1)]
+    value = pad.get(handle)
+    if path:
+        try:
+            value = resolve(value, parse_path(path), path)
+        except PathMiss as miss:
+            raise InvalidArgumentError(f"--path {path!r} is not in {handle}: {miss.reason}") from None
+    elif isinstance(value, dict):
+        arrays = array_relations(value)
+        if not arrays:
+            raise InvalidArgumentError(
+                f"{handle} is one JSON object with no array of records: export it to a .json file, "
+                "or name the array with --path"
+            )
+        keys = max(arrays, key=lambda a: len(resolve(value, parse_path(".".join(a[1])))))[1]
+        value = resolve(value, parse_path(".".join(keys)))
+    if not isinstance(value, list):
+        raise InvalidArgumentError(f"the value at {path or '$'} is not an array: export it to a .json file")
+    return value
+
+
+def export(pad: Any, handle: str, dest: Path, *, path: str | None = None) -> dict[str, Any]:
+    """Write ``handle`` to ``dest`` (format from its suffix); returns ``{"path", "format", "rows"}``."""
+    from ..store._jsontext import dumps_compact, dumps_pretty
+
+    suffix = dest.suffix.lower()
+    if suffix not in FORMATS:
+        raise InvalidArgumentError(f"--to must end in {', '.join(FORMATS)}, not {dest.name!r}")
+    entry = pad.entry(handle)
+    dest = dest.expanduser()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", dir=dest.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    rows: int | None = None
+    try:
+        if suffix == ".json":
+            if path is None and entry.format == "json":
+                reader = pad.store.reader(entry)
+                tmp.write_bytes(reader.read_raw(0, reader.raw_size))  # the output's own bytes
+            elif entry.format in ("json", "jsonl"):
+                from ..explore._paths import PathMiss, parse_path, resolve
+
+                try:
+                    value = resolve(pad.get(handle), parse_path(path or "$"), path or "$")
+                except PathMiss as miss:
+                    raise InvalidArgumentError(f"--path {path!r} is not in {handle}: {miss.reason}") from None
+                tmp.write_bytes(dumps_pretty(value))
+            else:  # a text handle as a JSON array of its lines
+                tmp.write_bytes(dumps_pretty(_rows_of(pad, handle, entry, path)))
+        else:
+            records = _rows_of(pad, handle, entry, path)
+            rows = len(records)
+            if suffix == ".jsonl":
+                with open(tmp, "w", encoding="utf-8", errors="surrogatepass") as fh:
+                    for record in records:
+                        fh.write(dumps_compact(record) + "\n")
+            else:
+                _with_duckdb(records, tmp, "parquet" if suffix == ".parquet" else "csv")
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return {"path": str(dest), "format": suffix[1:], "rows": rows}
+
+
+def _with_duckdb(records: list[Any], out: Path, fmt: str) -> None:
+    import duckdb
+
+    from ..store._jsontext import dumps_compact
+
+    with tempfile.TemporaryDirectory() as scratch:
+        lines = Path(scratch) / "rows.jsonl"
+        with open(lines, "w", encoding="utf-8", errors="surrogatepass") as fh:
+            for record in records:
+                fh.write(dumps_compact(record if isinstance(record, dict) else {"value": record}) + "\n")
+        conn = duckdb.connect()
+        try:
+            src = str(lines).replace("'", "''")
+            dst = str(out).replace("'", "''")
+            options = "FORMAT parquet" if fmt == "parquet" else "FORMAT csv, HEADER true"
+            if not records:
+                conn.execute(f"COPY (SELECT NULL AS value WHERE false) TO '{dst}' ({options})")
+                return
+            conn.execute(
+                f"COPY (SELECT * FROM read_json('{src}', format='newline_delimited', sample_size=-1)) "
+                f"TO '{dst}' ({options})"
+            )
+        finally:
+            conn.close()

@@ -1,0 +1,118 @@
+"""The ``jupyter-scratchpad`` command line end to end, in subprocesses: a pipe into ``spill``, the
+person's reads, notes, export, rm, sweep, exit codes and one-line errors (issue 13 §4)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+PODS = {"apiVersion": "v1", "items": [
+    {"metadata": {"name": f"pod-{i}", "namespace": "prod" if i % 4 else "dev"},
+     "status": {"phase": "Running" if i % 9 else "Pending"}} for i in range(3000)]}
+
+
+def _run(env: dict[str, str], *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([sys.executable, "-m", "jupyter_scratchpad.cli", *args], env=env, input=stdin,
+                          capture_output=True, timeout=120)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+
+
+@pytest.fixture
+def spilled(tmp_path: Path, env: dict[str, str]) -> tuple[dict[str, str], str]:
+    env = {**env, "SCRATCHPAD_STORE": str(tmp_path / "store")}
+    out = _run(env, "spill", "--tool", "k8s", "--json", stdin=json.dumps(PODS).encode())
+    assert out.returncode == 0, out.stderr
+    info = json.loads(out.stdout)
+    assert info["spilled"] and info["handle"].startswith("k8s_")
+    return env, info["handle"]
+
+
+def test_a_pipe_into_spill_prints_the_stub_and_the_reads_follow(spilled: tuple[dict[str, str], str]) -> None:
+    env, h = spilled
+    again = _run(env, "spill", "--tool", "k8s", stdin=json.dumps(PODS).encode())
+    assert again.returncode == 0 and f'"{h}"' in again.stdout and "already stored" in again.stdout
+    show = _run(env, "show", h)
+    assert show.returncode == 0 and "Schema:" in show.stdout and h in show.stdout
+    assert h in _run(env, "ls").stdout
+    rows = _run(env, "iter", h, "items", "metadata.name,status.phase", "3")
+    assert rows.returncode == 0 and '"metadata.name":"pod-0"' in rows.stdout and "pod-3" not in rows.stdout
+    keys = _run(env, "item-schema", h, "items")
+    assert keys.returncode == 0 and "status.phase" in keys.stdout
+    got = _run(env, "get", h, "items[9].status.phase")
+    assert got.returncode == 0 and got.stdout.startswith('"Pending"')
+    lines = _run(env, "slice", h, "2", "4")
+    assert lines.returncode == 0 and len(lines.stdout.strip().split("\n")) >= 3
+    sql = _run(env, "sql", "--json", f"SELECT count(*) AS n FROM {h}.items WHERE status.phase = 'Pending'")
+    assert json.loads(sql.stdout)["data"] == [{"n": 334}]
+
+
+def test_the_store_can_come_before_the_subcommand(tmp_path: Path, env: dict[str, str]) -> None:
+    store = tmp_path / "elsewhere"
+    put = _run(env, "--store", str(store), "spill", "--tool", "logs", stdin=b"ERROR one\nok\n" * 5000)
+    assert put.returncode == 0, put.stderr
+    assert "logs_" in _run(env, "ls", "--store", str(store)).stdout
+    assert (store / "catalog.duckdb").exists() or any(store.iterdir())
+
+
+def test_errors_are_one_line_with_a_hint_and_exit_codes_say_what_happened(
+    spilled: tuple[dict[str, str], str],
+) -> None:
+    env, h = spilled
+    miss = _run(env, "get", h, "items[0].nope")
+    assert miss.returncode == 1 and not miss.stdout
+    assert miss.stderr.count("\n") == 1 and "key_path_not_found" in miss.stderr and "(try: " in miss.stderr
+    unknown = _run(env, "show", "no_such_handle_1")
+    assert unknown.returncode == 1 and unknown.stderr.count("\n") == 1 and "Traceback" not in unknown.stderr
+    usage = _run(env, "slice", h, "1", "2", "3")
+    assert usage.returncode == 2 and "slice takes START END" in usage.stderr
+    empty = _run(env, "spill", stdin=b"")
+    assert empty.returncode != 0 and "stdin" in empty.stderr
+
+
+def test_notes_rm_and_sweep(spilled: tuple[dict[str, str], str]) -> None:
+    env, h = spilled
+    assert _run(env, "notes", "plan", '{"step": 2}').returncode == 0
+    read = _run(env, "notes", "plan", "--json")
+    assert json.loads(read.stdout)["data"] == {"step": 2}
+    assert "plan" in _run(env, "notes").stdout
+    assert _run(env, "notes", "plan", "--delete").returncode == 0
+    assert _run(env, "notes", "plan").returncode == 1
+    assert _run(env, "rm", h).returncode == 0
+    assert _run(env, "rm", h).returncode == 1
+    swept = _run(env, "sweep", "--json")
+    assert swept.returncode == 0 and json.loads(swept.stdout)["removed"] >= 0
+
+
+@pytest.mark.parametrize("suffix", [".json", ".jsonl", ".parquet", ".csv"])
+def test_export_writes_files_others_can_read(spilled: tuple[dict[str, str], str], tmp_path: Path,
+                                             suffix: str) -> None:
+    env, h = spilled
+    dest = tmp_path / f"out{suffix}"
+    out = _run(env, "export", h, "--to", str(dest))
+    assert out.returncode == 0, out.stderr
+    if suffix == ".json":
+        assert json.loads(dest.read_text()) == PODS  # the output's own bytes
+        return
+    if suffix == ".jsonl":
+        rows = [json.loads(line) for line in dest.read_text().splitlines()]
+        assert len(rows) == 3000 and rows[5]["metadata"]["name"] == "pod-5"
+        return
+    reader = "read_parquet" if suffix == ".parquet" else "read_csv"
+    n = duckdb.sql(f"SELECT count(*) FROM {reader}('{dest}')").fetchall()
+    assert n == [(3000,)]
+    bad = _run(env, "export", h, "--to", str(tmp_path / "out.xlsx"))
+    assert bad.returncode == 2 and ".parquet" in bad.stderr and not (tmp_path / "out.xlsx").exists()
+
+
+def test_replay_runs_the_policy_lab_on_a_trace(env: dict[str, str]) -> None:
+    data = Path(__file__).parent.parent / "lab" / "data"
+    table = _run(env, "replay", str(data / "trace.jsonl"), "--policy", str(data / "aura.toml"))
+    assert table.returncode == 0, table.stderr
+    assert "spills" in table.stdout and "tokens_saved" in table.stdout
+    rows = _run(env, "replay", str(data / "trace.jsonl"), "--json")
+    assert rows.returncode == 0 and all("decision" in r for r in json.loads(rows.stdout))

@@ -1,0 +1,61 @@
+"""Every tool on a handle nested 100 … 100,000 deep: an answer or a bounded, structured refusal —
+never an internal error, never a flood (issue 11 §2)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from jupyter_scratchpad import Scratchpad
+from jupyter_scratchpad.tokens import count_tokens
+
+DEPTHS = [100, 300, 1_000, 10_000, 100_000]
+
+
+def _deep_doc(depth: int) -> str:
+    # an ordinary payload with one very deep branch, as the audit's 1 MB JSON had
+    items = [{"id": i, "name": f"pod-{i}", "labels": {"app": "web"}} for i in range(200)]
+    return '{"items": ' + json.dumps(items) + ', "deep": ' + '{"a":' * depth + '"leaf"' + "}" * depth + "}"
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+def test_every_tool_answers_at_any_depth(pad: Scratchpad, depth: int) -> None:
+    r = pad.spill(_deep_doc(depth), tool="deep")
+    assert r.spilled and r.stub["format"] == "json", r.failure
+    h = r.handle
+    deep_path = "deep" + ".a" * (depth - 1)
+    calls = [
+        ("schema", {"handle": h}),
+        ("schema", {"handle": h, "max_depth": 32}),
+        ("schema", {"handle": h, "path": "deep"}),
+        ("item_schema", {"handle": h, "path": "items"}),
+        ("iterate_over", {"handle": h, "path": "items", "fields": "id,labels.app", "limit": 3}),
+        ("get_in", {"handle": h, "path": deep_path}),
+        ("get_in", {"handle": h, "path": "deep.a.a"}),
+        ("grep", {"handle": h, "pattern": "leaf"}),
+        ("head", {"handle": h, "lines": 5}),
+        ("sql", {"query": f"SELECT count(*) FROM {h}.items"}),
+    ]
+    for name, args in calls:
+        res = pad.call_tool(name, args)
+        assert res.ok or res.error["error"] not in ("internal_error",), (name, res.text[:300])
+        assert count_tokens(res.text) < 20_000, name
+    leaf = pad.call_tool("get_in", {"handle": h, "path": deep_path})
+    assert leaf.ok and json.loads(leaf.text.split("\n---")[0]) == {"a": "leaf"}
+    rows = pad.call_tool("iterate_over", {"handle": h, "path": "items", "fields": "id,labels.app", "limit": 3})
+    assert rows.ok and '"labels.app":"web"' in rows.text
+    assert pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {h}.items"}).data == [{"n": 200}]
+
+
+@pytest.mark.parametrize("depth", [1_000, 100_000])
+def test_a_deep_python_value_is_explored_like_deep_text(pad: Scratchpad, depth: int) -> None:
+    value: object = "leaf"
+    for _ in range(depth):
+        value = {"a": value}
+    r = pad.intercept({"deep": value, "pad": "z" * 30_000}, tool="deep_value")
+    assert r.spilled, r.failure
+    res = pad.call_tool("schema", {"handle": r.handle, "max_depth": 32})
+    assert res.ok and "$.deep.a.a" in res.text
+    got = pad.call_tool("get_in", {"handle": r.handle, "path": "deep" + ".a" * depth})
+    assert got.ok and got.text.startswith('"leaf"')
