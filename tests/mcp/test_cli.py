@@ -116,3 +116,14 @@ def test_replay_runs_the_policy_lab_on_a_trace(env: dict[str, str]) -> None:
     assert "spills" in table.stdout and "tokens_saved" in table.stdout
     rows = _run(env, "replay", str(data / "trace.jsonl"), "--json")
     assert rows.returncode == 0 and all("decision" in r for r in json.loads(rows.stdout))
+
+
+def test_a_store_held_by_another_process_is_named_not_a_traceback(tmp_path: Path, env: dict[str, str]) -> None:
+    import os
+
+    from jupyter_scratchpad import ScratchStore
+
+    with ScratchStore(tmp_path / "held"):
+        out = _run(env, "ls", "--store", str(tmp_path / "held"))
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+    assert f"open in process {os.getpid()}" in out.stderr
