@@ -444,8 +444,9 @@ class Scratchpad:
         """JSON-schema tool definitions: ``"openai"``, ``"openai-responses"``, ``"anthropic"`` or ``"mcp"``."""
         return tool_specs(flavor, prefix=prefix)
 
-    def record_llm_usage(self, input_tokens: int, output_tokens: int = 0) -> None:
-        """Ground truth from the model API; raises ``budget.used`` only."""
+    def record_llm_usage(self, input_tokens: Any, output_tokens: int = 0) -> None:
+        """Ground truth from the model API; raises ``budget.used`` only. ``input_tokens`` may be the
+        SDK's usage object itself (``response.usage`` of OpenAI or Anthropic)."""
         self.budget.record_llm_usage(input_tokens, output_tokens)
 
     def _record_extraction(self, tokens: int) -> None:

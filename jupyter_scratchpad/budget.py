@@ -150,8 +150,16 @@ class ContextBudget:
         with self._lock:
             self._used += max(0, int(tokens))
 
-    def record_llm_usage(self, input_tokens: int, output_tokens: int = 0) -> None:
-        """Ground truth from the model API: ``used = max(used, input + output)``."""
+    def record_llm_usage(self, input_tokens: Any, output_tokens: int = 0) -> None:
+        """Ground truth from the model API: ``used = max(used, input + output)``.
+
+        ``input_tokens`` may be an SDK's usage object (or its dict) as it comes: OpenAI Chat
+        Completions (``prompt_tokens``, ``completion_tokens``), the Responses API and Anthropic
+        (``input_tokens``, ``output_tokens``; Anthropic's cache reads and writes are part of the
+        context too).
+        """
+        if not isinstance(input_tokens, int) or isinstance(input_tokens, bool):
+            input_tokens, output_tokens = usage_tokens(input_tokens)
         for name, value in (("input_tokens", input_tokens), ("output_tokens", output_tokens)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InvalidArgumentError(f"{name} must be a non-negative integer, not {value!r}")
@@ -177,3 +185,24 @@ class ContextBudget:
 
     def __repr__(self) -> str:
         return f"<ContextBudget used={self.used:,} of usable={self.usable:,} (window {self.context_window:,})>"
+
+
+def usage_tokens(usage: Any) -> tuple[int, int]:
+    """``(input, output)`` tokens of an SDK usage object or dict (OpenAI, Responses, Anthropic)."""
+
+    def get(name: str) -> int:
+        value = usage.get(name) if isinstance(usage, dict) else getattr(usage, name, None)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    def has(name: str) -> bool:
+        return (name in usage) if isinstance(usage, dict) else getattr(usage, name, None) is not None
+
+    if has("prompt_tokens"):  # OpenAI Chat Completions
+        return get("prompt_tokens"), get("completion_tokens")
+    if has("input_tokens"):  # the Responses API; Anthropic counts cached input apart
+        cached = get("cache_read_input_tokens") + get("cache_creation_input_tokens")
+        return get("input_tokens") + cached, get("output_tokens")
+    raise InvalidArgumentError(
+        "record_llm_usage takes input_tokens (an int) or an SDK usage object with prompt_tokens / "
+        f"input_tokens, not {type(usage).__name__}"
+    )
