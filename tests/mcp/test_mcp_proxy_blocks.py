@@ -131,3 +131,30 @@ def test_a_multi_megabyte_json_file_from_the_npm_filesystem_server(tmp_path: Pat
             assert missing.is_error and "[scratchpad]" not in missing.content[0].text
 
     anyio.run(run)
+
+
+def test_a_cancelled_call_is_cancelled_upstream(tmp_path: Path, env: dict[str, str]) -> None:
+    params = proxy_params(env, tmp_path / "store", "--name", "mixed", "--", sys.executable, str(MIXED))
+    marker = tmp_path / "marker"
+
+    async def run() -> None:
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            with anyio.move_on_after(30):  # the client gives up once the upstream has started
+                async with anyio.create_task_group() as tg:
+
+                    async def call() -> None:
+                        await s.call_tool("wait_for_cancel", {"marker": str(marker)})
+
+                    tg.start_soon(call)
+                    while not marker.exists():
+                        await anyio.sleep(0.05)
+                    tg.cancel_scope.cancel()  # the client cancels: notifications/cancelled to the proxy
+            with anyio.fail_after(20):
+                while marker.read_text() != "cancelled":
+                    await anyio.sleep(0.05)
+            small = await s.call_tool("small", {})  # the session goes on
+            assert small.content[0].text == "just this"
+
+    anyio.run(run)
+    assert marker.read_text() == "cancelled"

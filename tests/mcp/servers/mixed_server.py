@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+from pathlib import Path
 
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
@@ -46,6 +47,28 @@ def explode() -> types.CallToolResult:
     """Fails with a very long error."""
     trace = "".join(f"  frame {i}: in handler_{i}\n" for i in range(20000))
     return types.CallToolResult(content=[types.TextContent(type="text", text="Traceback:\n" + trace)], is_error=True)
+
+
+@server.tool()
+async def wait_for_cancel(marker: str) -> str:
+    """Waits a minute, writing to `marker` when it starts and when it is cancelled."""
+    import anyio
+
+    Path(marker).write_text("started")
+    try:
+        await anyio.sleep(60)
+    except anyio.get_cancelled_exc_class():
+        Path(marker).write_text("cancelled")
+        raise
+    return "not cancelled"
+
+
+@server.tool()
+def big_listing(mb: int = 10) -> str:
+    """About `mb` MB of a JSON pod listing (the same bytes every call)."""
+    pods = [{"name": f"pod-{i}", "namespace": f"ns-{i % 40}", "phase": "Running" if i % 9 else "Pending",
+             "labels": {"app": f"app-{i % 300}", "tier": "web"}, "restarts": i % 7} for i in range(mb * 7000)]
+    return json.dumps({"items": pods})
 
 
 @server.tool()

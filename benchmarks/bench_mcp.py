@@ -1,0 +1,113 @@
+"""The MCP proxy's cost (issue 13): a small call through ``jupyter-scratchpad mcp proxy`` against
+the same call made directly to the upstream server, and a large result's stub against receiving
+the raw result.
+
+Both sides use the official MCP client (``ClientSession`` over stdio) in one process, against the
+same upstream (``tests/mcp/servers/mixed_server.py``, the SDK's MCPServer), sessions opened and
+initialised before timing. A small call (``small``: 9 bytes, under every threshold) is timed
+alternately direct and through the proxy; the proxy's side includes its policy decision, the
+forward to the upstream over its own stdio session and the reply. The goal is an absolute one:
+the median added time under 2 ms.
+
+The large case (``big_listing``: 10 MB of JSON text) compares what a client waits for: through the
+proxy, the stub (the upstream's 10 MB to the proxy, the spill, the stub's render) against the raw
+10 MB delivered to the client directly. Each proxy call returns a stub for the same bytes (one output,
+one entry: the same bytes reuse their entry), so after the first call the proxy's side is the
+upstream call, the hash and the catalog lookup.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from benchmarks._harness import check, median, result
+
+REPO = Path(__file__).resolve().parents[1]
+MIXED = REPO / "tests" / "mcp" / "servers" / "mixed_server.py"
+
+
+def run(quick: bool) -> list[dict[str, Any]]:
+    try:
+        import anyio
+        from mcp import ClientSession
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+    except ImportError as exc:  # the mcp extra
+        raise RuntimeError(f"bench_mcp needs the mcp extra: {exc}") from None
+
+    calls = 60 if quick else 300
+    big_calls = 3 if quick else 9
+    out: dict[str, list[float]] = {"direct": [], "proxy": [], "big_direct": [], "big_proxy": []}
+    sizes: dict[str, int] = {}
+
+    async def session_run() -> None:
+        import os
+        import time
+
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+        with tempfile.TemporaryDirectory(prefix="bench-mcp-") as tmp:
+            direct = StdioServerParameters(command=sys.executable, args=[str(MIXED)], env=env)
+            proxy = StdioServerParameters(
+                command=sys.executable,
+                args=["-m", "jupyter_scratchpad.cli", "mcp", "proxy", "--store", str(Path(tmp) / "store"),
+                      "--run-id", "bench", "--name", "mixed", "--", sys.executable, str(MIXED)],
+                env=env,
+            )
+            async with stdio_client(direct) as (r1, w1), ClientSession(r1, w1) as d, \
+                    stdio_client(proxy) as (r2, w2), ClientSession(r2, w2) as p:
+                await d.initialize()
+                await p.initialize()
+                for _ in range(5):  # warm both paths
+                    await d.call_tool("small", {})
+                    await p.call_tool("small", {})
+                for i in range(calls):
+                    order = (("direct", d), ("proxy", p)) if i % 2 == 0 else (("proxy", p), ("direct", d))
+                    for side, session in order:
+                        start = time.perf_counter()
+                        res = await session.call_tool("small", {})
+                        out[side].append(time.perf_counter() - start)
+                        check(res.content[0].text == "just this", f"{side}: {res.content}")
+                for i in range(big_calls):
+                    order = (("big_direct", d), ("big_proxy", p)) if i % 2 == 0 else (("big_proxy", p), ("big_direct", d))
+                    for side, session in order:
+                        start = time.perf_counter()
+                        res = await session.call_tool("big_listing", {"mb": 10})
+                        out[side].append(time.perf_counter() - start)
+                        sizes[side] = len(res.content[0].text)
+                check(sizes["big_proxy"] < 3000 < sizes["big_direct"], f"the proxy did not spill: {sizes}")
+
+    anyio.run(session_run)
+    added = median(out["proxy"]) - median(out["direct"])
+    row = result(
+        "MCP proxy: a small call (under threshold)",
+        out["proxy"],
+        "the same call direct to the upstream server",
+        out["direct"],
+        "tool `small` of an SDK MCPServer over stdio, official ClientSession on both sides",
+        notes=(
+            f"added per call: {added * 1000:.2f} ms (median proxy {median(out['proxy']) * 1000:.2f} ms vs "
+            f"direct {median(out['direct']) * 1000:.2f} ms, {calls} calls each, alternating); the proxy side "
+            "includes the policy decision and the second stdio hop"
+        ),
+        goal="adds under 2 ms per call",
+    )
+    row["goal_met"] = added < 0.002
+    big = result(
+        "MCP proxy: a 10 MB JSON result → the stub",
+        out["big_proxy"],
+        "the raw result direct to the client",
+        out["big_direct"],
+        f"tool `big_listing`: {sizes['big_direct']:,} characters of JSON text",
+        notes=(
+            f"through the proxy the client receives {sizes['big_proxy']:,} characters (the stub) instead of the "
+            "whole text; the proxy's side includes the upstream sending the 10 MB to the proxy (through the "
+            "same SDK transport and parsing the direct client pays), the hash and the catalog lookup (the same "
+            "bytes reuse their entry after the first call). The proxy cannot beat that transfer, since it "
+            "receives the same bytes; what it saves is the client's context, not wall time"
+        ),
+        goal="the stub returns in well under the time of the raw result (ratio ≤ 0.5)",
+        goal_ratio=0.5,
+    )
+    return [row, big]
