@@ -834,9 +834,8 @@ def _uncharged(tool: _Tool, args: dict[str, Any], output: Output) -> ToolResult:
     text = output.text
     if output.footer is not None:
         # The footer's slot for this call's tokens says what happened instead: nothing was charged.
-        footer = output.footer(0, 0, 0)
-        summary = footer.split(" · tokens:", 1)[0]
-        text = f"{text}\n{summary} · read as you: not charged to the agent's budget ---"
+        summary = getattr(output.footer, "summary", None) or output.footer(10**9, 0, 0).split(" · tokens:", 1)[0]
+        text = f"{text}\n--- {summary} · read as you: not charged to the agent's budget ---"
     meta = {**output.meta, "charged": False}
     return ToolResult(True, text, output.data, None, 0, tool.name, args, meta)
 

@@ -250,9 +250,11 @@ def get_in(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0, limi
     rendered = dumps_pretty(node)[:-1].decode("utf-8", "surrogatepass")  # any depth, exact numbers
     ctx.guard_bytes(len(rendered), lambda n: rendered[:n])
     summary = f"{_show(canonical)} · {kind_of(node)}"
+    short = kind_of(node)
     if isinstance(node, (dict, list)):
         summary += f" of {len(node):,} {'keys' if isinstance(node, dict) else 'items'}"
-    return Output(rendered, node, budget_footer(summary))
+        short += f" of {len(node)} {'keys' if isinstance(node, dict) else 'items'}"
+    return Output(rendered, node, budget_footer(summary, short))
 
 
 def get_in_suggestions(

@@ -259,7 +259,8 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
         data = [{k: _redact(ctx, v) if isinstance(v, str) else v for k, v in row.items()} for row in data]
     meta = {"columns": columns, "rows": len(rows), "truncated": truncated, "max_rows": max_rows,
             "inferred_now": reply.get("inferred_now", [])}
-    return Output(text, data, budget_footer(f"{len(rows):,} rows × {len(columns)} columns{more}"), meta)
+    short = f"{len(rows)} row{'s' if len(rows) != 1 else ''}" + (", more exist: LIMIT/OFFSET" if truncated else "")
+    return Output(text, data, budget_footer(f"{len(rows):,} rows × {len(columns)} columns{more}", short), meta)
 
 
 def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str]) -> None:

@@ -26,11 +26,28 @@ def numbered(first_line: int, lines: list[str]) -> str:
     return "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, start=first_line))
 
 
-def budget_footer(summary: str) -> Callable[[int, int, int], str]:
-    def footer(tokens: int, used: int, remaining: int) -> str:
-        return f"--- {summary} · tokens: {tokens:,} this call, {used:,} used, {remaining:,} remaining ---"
+SMALL_RESULT_TOKENS = 200  # a result this small gets the short footer (the facts in ≤ ~15 tokens)
 
-    return footer
+
+class BudgetFooter:
+    """The footer of a charged result: the result's totals, then this call's tokens and what is left.
+
+    A small result gets the short form (``--- 1 row · 57 tokens, 97196 left``), since there
+    the long one would be most of what the model reads; ``short`` is the totals in a few words.
+    """
+
+    def __init__(self, summary: str, short: str | None = None) -> None:
+        self.summary = summary
+        self.short = short or summary
+
+    def __call__(self, tokens: int, used: int, remaining: int) -> str:
+        if tokens <= SMALL_RESULT_TOKENS:
+            return f"--- {self.short} · {tokens} tokens, {remaining} left"
+        return f"--- {self.summary} · tokens: {tokens:,} this call, {used:,} used, {remaining:,} remaining ---"
+
+
+def budget_footer(summary: str, short: str | None = None) -> BudgetFooter:
+    return BudgetFooter(summary, short)
 
 
 def _describe(entry: Entry) -> str:
@@ -298,7 +315,7 @@ def grep(
             "total_lines": total,
             "literal_fallback": bool(fallback),
         }
-        return Output(text, data, budget_footer(f"0 matching lines of {total:,}"))
+        return Output(text, data, budget_footer(f"0 matching lines of {total:,}", f"no match in {total} lines"))
     match_lines = {line for line, _ in hits}
     columns = dict(hits)
     windows: list[list[int]] = []
@@ -347,7 +364,10 @@ def grep(
         "total_lines": total,
         "literal_fallback": bool(fallback),
     }
-    return Output(text, data, budget_footer(summary))
+    short = f"{counted}{more} matching lines" + (
+        f", {len(hits)} shown (max_matches={max_matches})" if counted > len(hits) else ""
+    )
+    return Output(text, data, budget_footer(summary, short))
 
 
 def _part_at(ctx: ToolContext, entry: Entry, path: str) -> tuple[StringLines, str]:

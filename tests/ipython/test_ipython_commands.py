@@ -68,7 +68,7 @@ def test_line_tools_read_as_the_person_and_charge_only_as_agent(ip: Any, spilled
     assert result.tokens == 0 and session.pad.budget.used == used and "not charged" in result.text
     agent = value(ip, "%scratch " + line.format(h=spilled) + " --as-agent")
     assert agent.data == result.data
-    assert agent.tokens > 0 and session.pad.budget.used == used + agent.tokens and "tokens:" in agent.text
+    assert agent.tokens > 0 and session.pad.budget.used == used + agent.tokens and f"{agent.tokens} tokens, " in agent.text
     if first is not None:
         assert (result.data["start"], result.data["end"]) == (first, last)
     else:

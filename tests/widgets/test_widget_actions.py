@@ -36,7 +36,7 @@ def test_as_the_model_would_see_it(make_explorer: Callable[..., Explorer], pad: 
     view = reply["view"]
     expected = pad.call_tool("head", {"handle": pods_handle, "lines": 5}, charge=False).data["lines"]
     assert view["kind"] == "text" and all(line in view["text"] for line in expected)
-    assert "tokens:" in view["text"] and view["tokens"] > 0 and pad.budget.used == used + view["tokens"]
+    assert f"{view['tokens']} tokens, " in view["text"] and view["tokens"] > 0 and pad.budget.used == used + view["tokens"]
     assert explorer.budget["used"] == pad.budget.used  # the meter follows
     refused = ask(explorer, "preview", tool="slice", start=1, lines=2000)
     assert not refused["ok"] and refused["error"]["error"] == "slice_too_large"
