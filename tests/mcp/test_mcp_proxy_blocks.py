@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -158,3 +159,68 @@ def test_a_cancelled_call_is_cancelled_upstream(tmp_path: Path, env: dict[str, s
 
     anyio.run(run)
     assert marker.read_text() == "cancelled"
+
+
+def _wait_for_port(proc: subprocess.Popen[bytes], port: int) -> None:
+    import socket
+    import time
+
+    deadline = time.monotonic() + 40
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+            time.sleep(0.1)
+    raise AssertionError(f"nothing listens on {port}")
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_the_proxy_over_streamable_http_both_ways(tmp_path: Path, env: dict[str, str]) -> None:
+    """An HTTP upstream (--url) behind a proxy that itself serves streamable HTTP (--http), with the
+    official client over streamable HTTP: spill, the image through untouched, sql on the stub's
+    handle, and the upstream's error bounded."""
+    from mcp.client.streamable_http import streamable_http_client
+
+    up_port, proxy_port = _free_port(), _free_port()
+    upstream = subprocess.Popen([sys.executable, str(MIXED), "--http", str(up_port)], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    cmd, argv = cli("mcp", "proxy", "--store", str(tmp_path / "store"), "--run-id", "r", "--name", "mixed",
+                    "--url", f"http://127.0.0.1:{up_port}/mcp", "--http", f"127.0.0.1:{proxy_port}")
+    proxy = None
+    try:
+        _wait_for_port(upstream, up_port)
+        proxy = subprocess.Popen([cmd, *argv], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _wait_for_port(proxy, proxy_port)
+
+        async def run() -> None:
+            async with streamable_http_client(f"http://127.0.0.1:{proxy_port}/mcp") as (r, w), \
+                    ClientSession(r, w) as s:
+                await s.initialize()
+                names = {t.name for t in (await s.list_tools()).tools}
+                assert {"report_with_chart", "explode", "schema", "sql"} <= names
+                res = await s.call_tool("report_with_chart", {})
+                stub, image = res.content
+                assert isinstance(stub, types.TextContent) and stub.text.startswith("[scratchpad]")
+                assert isinstance(image, types.ImageContent) and base64.b64decode(image.data).startswith(b"\x89PNG")
+                q = await s.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {handle_of(stub.text)}.rows"})
+                assert q.structured_content == {"rows": [{"n": 6000}]}
+                err = await s.call_tool("explode", {})
+                assert err.is_error and len(err.content[0].text.encode()) <= 8192 and "cut" in err.content[0].text
+
+        anyio.run(run)
+    finally:
+        for p in (proxy, upstream):
+            if p is not None:
+                p.terminate()
+                p.wait(timeout=10)
+                if p.stderr is not None:
+                    p.stderr.close()

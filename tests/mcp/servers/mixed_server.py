@@ -78,4 +78,9 @@ def small() -> str:
 
 
 if __name__ == "__main__":
-    server.run()
+    import sys
+
+    if len(sys.argv) > 2 and sys.argv[1] == "--http":  # python mixed_server.py --http PORT
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run()
