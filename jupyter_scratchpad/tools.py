@@ -10,6 +10,7 @@ step; a result over the per-call cap or the remaining budget is refused as
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import logging
@@ -666,8 +667,38 @@ def _too_large(
         "refusal was charged",
         "estimated_tokens": estimated,
         key: limit,
+        **_echo(ctx, tool.name, args),
         "suggestions": sugg,
     }
+
+
+def _echo(ctx: ToolContext, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """What was asked, as Aura's refusals echo it: lines, path, window; for arrays their length."""
+    out: dict[str, Any] = {}
+    if name in ("head", "tail"):
+        out["requested_lines"] = int(args.get("lines") or 50)
+    elif name == "slice":
+        out["requested_lines"] = f"{args.get('start')}-{args.get('end')}"
+    elif name == "read_handle":
+        out.update({k: args[k] for k in ("start", "end", "match", "window") if args.get(k) is not None})
+    elif name in ("get_in", "item_schema", "iterate_over"):
+        out["requested_path"] = _json._show(str(args.get("path") or "$"))
+        out["offset"] = int(args.get("offset") or 0)
+        if args.get("limit") is not None:
+            out["limit"] = int(args["limit"])
+        if name != "get_in":
+            out["window_size"] = int(args["limit"]) if args.get("limit") is not None else (
+                50 if name == "iterate_over" else None)
+            with contextlib.suppress(Exception):  # the echo is a courtesy
+                out["array_length"] = len(_json._items_at(ctx, ctx.entry(args.get("handle")), args.get("path") or "$"))
+    elif name == "grep":
+        out.update({"pattern": str(args.get("pattern"))[:200], "max_matches": int(args.get("max_matches") or 100),
+                    "context": 3 if args.get("context") is None else int(args["context"])})
+    elif name == "sql":
+        out["max_rows"] = int(args.get("max_rows") or 200)
+    elif name == "schema":
+        out["max_depth"] = int(args.get("max_depth") if args.get("max_depth") is not None else 4)
+    return {k: v for k, v in out.items() if v is not None}
 
 
 _SHRINKABLE = ("limit", "max_matches", "lines", "window", "max_rows", "max_depth", "context")

@@ -82,3 +82,18 @@ def test_get_in_and_iterate_over_at_any_depth(pad: Scratchpad) -> None:
         schema = pad.call_tool("schema", {"handle": h})
         assert schema.ok, schema.text
         assert doc["rows"][0]["id"] == 1
+
+
+def test_refusals_echo_the_request_as_aura_does(pad: Scratchpad) -> None:
+    items = [{"name": f"p{i}", "text": "lorem ipsum " * 40} for i in range(2000)]
+    h = pad.intercept({"items": items}, "t", force=True).handle
+    it = pad.call_tool("iterate_over", {"handle": h, "path": "items", "fields": "name,text", "limit": 1000}).error
+    assert it["error"] == "iterate_over_too_large"
+    assert (it["requested_path"], it["offset"], it["limit"], it["window_size"], it["array_length"]) == (
+        "items", 0, 1000, 1000, 2000)
+    head = pad.call_tool("head", {"handle": h, "lines": 5000}).error
+    assert head["requested_lines"] == 5000
+    sl = pad.call_tool("slice", {"handle": h, "start": 1, "end": 9000}).error
+    assert sl["requested_lines"] == "1-9000"
+    got = pad.call_tool("get_in", {"handle": h, "path": "items"}).error
+    assert got["requested_path"] == "items" and got["offset"] == 0
