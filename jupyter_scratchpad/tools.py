@@ -697,7 +697,8 @@ def _echo(ctx: ToolContext, name: str, args: dict[str, Any]) -> dict[str, Any]:
     elif name == "sql":
         out["max_rows"] = int(args.get("max_rows") or 200)
     elif name == "schema":
-        out["max_depth"] = int(args.get("max_depth") if args.get("max_depth") is not None else 4)
+        depth = args.get("max_depth")
+        out["max_depth"] = 4 if depth is None else int(depth)
     return {k: v for k, v in out.items() if v is not None}
 
 
