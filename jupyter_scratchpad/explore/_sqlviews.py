@@ -14,6 +14,7 @@ dicts (``relation_spec``).
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -160,6 +161,74 @@ def _embedded_views(conn: Any, rel: dict[str, Any], path: str) -> None:
                 continue
 
 
+TABLES_FILE = "tables.duckdb"  # beside a JSON body: its relations as DuckDB tables, built once
+
+
+def _tables_path(rel: dict[str, Any]) -> Path:
+    return Path(rel["body_path"]).parent / TABLES_FILE
+
+
+def _materialise(rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str]) -> Path | None:
+    """Load a JSON/JSONL body into DuckDB's own storage once: ``doc`` (the document's rows), a
+    table per array of records and per document inside a string, in a file beside the body
+    (written whole, then renamed; bodies never change, so it never goes stale). Queries then
+    scan columns instead of parsing the JSON text again. ``None`` when DuckDB cannot (the views
+    over ``read_json`` still answer)."""
+    import os
+    import uuid
+
+    import duckdb
+
+    target = _tables_path(rel)
+    if target.exists():
+        return target
+    if inferred.get(("tables_failed", rel["body_id"])):
+        return None
+    tmp = target.with_name(f".{TABLES_FILE}.{uuid.uuid4().hex}")
+    try:
+        build = duckdb.connect(str(tmp), config={"autoinstall_known_extensions": "false",
+                                                  "autoload_known_extensions": "false",
+                                                  "memory_limit": "1GB", "threads": "2"})
+        try:
+            _, source_view = _view(build, rel, inferred, fresh)
+            build.execute(source_view.replace(f"CREATE VIEW {quote_ident(rel['name'])} AS", "CREATE TABLE doc AS", 1))
+            for name, keys in rel.get("arrays") or []:
+                column = ".".join(quote_ident(k) for k in keys)
+                try:
+                    build.execute(f"CREATE TABLE {quote_ident(name)} AS SELECT u.* FROM "
+                                  f"(SELECT unnest({column}) AS u FROM doc)")
+                except duckdb.Error:  # mixed items DuckDB typed otherwise: no table for this one
+                    continue
+            build.execute("CHECKPOINT")
+        finally:
+            build.close()
+        os.replace(tmp, target)
+        with contextlib.suppress(OSError):
+            os.unlink(f"{tmp}.wal")
+        return target
+    except (duckdb.Error, OSError, MemoryError):
+        inferred[("tables_failed", rel["body_id"])] = True
+        for leftover in (tmp, Path(f"{tmp}.wal")):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+        return None
+
+
+def _attach_tables(conn: Any, rel: dict[str, Any], path: Path, alias: str) -> None:
+    """``h`` and ``h.items`` as views over the tables of an attached (read-only) tables file."""
+    conn.execute(f"ATTACH {quote_literal(str(path))} AS {quote_ident(alias)} (READ_ONLY)")
+    name = quote_ident(rel["name"])
+    conn.execute(f"CREATE VIEW {name} AS SELECT * FROM {quote_ident(alias)}.main.doc")
+    tables = {r[0] for r in conn.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = ?", [alias]).fetchall()}
+    arrays = [a for a, _ in rel.get("arrays") or [] if a in tables]
+    if arrays:
+        conn.execute(f"CREATE SCHEMA IF NOT EXISTS {name}")
+        for array in arrays:
+            conn.execute(f"CREATE VIEW {name}.{quote_ident(array)} AS "
+                         f"SELECT * FROM {quote_ident(alias)}.main.{quote_ident(array)}")
+
+
 def build_views(conn: Any, relations: list[dict[str, Any]], notes: list[tuple[Any, ...]],
                 inferred: dict[str, Any]) -> tuple[list[str], list[str]]:
     """Create the views and the notes table on ``conn``, then lock it down.
@@ -176,7 +245,19 @@ def build_views(conn: Any, relations: list[dict[str, Any]], notes: list[tuple[An
     paths: list[str] = []
     failed: list[str] = []
     fresh: list[str] = []
-    for rel in relations:
+    for n, rel in enumerate(relations):
+        if rel["format"] in ("json", "jsonl"):
+            tables = _materialise(rel, inferred, fresh)
+            if tables is not None:
+                try:
+                    _attach_tables(conn, rel, tables, f"tables_{n}")
+                    if rel["format"] == "json":
+                        _embedded_views(conn, rel, rel["raw_path"])
+                        paths.append(rel["raw_path"])
+                    continue
+                except (duckdb.Error, OSError):  # fall back to the views over the JSON text
+                    with contextlib.suppress(duckdb.Error):
+                        conn.execute(f"DROP VIEW IF EXISTS {quote_ident(rel['name'])}")
         try:
             path, view = _view(conn, rel, inferred, fresh)
             conn.execute(view)

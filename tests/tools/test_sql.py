@@ -218,3 +218,30 @@ def test_an_array_of_records_is_a_relation_of_its_own(pad: Scratchpad, pods_hand
     assert f"sql over {h}.items" in pad.intercept(pad.get(h), tool="k8s_list_pods", server="k8s").content
     bad = pad.call_tool("sql", {"query": f"SELECT * FROM {h}.nope"})
     assert not bad.ok and h in bad.text
+
+
+def test_json_is_loaded_into_duckdb_tables_once_and_kept_beside_the_body(pad: Scratchpad) -> None:
+    from jupyter_scratchpad.explore import _sqlworker
+    from jupyter_scratchpad.explore._sqlviews import TABLES_FILE
+
+    rows = [{"id": i, "kind": "a" if i % 2 else "b", "nested": {"v": i}} for i in range(3000)]
+    h = pad.spill({"count": 3000, "items": rows}, tool="list_things").handle
+    raw, _body = pad.store.body_paths(pad.entry(h))
+    tables = raw.parent / TABLES_FILE
+    assert not tables.exists()
+    first = pad.call_tool("sql", {"query": f"SELECT count(*) AS n, sum(nested.v) AS s FROM {h}.items"})
+    assert first.data == [{"n": 3000, "s": sum(range(3000))}] and first.meta["inferred_now"] == [h]
+    assert tables.exists()
+    built = tables.stat().st_mtime_ns
+    _sqlworker.shutdown()  # a new worker (another process) finds the tables and infers nothing
+    again = pad.call_tool("sql", {"query": f"SELECT kind, count(*) AS n FROM {h}.items GROUP BY ALL ORDER BY kind"})
+    assert again.data == [{"kind": "a", "n": 1500}, {"kind": "b", "n": 1500}] and again.meta["inferred_now"] == []
+    assert tables.stat().st_mtime_ns == built
+    doc = pad.call_tool("sql", {"query": f"SELECT count FROM {h}"})
+    assert doc.data == [{"count": 3000}]
+    # the tables are the agent's data, read-only, and their host path never shows
+    dbs = pad.call_tool("sql", {"query": "SELECT * FROM duckdb_databases()"})
+    assert str(raw.parent) not in dbs.text
+    write = pad.call_tool("sql", {"query": f"INSERT INTO tables_0.main.doc SELECT * FROM {h}"})
+    assert write.error["error"] == "sql_not_read_only"
+    assert pad.delete(h)
