@@ -182,7 +182,7 @@ def _materialise(rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str]
     target = _tables_path(rel)
     if target.exists():
         return target
-    if inferred.get(("tables_failed", rel["body_id"])):
+    if inferred.get(f"tables_failed:{rel['body_id']}"):
         return None
     tmp = target.with_name(f".{TABLES_FILE}.{uuid.uuid4().hex}")
     try:
@@ -207,7 +207,7 @@ def _materialise(rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str]
             os.unlink(f"{tmp}.wal")
         return target
     except (duckdb.Error, OSError, MemoryError):
-        inferred[("tables_failed", rel["body_id"])] = True
+        inferred[f"tables_failed:{rel['body_id']}"] = True
         for leftover in (tmp, Path(f"{tmp}.wal")):
             with contextlib.suppress(OSError):
                 leftover.unlink()
