@@ -513,7 +513,9 @@ class ScratchStore:
             return entry.expires_at
         ttl = float(entry.meta.get("ttl_s") or self.ttl_s)
         target = min(self.now() + ttl, entry.created_at + self.max_ttl_s)
-        if target <= entry.expires_at:
+        # a write per read would cost every call a catalog UPDATE: the expiry moves only when it
+        # gains at least 1% of the TTL (36 s of an hour; at most a minute)
+        if target - entry.expires_at < min(60.0, ttl * 0.01):
             return entry.expires_at
         with self._db() as conn:
             conn.execute(

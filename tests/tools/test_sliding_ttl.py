@@ -58,3 +58,17 @@ def test_notes_keep_their_explicit_ttl(store: ScratchStore, clock: Any) -> None:
     assert pad.call_tool("scratch_read", {"key": "plan"}).ok
     clock.advance(20)
     assert not pad.call_tool("scratch_read", {"key": "plan"}).ok
+
+
+def test_reads_close_together_write_the_expiry_once(store: ScratchStore, clock: Any) -> None:
+    pad = store.scratchpad("r", "a")
+    h = pad.spill(LOG, tool="fetch_logs").handle
+    clock.advance(600)
+    assert pad.call_tool("head", {"handle": h, "lines": 2}).ok
+    moved = pad.store.get_entry(pad.scope, "handle", h).expires_at
+    clock.advance(20)  # less than 1% of the hour gained: no catalog write for this read
+    assert pad.call_tool("head", {"handle": h, "lines": 2}).ok
+    assert pad.store.get_entry(pad.scope, "handle", h).expires_at == moved
+    clock.advance(60)
+    assert pad.call_tool("head", {"handle": h, "lines": 2}).ok
+    assert pad.store.get_entry(pad.scope, "handle", h).expires_at == moved + 80
