@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import difflib
+import math
 from typing import Any
 
 from .._bounded import clip_middle
 from ..store import Entry
 from ..store._jsontext import dumps_pretty, render_json
-from ._base import Output, ToolContext, ToolError, suggestion
+from ._base import Output, TooLarge, ToolContext, ToolError, suggestion
 from ._paths import PathError, PathMiss, Step, format_path, kind_of, parse_path, resolve
 from ._shape import MAX_ITEM_KEYS, item_key_counts
 from ._text import _positive_int, budget_footer
@@ -169,7 +170,7 @@ def item_schema(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0,
     total = len(items)
     lo, hi = _window(offset, limit, total, None)
     _past_the_end(ctx, entry, _canonical(path), lo, total, "items", max(1, hi - lo) if limit else 50)
-    counts = item_key_counts(items[lo:hi])
+    counts = _item_counts(entry, _canonical(path), lo, hi, items)
     n = hi - lo
     rows: list[dict[str, Any]] = [
         {"key": k, "types": "|".join(t for t, _ in c.most_common()), "present": sum(c.values()), "of": n}
@@ -193,6 +194,26 @@ def item_schema(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0,
         lines.append(f"… more than {MAX_ITEM_KEYS} distinct keys; narrow the window or the path")
     data = {"handle": entry.key, "path": canonical, "offset": lo, "limit": hi - lo, "total_items": total, "keys": rows}
     return Output("\n".join(lines), data, budget_footer(window))
+
+
+_ITEM_COUNTS: dict[tuple[Any, ...], Any] = {}
+_ITEM_COUNTS_MAX = 64
+
+
+def _item_counts(entry: Entry, canonical: str, lo: int, hi: int, items: list[Any]) -> Any:
+    """``item_key_counts`` of a window, computed once per body, path and window: bodies never
+    change, so a repeated item_schema (or a suggestion's dry run) costs a lookup, not a pass."""
+    key = (entry.body_id, canonical, lo, hi)
+    if entry.body_id is not None:
+        hit = _ITEM_COUNTS.get(key)
+        if hit is not None:
+            return hit
+    counts = item_key_counts(items[lo:hi])
+    if entry.body_id is not None:
+        _ITEM_COUNTS[key] = counts
+        while len(_ITEM_COUNTS) > _ITEM_COUNTS_MAX:
+            _ITEM_COUNTS.pop(next(iter(_ITEM_COUNTS)), None)
+    return counts
 
 
 def _fold_same_shape(rows: list[dict[str, Any]], canonical: str) -> list[dict[str, Any]]:
@@ -247,6 +268,7 @@ def get_in(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0, limi
         }
         ctx.guard_bytes(sum(len(s) for s in shown), lambda n: text[:n])
         return Output(text, data, budget_footer(summary))
+    _refuse_huge_early(ctx, node)
     rendered = dumps_pretty(node)[:-1].decode("utf-8", "surrogatepass")  # any depth, exact numbers
     ctx.guard_bytes(len(rendered), lambda n: rendered[:n])
     summary = f"{_show(canonical)} · {kind_of(node)}"
@@ -255,6 +277,30 @@ def get_in(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0, limi
         summary += f" of {len(node):,} {'keys' if isinstance(node, dict) else 'items'}"
         short += f" of {len(node)} {'keys' if isinstance(node, dict) else 'items'}"
     return Output(rendered, node, budget_footer(summary, short))
+
+
+SAMPLED_ITEMS = 64
+
+
+def _refuse_huge_early(ctx: ToolContext, node: Any) -> None:
+    """A container far over the limit is refused from a sample of its items (an evenly spaced 64,
+    rendered and counted, scaled to the whole), without serialising all of it: O(sample), where
+    a 100 MB node took 0.4 s to render only to be refused. Only when the estimate is over 3× the
+    limit: nearer the limit the whole is rendered and counted exactly."""
+    if not isinstance(node, (dict, list)) or len(node) <= 4 * SAMPLED_ITEMS:
+        return
+    values = list(node.values()) if isinstance(node, dict) else node
+    step = len(values) // SAMPLED_ITEMS
+    picked = values[::step][:SAMPLED_ITEMS]
+    if isinstance(node, dict):
+        keys = list(node)[::step][:SAMPLED_ITEMS]
+        sample: Any = dict(zip(keys, picked, strict=True))
+    else:
+        sample = picked
+    tokens = ctx.pad.tokenizer.count(dumps_pretty(sample).decode("utf-8", "surrogatepass"))
+    estimate = math.ceil(tokens * len(values) / len(picked))
+    if estimate > 3 * ctx.limit_tokens:
+        raise TooLarge(estimate, f"about {estimate:,} tokens (from {len(picked)} of {len(values):,} items)")
 
 
 def get_in_suggestions(

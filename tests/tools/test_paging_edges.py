@@ -97,3 +97,25 @@ def test_refusals_echo_the_request_as_aura_does(pad: Scratchpad) -> None:
     assert sl["requested_lines"] == "1-9000"
     got = pad.call_tool("get_in", {"handle": h, "path": "items"}).error
     assert got["requested_path"] == "items" and got["offset"] == 0
+
+
+def test_a_huge_node_is_refused_from_a_sample_and_item_schema_is_computed_once(pad: Scratchpad, monkeypatch) -> None:
+    from jupyter_scratchpad.explore import _json
+
+    items = [{"name": f"p{i}", "text": "lorem ipsum " * 10, "n": i} for i in range(20_000)]
+    h = pad.intercept({"items": items}, "t", force=True).handle
+    calls = []
+    real = _json.dumps_pretty
+
+    def counting(value):  # type: ignore[no-untyped-def]
+        calls.append(len(value) if isinstance(value, (list, dict)) else 1)
+        return real(value)
+
+    monkeypatch.setattr(_json, "dumps_pretty", counting)
+    res = pad.call_tool("get_in", {"handle": h, "path": "items"})
+    monkeypatch.undo()
+    assert res.error["error"] == "get_in_too_large" and res.error["estimated_tokens"] > 100_000
+    assert 20_000 not in calls  # the whole array was never serialised to be measured
+    first = pad.call_tool("item_schema", {"handle": h, "path": "items"})
+    assert first.ok and ("n" in first.text)
+    assert any(k[0] == pad.entry(h).body_id for k in _json._ITEM_COUNTS)
