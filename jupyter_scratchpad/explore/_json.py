@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 import math
 from typing import Any
 
@@ -170,12 +171,15 @@ def item_schema(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0,
     total = len(items)
     lo, hi = _window(offset, limit, total, None)
     _past_the_end(ctx, entry, _canonical(path), lo, total, "items", max(1, hi - lo) if limit else 50)
-    counts = _item_counts(entry, _canonical(path), lo, hi, items)
+    counts, enums = _item_counts(entry, _canonical(path), lo, hi, items)
     n = hi - lo
     rows: list[dict[str, Any]] = [
         {"key": k, "types": "|".join(t for t, _ in c.most_common()), "present": sum(c.values()), "of": n}
         for k, c in sorted(counts.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
     ]
+    for row in rows:
+        if row["key"] in enums:
+            row["values"] = [[v, n] for v, n in enums[row["key"]]]
     canonical = _canonical(path)
     rows = _fold_same_shape(rows, canonical)
     if hi - lo < total or lo:
@@ -189,11 +193,21 @@ def item_schema(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0,
         f"item_schema of {_show(canonical)} in {entry.key}: {window}",
         f"{'key':<{width}}  {'type':<{twidth}}  present",
     ]
-    lines += [f"{r['key']:<{width}}  {r['types']:<{twidth}}  {r['present']}/{r['of']}" for r in rows]
+    lines += [
+        f"{r['key']:<{width}}  {r['types']:<{twidth}}  {r['present']}/{r['of']}"
+        + ("  values: " + ", ".join(f"{_value_text(v)} ×{n}" for v, n in r["values"]) if r.get("values") else "")
+        for r in rows
+    ]
     if len(counts) >= MAX_ITEM_KEYS:
         lines.append(f"… more than {MAX_ITEM_KEYS} distinct keys; narrow the window or the path")
     data = {"handle": entry.key, "path": canonical, "offset": lo, "limit": hi - lo, "total_items": total, "keys": rows}
     return Output("\n".join(lines), data, budget_footer(window))
+
+
+def _value_text(value: str) -> str:
+    """A field value in item_schema's values list: bare when unambiguous, else JSON-quoted."""
+    plain = value and value == value.strip() and not any(c in value for c in ',×"\n')
+    return value if plain else json.dumps(value, ensure_ascii=False)
 
 
 _ITEM_COUNTS: dict[tuple[Any, ...], Any] = {}
@@ -208,12 +222,13 @@ def _item_counts(entry: Entry, canonical: str, lo: int, hi: int, items: list[Any
         hit = _ITEM_COUNTS.get(key)
         if hit is not None:
             return hit
-    counts = item_key_counts(items[lo:hi])
+    enums: dict[str, list[tuple[str, int]]] = {}
+    counts = item_key_counts(items[lo:hi], enums)
     if entry.body_id is not None:
-        _ITEM_COUNTS[key] = counts
+        _ITEM_COUNTS[key] = (counts, enums)
         while len(_ITEM_COUNTS) > _ITEM_COUNTS_MAX:
             _ITEM_COUNTS.pop(next(iter(_ITEM_COUNTS)), None)
-    return counts
+    return counts, enums
 
 
 def _fold_same_shape(rows: list[dict[str, Any]], canonical: str) -> list[dict[str, Any]]:

@@ -124,7 +124,27 @@ def _count_kinds(values: list[Any], counter: Counter[str]) -> None:
         counter[kind if kind is not None else kind_of(next(v for v in values if type(v) is t))] += n
 
 
-def _flat_counts(values: list[Any], name: str, counts: dict[str, Counter[str]], depth: int) -> None:
+ENUM_MAX_VALUES = 8  # a string field with at most this many distinct values lists them
+ENUM_MIN_ITEMS = 20
+ENUM_MAX_CHARS = 40
+
+
+def _enum_values(values: list[Any]) -> list[tuple[str, int]] | None:
+    """The distinct values of a string field that takes few of them (a phase, a namespace)."""
+    if len(values) < ENUM_MIN_ITEMS or type(values[0]) is not str:
+        return None
+    distinct: dict[Any, int] = {}
+    for v in values:  # stops at the ninth distinct value
+        if v not in distinct:
+            if len(distinct) >= ENUM_MAX_VALUES or type(v) is not str or len(v) > ENUM_MAX_CHARS:
+                return None
+            distinct[v] = 0
+        distinct[v] += 1
+    return sorted(distinct.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def _flat_counts(values: list[Any], name: str, counts: dict[str, Counter[str]], depth: int,
+                 enums: dict[str, list[tuple[str, int]]] | None = None) -> None:
     """Kinds per dotted key (``metadata.score``) over every value at ``name``, column by column."""
     nested = _objects_to_descend(values) if depth < 8 else []
     counter = counts.get(name)
@@ -136,16 +156,24 @@ def _flat_counts(values: list[Any], name: str, counts: dict[str, Counter[str]], 
         if len(nested) < len(values):  # the values that are not objects to descend into count here
             rest = [v for v in values if not (isinstance(v, dict) and v)] if nested else values
             _count_kinds(rest, counter)
+            if enums is not None and not nested:
+                found = _enum_values(rest)
+                if found is not None:
+                    enums[name] = found
     for key, column in _columns(nested).items():
-        _flat_counts(column, f"{name}.{key}", counts, depth + 1)
+        _flat_counts(column, f"{name}.{key}", counts, depth + 1, enums)
 
 
-def item_key_counts(items: list[Any]) -> dict[str, Counter[str]]:
+def item_key_counts(
+    items: list[Any], enums: dict[str, list[tuple[str, int]]] | None = None
+) -> dict[str, Counter[str]]:
+    """Kinds per dotted key over ``items``; with ``enums``, also the distinct values (and how many
+    items have each) of each string field that takes at most ``ENUM_MAX_VALUES`` of them."""
     counts: dict[str, Counter[str]] = {}
     objects = [v for v in items if isinstance(v, dict)]
     if len(objects) < len(items):
         counts["(item)"] = Counter()
         _count_kinds([v for v in items if not isinstance(v, dict)], counts["(item)"])
     for key, column in _columns(objects).items():
-        _flat_counts(column, key, counts, 1)
+        _flat_counts(column, key, counts, 1, enums)
     return counts

@@ -56,3 +56,15 @@ def test_item_schema_shows_a_nested_copy_of_the_item_shape_once(pad: Scratchpad)
     assert re.search(r"retweeted_status\s+object: same shape as \$\.statuses\[\*\] \(11 keys\)\s+200/400", res.text)
     assert re.search(r"\nuser\s+object\s+400/400", res.text)  # a parent object has its own row
     assert "user.screen_name" in res.text  # a nested object of another shape keeps its keys
+
+
+def test_item_schema_lists_the_values_of_a_field_that_takes_few(pad: Scratchpad) -> None:
+    pods = [{"phase": ["Running", "Pending", "Failed"][i % 3 if i < 30 else 0], "name": f"pod-{i}",
+             "note": "a, b" if i % 2 else "plain"} for i in range(300)]
+    h = pad.spill(json.dumps({"items": pods}), tool="pods").handle
+    res = pad.call_tool("item_schema", {"handle": h, "path": "items"})
+    rows = {r["key"]: r for r in res.data["keys"]}
+    assert rows["phase"]["values"] == [["Running", 280], ["Failed", 10], ["Pending", 10]]
+    assert "values: Running ×280, Failed ×10, Pending ×10" in res.text
+    assert "values" not in rows["name"]  # 300 distinct names: not a list of values
+    assert '"a, b" ×150' in res.text  # a value with a comma is quoted
