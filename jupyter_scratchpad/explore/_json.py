@@ -82,9 +82,8 @@ def _path_not_found(entry: Entry, miss: PathMiss) -> ToolError:
     embedded = entry.meta.get("embedded") or []
     if embedded:  # the path may run through a string that holds a document
         fields["embedded_documents"] = [f"{e['path']} ({e['format']})" for e in embedded[:5]]
-        suggestions.append(
-            suggestion("schema", "a document inside a string", handle=entry.key, path=embedded[0]["path"])
-        )
+        inside = next((e for e in embedded if prefix.startswith(e["path"])), embedded[0])  # the one the path ran into
+        suggestions.append(suggestion("schema", "a document inside a string", handle=entry.key, path=inside["path"]))
     suggestions.append(suggestion("schema", "see the structure", handle=entry.key))
     return ToolError(
         "key_path_not_found", f"path {miss.requested!r} not found: at {prefix}, {miss.reason}", suggestions, **fields

@@ -64,7 +64,7 @@ def _infer_columns(conn: Any, rel: dict[str, Any]) -> tuple[str, str, str] | Non
 
 
 def _view(conn: Any, rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str]) -> tuple[str, str]:
-    name = quote_ident(rel["name"])
+    """``(the file it reads, the SELECT of the handle's relation)``."""
     if rel["format"] in ("json", "jsonl"):
         cols = inferred.get(rel["body_id"])
         if cols is None:
@@ -81,7 +81,7 @@ def _view(conn: Any, rel: dict[str, Any], inferred: dict[str, Any], fresh: list[
                 f"read_json({quote_literal(path)}, format='{fmt}', columns={spec}, "
                 f"maximum_object_size={_max_object(size)})"
             )
-            return path, f"CREATE VIEW {name} AS SELECT * FROM {source}"
+            return path, f"SELECT * FROM {source}"
         path = rel["body_path"]
         fmt = "newline_delimited" if rel["format"] == "jsonl" else "auto"
         size = rel["longest_line"] if rel["format"] == "jsonl" else rel["body_bytes"]
@@ -89,14 +89,14 @@ def _view(conn: Any, rel: dict[str, Any], inferred: dict[str, Any], fresh: list[
             f"read_json({quote_literal(path)}, format='{fmt}', sample_size=-1, "
             f"maximum_object_size={_max_object(size)})"
         )
-        return path, f"CREATE VIEW {name} AS SELECT * FROM {source}"
+        return path, f"SELECT * FROM {source}"
     path = rel["body_path"]
     source = (
         f"(SELECT CAST(generate_subscripts(parts, 1) AS BIGINT) AS line_no, unnest(parts) AS line FROM "
         f"(SELECT string_split(CASE WHEN suffix(content, chr(10)) THEN content[:-2] ELSE content END, "
         f"chr(10)) AS parts FROM read_text({quote_literal(path)})))"
     )
-    return path, f"CREATE VIEW {name} AS SELECT * FROM {source}"
+    return path, f"SELECT * FROM {source}"
 
 
 def _array_views(conn: Any, rel: dict[str, Any]) -> None:
@@ -132,16 +132,12 @@ def _embedded_views(conn: Any, rel: dict[str, Any], path: str) -> None:
     schema = quote_ident(rel["name"])
     conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
     for doc in docs:
-        if doc.get("in_string", True):
-            source = (
-                f"(SELECT json(json_extract_string(content, {quote_literal(doc['pointer'])})) AS j "
-                f"FROM read_text({quote_literal(path)}))"
-            )
-        else:  # an array of the document itself, when DuckDB cannot type the whole document
-            source = (
-                f"(SELECT json_extract(content, {quote_literal(doc['pointer'])}) AS j "
-                f"FROM read_text({quote_literal(path)}))"
-            )
+        pointer = quote_literal(doc["pointer"])
+        # a string's text parsed as JSON; or (not in a string) an array of the document itself,
+        # when DuckDB cannot type the whole document
+        picked = (f"json(json_extract_string(content, {pointer}))" if doc.get("in_string", True)
+                  else f"json_extract(content, {pointer})")
+        source = f"(SELECT {picked} AS j FROM read_text({quote_literal(path)}))"
         parts: list[tuple[str, str, bool]] = [(doc["relation"], "", bool(doc.get("rows")))]
         parts += [(name, "/" + "/".join(str(k) for k in keys), True) for name, keys in doc.get("arrays") or []]
         for name, pointer, rows in parts:
@@ -169,8 +165,8 @@ def _tables_path(rel: dict[str, Any]) -> Path:
 
 
 def _materialise(rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str]) -> Path | None:
-    """Load a JSON/JSONL body into DuckDB's own storage once: ``doc`` (the document's rows), a
-    table per array of records and per document inside a string, in a file beside the body
+    """Load a JSON/JSONL body into DuckDB's own storage once: ``doc`` (the document's rows) and a
+    table per array of records (documents inside strings stay views), in a file beside the body
     (written whole, then renamed; bodies never change, so it never goes stale). Queries then
     scan columns instead of parsing the JSON text again. ``None`` when DuckDB cannot (the views
     over ``read_json`` still answer)."""
@@ -190,8 +186,8 @@ def _materialise(rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str]
                                                   "autoload_known_extensions": "false",
                                                   "memory_limit": "1GB", "threads": "2"})
         try:
-            _, source_view = _view(build, rel, inferred, fresh)
-            build.execute(source_view.replace(f"CREATE VIEW {quote_ident(rel['name'])} AS", "CREATE TABLE doc AS", 1))
+            _, select = _view(build, rel, inferred, fresh)
+            build.execute(f"CREATE TABLE doc AS {select}")
             for name, keys in rel.get("arrays") or []:
                 column = ".".join(quote_ident(k) for k in keys)
                 try:
@@ -259,8 +255,8 @@ def build_views(conn: Any, relations: list[dict[str, Any]], notes: list[tuple[An
                     with contextlib.suppress(duckdb.Error):
                         conn.execute(f"DROP VIEW IF EXISTS {quote_ident(rel['name'])}")
         try:
-            path, view = _view(conn, rel, inferred, fresh)
-            conn.execute(view)
+            path, select = _view(conn, rel, inferred, fresh)
+            conn.execute(f"CREATE VIEW {quote_ident(rel['name'])} AS {select}")
         except (duckdb.Error, OSError):
             failed.append(rel["name"])
             if rel["format"] == "json" and rel.get("arrays"):

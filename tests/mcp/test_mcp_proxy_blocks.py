@@ -12,7 +12,7 @@ from pathlib import Path
 
 import anyio
 import mcp_types as types
-from conftest import cli, filesystem_server
+from conftest import cli, filesystem_server, free_port, wait_for_port
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -161,45 +161,22 @@ def test_a_cancelled_call_is_cancelled_upstream(tmp_path: Path, env: dict[str, s
     assert marker.read_text() == "cancelled"
 
 
-def _wait_for_port(proc: subprocess.Popen[bytes], port: int) -> None:
-    import socket
-    import time
-
-    deadline = time.monotonic() + 40
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-            time.sleep(0.1)
-    raise AssertionError(f"nothing listens on {port}")
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_the_proxy_over_streamable_http_both_ways(tmp_path: Path, env: dict[str, str]) -> None:
     """An HTTP upstream (--url) behind a proxy that itself serves streamable HTTP (--http), with the
     official client over streamable HTTP: spill, the image through untouched, sql on the stub's
     handle, and the upstream's error bounded."""
     from mcp.client.streamable_http import streamable_http_client
 
-    up_port, proxy_port = _free_port(), _free_port()
+    up_port, proxy_port = free_port(), free_port()
     upstream = subprocess.Popen([sys.executable, str(MIXED), "--http", str(up_port)], env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     cmd, argv = cli("mcp", "proxy", "--store", str(tmp_path / "store"), "--run-id", "r", "--name", "mixed",
                     "--url", f"http://127.0.0.1:{up_port}/mcp", "--http", f"127.0.0.1:{proxy_port}")
     proxy = None
     try:
-        _wait_for_port(upstream, up_port)
+        wait_for_port(upstream, up_port)
         proxy = subprocess.Popen([cmd, *argv], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _wait_for_port(proxy, proxy_port)
+        wait_for_port(proxy, proxy_port)
 
         async def run() -> None:
             async with streamable_http_client(f"http://127.0.0.1:{proxy_port}/mcp") as (r, w), \

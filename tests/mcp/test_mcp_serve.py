@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import anyio
-from conftest import cli
+from conftest import cli, free_port, wait_for_port
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -51,27 +49,14 @@ def test_serve_over_stdio_answers_like_call_tool(tmp_path: Path, env: dict[str, 
     anyio.run(run)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_serve_over_streamable_http(tmp_path: Path, env: dict[str, str]) -> None:
     from mcp.client.streamable_http import streamable_http_client
 
-    port = _free_port()
+    port = free_port()
     cmd, args = cli("mcp", "serve", "--ephemeral", "--http", f"127.0.0.1:{port}")
     proc = subprocess.Popen([cmd, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-                time.sleep(0.1)
+        wait_for_port(proc, port, timeout_s=30)
 
         async def run() -> None:
             async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (r, w):
