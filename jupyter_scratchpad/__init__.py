@@ -29,6 +29,7 @@ from .errors import (
     StoreError,
     StoreFormatError,
     StoreLockedError,
+    StoreUnavailableError,
     TokenizerDataError,
 )
 from .spill import SpillDecision, SpillPolicy
@@ -52,6 +53,7 @@ __all__ = [
     "StoreError",
     "StoreFormatError",
     "StoreLockedError",
+    "StoreUnavailableError",
     "TOOL_NAMES",
     "TokenizerDataError",
     "ToolResult",

@@ -294,6 +294,7 @@ class Scratchpad:
             server=existing.server if existing is not None else server,
             meta=meta,
             ttl_s=ttl_s,
+            dedupe=handle is None,
         )
         if norm.format in ("json", "jsonl") and norm.value is not result and entry.body_id is not None:
             # parse once: the JSON tools start from the value the spill parsed (never from a

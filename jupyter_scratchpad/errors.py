@@ -6,6 +6,7 @@
     ├── StoreError                  the store itself cannot do what was asked
     │   ├── StoreClosedError        the store was closed
     │   ├── StoreLockedError        another process holds the store directory
+    │   ├── StoreUnavailableError   the shared store's PostgreSQL cannot be reached (retry later)
     │   └── StoreFormatError        the directory is not a store, or a newer layout
     ├── ScopeError                  a run belongs to another agent
     ├── NotFoundError               no live entry with that handle or key (expired, deleted, never there)
@@ -33,6 +34,7 @@ __all__ = [
     "StoreError",
     "StoreFormatError",
     "StoreLockedError",
+    "StoreUnavailableError",
     "TokenizerDataError",
 ]
 
@@ -58,6 +60,11 @@ class StoreClosedError(StoreError):
 
 class StoreLockedError(StoreError):
     """Another process holds the store directory's lock."""
+
+
+class StoreUnavailableError(StoreError):
+    """The shared store's PostgreSQL is down or unreachable; nothing was changed. Calls succeed
+    again once it is back: the connection pool reconnects without a restart."""
 
 
 class StoreFormatError(StoreError):

@@ -68,7 +68,7 @@ def _open_store(args: argparse.Namespace) -> Any:
         if not args.store_url.startswith(("postgresql://", "postgres://")):
             raise UsageError(f"--store-url must be a postgresql:// URL, not {args.store_url[:60]!r}")
         try:
-            return ScratchStore(args.store_url, bodies=args.bodies)  # type: ignore[call-arg]
+            return ScratchStore(args.store_url, bodies=args.bodies)
         except TypeError:
             raise UsageError(
                 "this version of jupyter-scratchpad has no PostgreSQL store yet; use --store DIR"

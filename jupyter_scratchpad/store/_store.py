@@ -1,6 +1,10 @@
-"""``ScratchStore``: a DuckDB catalog of scoped, expiring entries, with bodies on disk.
+"""``ScratchStore``: a catalog of scoped, expiring entries, with bodies on disk.
 
-Layout of a store directory::
+The catalog is DuckDB in the store directory (embedded, the default) or PostgreSQL (shared by
+processes and machines, ``_pgcatalog.py``); both run the statements of ``_catalog.SqlCatalog``.
+
+Layout of an embedded store directory (a shared store's bodies directory has ``bodies/``, ``tmp/``
+and ``STORE_ID``, naming the catalog it belongs to)::
 
     catalog.duckdb        runs, agents, scratch_entries (+ scratch_meta: layout version)
     LOCK                  held (flock) by the one process that has the store open
@@ -13,7 +17,8 @@ DuckDB's ``read_json`` reads a file in place for SQL. ``benchmarks/bench_store.p
 
 Atomicity: a body is written under ``tmp/``, renamed into ``bodies/`` and only then made visible by
 one catalog transaction, all under the store's lock. A process killed at any point leaves either
-no row (and an orphan directory that the next sweep removes) or a complete entry.
+no row (and an orphan directory that the next sweep removes) or a complete entry. A shared store
+cannot lock other processes out: its sweep removes only orphans older than ``orphan_grace_s``.
 """
 
 from __future__ import annotations
@@ -27,12 +32,9 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import duckdb
 
 from ..errors import (
     InvalidArgumentError,
@@ -41,12 +43,11 @@ from ..errors import (
     StoreClosedError,
     StoreError,
     StoreFormatError,
-    StoreLockedError,
 )
-from ._bodies import BodyReader, BodyStats, remove_body_dir, write_body_dir
+from ._bodies import BodyReader, remove_body_dir, write_body_dir
+from ._catalog import DuckCatalog, SqlCatalog
 from ._entry import Entry, Scope, validate_handle, validate_id, validate_key, validate_ttl
 from ._lock import StoreLock
-from ._schema import DDL, LAYOUT_VERSION
 
 if TYPE_CHECKING:
     from .._pad import Scratchpad
@@ -60,14 +61,54 @@ DEFAULT_TTL_S = 3600.0
 DEFAULT_MAX_TTL_S = 86_400.0  # a handle in use lives at most this long after its spill
 DEFAULT_SWEEP_INTERVAL_S = 300.0
 
-_COLUMNS = (
-    "run_id, agent_id, kind, key, body_id, value_json, format, size_bytes, body_bytes, line_count, "
-    "tokens, preview, source_tool, server, content_hash, meta_json, created_at, expires_at"
-)
+SHARED_ORPHAN_GRACE_S = 900.0  # a body being written by another process is younger than this
+_STORE_ID_FILE = "STORE_ID"
+
+
+def default_shared_bodies() -> Path:
+    """Where a shared store keeps bodies when no ``bodies=`` is given: one machine's processes
+    share it; processes on several machines need a directory they all mount (``bodies=DIR``)."""
+    base = os.environ.get("SCRATCHPAD_BODIES") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "jupyter-scratchpad", "shared-bodies"
+    )
+    return Path(base)
+
+
+def claim_bodies_dir(path: Path, store_id: str, where: str) -> None:
+    """A bodies directory serves one catalog: another catalog's sweep would delete its bodies
+    as orphans. The first store writes the catalog's id in ``STORE_ID``; others must match it."""
+    marker = path / _STORE_ID_FILE
+    try:
+        fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        found = marker.read_text(encoding="ascii", errors="replace").strip()
+        if found != store_id:
+            raise StoreFormatError(
+                f"the bodies directory {path} belongs to another scratch catalog (id {found[:12]}…, "
+                f"not {store_id[:12]}… of {where}); give this store its own bodies= directory",
+                path=str(path),
+            ) from None
+        return
+    except OSError as exc:
+        raise StoreError(f"cannot use {path} as a bodies directory: {exc}", path=str(path)) from exc
+    with os.fdopen(fd, "w", encoding="ascii") as f:
+        f.write(store_id + "\n")
+
+
+def _older(path: Path, cutoff: float) -> bool:
+    try:
+        return path.stat().st_mtime <= cutoff
+    except OSError:
+        return False
 
 
 class ScratchStore:
-    """A scratch store: a directory holding a DuckDB catalog and the spilled bodies.
+    """A scratch store: a catalog of scoped, expiring entries and the spilled bodies as files.
+
+    ``ScratchStore()`` or ``ScratchStore(DIR)`` is the embedded store: a DuckDB catalog in the
+    directory, one process at a time. ``ScratchStore("postgresql://…", bodies=DIR)`` is the shared
+    store: the catalog in PostgreSQL (row-level security per agent), the bodies in ``DIR`` — a
+    directory every process that shares the store can reach (local, NFS, EFS).
 
     >>> with ScratchStore() as store:              # a temporary directory, removed by close()
     ...     pad = store.scratchpad(run_id="run-1", agent_id="main")
@@ -80,14 +121,26 @@ class ScratchStore:
         self,
         path: str | os.PathLike[str] | None = None,
         *,
+        bodies: str | os.PathLike[str] | None = None,
         ttl_s: float = DEFAULT_TTL_S,
         sweep_interval_s: float | None = DEFAULT_SWEEP_INTERVAL_S,
         clock: Callable[[], float] = time.time,
         max_ttl_s: float = DEFAULT_MAX_TTL_S,
+        orphan_grace_s: float | None = None,
     ) -> None:
         self.ttl_s = validate_ttl(ttl_s)
         self.max_ttl_s = validate_ttl(max_ttl_s)
         self._clock = clock
+        self.url: str | None = None
+        if isinstance(path, str) and path.startswith(("postgresql://", "postgres://")):
+            self.url = path
+            path = bodies if bodies is not None else default_shared_bodies()
+        elif bodies is not None:
+            raise InvalidArgumentError(
+                "bodies= is for a shared store: ScratchStore('postgresql://…', bodies=DIR); an embedded "
+                "store keeps its bodies inside its own directory",
+                bodies=str(bodies),
+            )
         self._temporary = path is None
         self.path = (
             Path(tempfile.mkdtemp(prefix="jupyter-scratchpad-"))
@@ -104,14 +157,34 @@ class ScratchStore:
             raise StoreError(f"cannot create the store directory {self.path}: {exc}", path=str(self.path)) from exc
         if not self.path.is_dir():
             raise StoreFormatError(f"{self.path} is not a directory", path=str(self.path))
-        self._file_lock = StoreLock(self.path / "LOCK")
-        try:
+        self._file_lock: StoreLock | None = None
+        self._cat: SqlCatalog
+        if self.url is None:
+            self._file_lock = StoreLock(self.path / "LOCK")
+            try:
+                (self.path / "bodies").mkdir(exist_ok=True)
+                (self.path / "tmp").mkdir(exist_ok=True)
+                self._cat = DuckCatalog(self.path)
+            except BaseException:
+                self._file_lock.release()
+                raise
+        else:
+            from ._pgcatalog import PgCatalog
+
             (self.path / "bodies").mkdir(exist_ok=True)
             (self.path / "tmp").mkdir(exist_ok=True)
-            self._conn = self._connect()
-        except BaseException:
-            self._file_lock.release()
-            raise
+            cat = PgCatalog(self.url)
+            try:
+                claim_bodies_dir(self.path, cat.store_id, cat.describe())
+            except BaseException:
+                cat.close()
+                raise
+            self._cat = cat
+        # another process may be writing a body of a shared store right now: only bodies older
+        # than this are orphans (the embedded store's lock makes its sweep exact)
+        self.orphan_grace_s = float(
+            orphan_grace_s if orphan_grace_s is not None else (SHARED_ORPHAN_GRACE_S if self.shared else 0.0)
+        )
         self._closed = False
         self._clear_tmp()
         self._stop = threading.Event()
@@ -124,39 +197,10 @@ class ScratchStore:
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def _connect(self) -> duckdb.DuckDBPyConnection:
-        db_path = self.path / "catalog.duckdb"
-        try:
-            conn = duckdb.connect(str(db_path), config={"autoinstall_known_extensions": "false"})
-        except duckdb.IOException as exc:
-            if "lock" in str(exc).lower():
-                raise StoreLockedError(
-                    f"the DuckDB catalog {db_path} is locked by another process; close the store "
-                    "there or open another directory",
-                    path=str(self.path),
-                    lock_path=str(db_path),
-                ) from exc
-            raise StoreFormatError(f"cannot open {db_path} as a DuckDB catalog: {exc}", path=str(self.path)) from exc
-        except duckdb.Error as exc:
-            raise StoreFormatError(f"cannot open {db_path} as a DuckDB catalog: {exc}", path=str(self.path)) from exc
-        try:
-            conn.execute(DDL)
-            row = conn.execute("SELECT value FROM scratch_meta WHERE name = 'layout_version'").fetchone()
-            if row is None:
-                conn.execute("INSERT INTO scratch_meta VALUES ('layout_version', ?)", [str(LAYOUT_VERSION)])
-            elif int(row[0]) != LAYOUT_VERSION:
-                raise StoreFormatError(
-                    f"{self.path} has store layout {row[0]}, this version reads {LAYOUT_VERSION}; "
-                    "open it with a matching jupyter-scratchpad or use a new directory",
-                    path=str(self.path),
-                )
-        except duckdb.Error as exc:
-            conn.close()
-            raise StoreFormatError(f"{db_path} is not a scratch catalog: {exc}", path=str(self.path)) from exc
-        except BaseException:
-            conn.close()
-            raise
-        return conn
+    @property
+    def shared(self) -> bool:
+        """True for a PostgreSQL catalog shared by processes, False for the embedded store."""
+        return self._cat.shared
 
     @property
     def closed(self) -> bool:
@@ -174,9 +218,10 @@ class ScratchStore:
         with self._lock:
             self._readers.clear()
             try:
-                self._conn.close()
+                self._cat.close()
             finally:
-                self._file_lock.release()
+                if self._file_lock is not None:
+                    self._file_lock.release()
                 if self._temporary:
                     shutil.rmtree(self.path, ignore_errors=True)
 
@@ -195,32 +240,22 @@ class ScratchStore:
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
+        if self.url is not None:
+            return f"<ScratchStore {self._cat.describe()!r} bodies={str(self.path)!r} {state}>"
         return f"<ScratchStore {str(self.path)!r} {state}>"
 
-    @contextmanager
-    def _db(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """The catalog connection, under the store lock, with DuckDB errors wrapped once."""
-        with self._lock:
-            if self._closed:
-                raise StoreClosedError(
-                    f"the scratch store at {self.path} is closed; open a new ScratchStore",
-                    path=str(self.path),
-                )
-            try:
-                yield self._conn
-            except duckdb.Error as exc:
-                raise StoreError(f"catalog operation failed: {exc}", path=str(self.path)) from exc
+    def describe(self) -> str:
+        """Where the store lives, for messages: the directory, or the catalog URL (no password)."""
+        return str(self.path) if self.url is None else f"{self._cat.describe()} (bodies in {self.path})"
 
-    @contextmanager
-    def _transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        with self._db() as conn:
-            conn.execute("BEGIN TRANSACTION")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+    @property
+    def catalog(self) -> SqlCatalog:
+        """The catalog (open): every statement the store runs goes through it."""
+        if self._closed:
+            raise StoreClosedError(
+                f"the scratch store at {self.describe()} is closed; open a new ScratchStore", path=str(self.path)
+            )
+        return self._cat
 
     def now(self) -> float:
         return float(self._clock())
@@ -231,20 +266,15 @@ class ScratchStore:
         """Register ``agent_id`` and ``run_id`` (owned by that agent); refuse another's run."""
         run_id = validate_id(run_id, "run_id")
         agent_id = validate_id(agent_id, "agent_id")
-        now = self.now()
-        with self._transaction() as conn:
-            conn.execute("INSERT INTO agents VALUES (?, ?) ON CONFLICT DO NOTHING", [agent_id, now])
-            row = conn.execute("SELECT agent_id FROM runs WHERE run_id = ?", [run_id]).fetchone()
-            if row is None:
-                conn.execute("INSERT INTO runs VALUES (?, ?, ?)", [run_id, agent_id, now])
-            elif row[0] != agent_id:
-                raise ScopeError(
-                    f"run {run_id!r} is owned by agent {row[0]!r}, not {agent_id!r}; each run "
-                    "belongs to one agent: use a new run_id for this agent",
-                    run_id=run_id,
-                    agent_id=agent_id,
-                    owner=row[0],
-                )
+        owner = self.catalog.ensure_scope(run_id, agent_id, self.now())
+        if owner != agent_id:
+            raise ScopeError(
+                f"run {run_id!r} is owned by agent {owner!r}, not {agent_id!r}; each run "
+                "belongs to one agent: use a new run_id for this agent",
+                run_id=run_id,
+                agent_id=agent_id,
+                owner=owner,
+            )
         return Scope(run_id, agent_id)
 
     def scratchpad(
@@ -287,12 +317,7 @@ class ScratchStore:
 
     def get_entry(self, scope: Scope, kind: str, key: str) -> Entry | None:
         """The live entry ``(kind, key)`` of ``scope``, or None (expired rows are invisible)."""
-        with self._db() as conn:
-            row = conn.execute(
-                f"SELECT {_COLUMNS} FROM scratch_entries WHERE run_id = ? AND agent_id = ? "
-                "AND kind = ? AND key = ? AND expires_at > ?",
-                [scope.run_id, scope.agent_id, kind, key, self.now()],
-            ).fetchone()
+        row = self.catalog.row(scope, kind, key, self.now())
         return Entry.from_row(row) if row else None
 
     def require_entry(self, scope: Scope, kind: str, key: str) -> Entry:
@@ -311,35 +336,16 @@ class ScratchStore:
 
         One output, one entry: a spill of bytes already stored in the scope reuses that entry.
         """
-        with self._db() as conn:
-            row = conn.execute(
-                f"SELECT {_COLUMNS} FROM scratch_entries WHERE run_id = ? AND agent_id = ? AND kind = 'handle' "
-                "AND content_hash = ? AND expires_at > ? ORDER BY created_at, key LIMIT 1",
-                [scope.run_id, scope.agent_id, content_hash, self.now()],
-            ).fetchone()
+        row = self.catalog.row_by_hash(scope, content_hash, self.now())
         return Entry.from_row(row) if row else None
 
     def entries(self, scope: Scope, kind: str | None = None) -> list[Entry]:
         """Live entries of ``scope``, oldest first."""
-        sql = f"SELECT {_COLUMNS} FROM scratch_entries WHERE run_id = ? AND agent_id = ? AND expires_at > ?"
-        params: list[Any] = [scope.run_id, scope.agent_id, self.now()]
-        if kind is not None:
-            sql += " AND kind = ?"
-            params.append(kind)
-        with self._db() as conn:
-            rows = conn.execute(sql + " ORDER BY created_at, key", params).fetchall()
-        return [Entry.from_row(r) for r in rows]
+        return [Entry.from_row(r) for r in self.catalog.rows(scope, kind, self.now())]
 
     def list_entries(self, run_id: str, agent_id: str | None = None) -> list[dict[str, Any]]:
         """Metadata of the live entries of ``run_id`` (never bodies), as plain dicts."""
-        sql = f"SELECT {_COLUMNS} FROM scratch_entries WHERE run_id = ? AND expires_at > ?"
-        params: list[Any] = [run_id, self.now()]
-        if agent_id is not None:
-            sql += " AND agent_id = ?"
-            params.append(agent_id)
-        with self._db() as conn:
-            rows = conn.execute(sql + " ORDER BY created_at, kind, key", params).fetchall()
-        return [Entry.from_row(r).as_dict() for r in rows]
+        return [Entry.from_row(r).as_dict() for r in self.catalog.run_rows(run_id, agent_id, self.now())]
 
     def put_body(
         self,
@@ -358,31 +364,22 @@ class ScratchStore:
         meta: dict[str, Any] | None = None,
         ttl_s: float | None = None,
         replace: bool = True,
+        dedupe: bool = False,
     ) -> tuple[Entry, bool]:
         """Store a spilled output as entry ``handle``; returns ``(entry, created)``.
 
         The same content under the same handle in the same scope is not written twice: its
         expiry is refreshed instead. A different content under an existing handle replaces it
-        when ``replace`` (a named capture), else raises.
+        when ``replace`` (a named capture), else raises. ``dedupe`` (an automatic spill): when
+        another process of a shared store stores the same content in the scope first, its entry
+        is returned and this body is dropped.
         """
         validate_handle(handle)
         ttl = self.ttl_s if ttl_s is None else validate_ttl(ttl_s)
         meta = {**(meta or {}), "ttl_s": ttl}  # the life each read renews (see slide)
         existing = self._row_any_expiry(scope, "handle", handle)
         if existing is not None and existing.content_hash == content_hash:
-            now = self.now()
-            with self._db() as conn:
-                conn.execute(
-                    "UPDATE scratch_entries SET expires_at = ?, created_at = CASE WHEN expires_at <= ? "
-                    "THEN ? ELSE created_at END, tokens = coalesce(?, tokens), source_tool = ?, server = ?, "
-                    "meta_json = ? WHERE run_id = ? AND agent_id = ? AND kind = 'handle' AND key = ?",
-                    [
-                        now + ttl, now, now, tokens, source_tool, server,
-                        json.dumps({**existing.meta, **(meta or {})}), scope.run_id, scope.agent_id, handle,
-                    ],
-                )  # fmt: skip
-            entry = self.require_entry(scope, "handle", handle)
-            return entry, False
+            return self._refresh(scope, existing, ttl, tokens, source_tool, server, meta), False
         if existing is not None and not replace and existing.expires_at > self.now():
             raise InvalidArgumentError(f"handle {handle!r} already holds other content", handle=handle)
 
@@ -390,31 +387,26 @@ class ScratchStore:
         tmp_dir = self.path / "tmp" / body_id
         with self._lock:
             self._inflight.add(body_id)
+        winner: Entry | None = None
         try:
             stats = write_body_dir(tmp_dir, raw, body)
+            now = self.now()
+            entry = Entry(
+                scope.run_id, scope.agent_id, "handle", handle, body_id, None, fmt, size_bytes,
+                stats.body_bytes, stats.line_count, tokens, preview, source_tool, server, content_hash,
+                {**meta, "longest_line": stats.longest_line}, now, now + ttl,
+            )  # fmt: skip
             with self._lock:
-                if self._closed:
-                    raise StoreClosedError(f"the scratch store at {self.path} is closed", path=str(self.path))
+                cat = self.catalog
                 os.rename(tmp_dir, self.path / "bodies" / body_id)
                 try:
-                    entry, old_body = self._insert_entry(
-                        scope,
-                        handle,
-                        body_id,
-                        stats,
-                        content_hash,
-                        fmt,
-                        size_bytes,
-                        tokens,
-                        preview,
-                        source_tool,
-                        server,
-                        meta or {},
-                        ttl,
-                    )
+                    won, old_body = cat.insert_handle(entry.as_row(), dedupe=dedupe)
                 except BaseException:
                     remove_body_dir(self.path / "bodies" / body_id)
                     raise
+                if won is not None:  # a shared store: another process stored it first
+                    remove_body_dir(self.path / "bodies" / body_id)
+                    winner = Entry.from_row(won)
         except OSError as exc:
             raise StoreError(f"could not write the body of {handle!r}: {exc}", handle=handle) from exc
         finally:
@@ -422,52 +414,26 @@ class ScratchStore:
                 self._inflight.discard(body_id)
             if tmp_dir.exists():
                 remove_body_dir(tmp_dir)
+        if winner is not None:
+            return self._refresh(scope, winner, ttl, tokens, source_tool, server, meta), False
         if old_body:
             self._drop_bodies([old_body])
         return entry, True
 
-    def _row_any_expiry(self, scope: Scope, kind: str, key: str) -> Entry | None:
-        with self._db() as conn:
-            row = conn.execute(
-                f"SELECT {_COLUMNS} FROM scratch_entries WHERE run_id = ? AND agent_id = ? AND kind = ? AND key = ?",
-                [scope.run_id, scope.agent_id, kind, key],
-            ).fetchone()
-        return Entry.from_row(row) if row else None
-
-    def _insert_entry(
-        self,
-        scope: Scope,
-        handle: str,
-        body_id: str,
-        stats: BodyStats,
-        content_hash: str,
-        fmt: str,
-        size_bytes: int,
-        tokens: int | None,
-        preview: str,
-        source_tool: str | None,
-        server: str | None,
-        meta: dict[str, Any],
-        ttl: float,
-    ) -> tuple[Entry, str | None]:
+    def _refresh(
+        self, scope: Scope, existing: Entry, ttl: float, tokens: int | None, source_tool: str | None,
+        server: str | None, meta: dict[str, Any],
+    ) -> Entry:  # fmt: skip
         now = self.now()
-        with self._transaction() as conn:
-            old = conn.execute(
-                "SELECT body_id FROM scratch_entries WHERE run_id = ? AND agent_id = ? AND kind = 'handle' AND key = ?",
-                [scope.run_id, scope.agent_id, handle],
-            ).fetchone()
-            if old is not None:
-                conn.execute(
-                    "DELETE FROM scratch_entries WHERE run_id = ? AND agent_id = ? AND kind = 'handle' AND key = ?",
-                    [scope.run_id, scope.agent_id, handle],
-                )
-            entry = Entry(
-                scope.run_id, scope.agent_id, "handle", handle, body_id, None, fmt, size_bytes,
-                stats.body_bytes, stats.line_count, tokens, preview, source_tool, server, content_hash,
-                {**meta, "longest_line": stats.longest_line}, now, now + ttl,
-            )  # fmt: skip
-            conn.execute(f"INSERT INTO scratch_entries ({_COLUMNS}) VALUES ({', '.join('?' * 18)})", entry.as_row())
-        return entry, (old[0] if old else None)
+        self.catalog.refresh(
+            scope, existing.key, now=now, expires=now + ttl, tokens=tokens, source_tool=source_tool,
+            server=server, meta_json=json.dumps({**existing.meta, **meta}),
+        )  # fmt: skip
+        return self.require_entry(scope, "handle", existing.key)
+
+    def _row_any_expiry(self, scope: Scope, kind: str, key: str) -> Entry | None:
+        row = self.catalog.row(scope, kind, key, None)
+        return Entry.from_row(row) if row else None
 
     def put_note(self, scope: Scope, key: str, value: Any, ttl_s: float | None = None) -> Entry:
         """Write (or overwrite) the note ``key`` of ``scope``."""
@@ -479,28 +445,19 @@ class ScratchStore:
             raise InvalidArgumentError(f"a note value must be JSON-serialisable: {exc}", key=key) from exc
         now = self.now()
         preview = value_json if len(value_json) <= 200 else value_json[:197] + "..."
-        with self._transaction() as conn:
-            conn.execute(
-                "DELETE FROM scratch_entries WHERE run_id = ? AND agent_id = ? AND kind = 'note' AND key = ?",
-                [scope.run_id, scope.agent_id, key],
-            )
-            conn.execute(
-                f"INSERT INTO scratch_entries ({_COLUMNS}) VALUES "
-                "(?, ?, 'note', ?, NULL, ?, 'json', ?, NULL, NULL, NULL, ?, 'scratch_write', NULL, NULL, "
-                "NULL, ?, ?)",
-                [scope.run_id, scope.agent_id, key, value_json, len(value_json.encode()), preview, now, now + ttl],
-            )
+        self.catalog.put_note(
+            Entry(
+                scope.run_id, scope.agent_id, "note", key, None, value_json, "json", len(value_json.encode()),
+                None, None, None, preview, "scratch_write", None, None, {}, now, now + ttl,
+            ).as_row()
+        )  # fmt: skip
         return self.require_entry(scope, "note", key)
 
     def touch(self, scope: Scope, kind: str, key: str, ttl_s: float | None = None) -> Entry:
         """Extend the life of a live entry to ``ttl_s`` from now."""
         ttl = self.ttl_s if ttl_s is None else validate_ttl(ttl_s)
         self.require_entry(scope, kind, key)
-        with self._db() as conn:
-            conn.execute(
-                "UPDATE scratch_entries SET expires_at = ? WHERE run_id = ? AND agent_id = ? AND kind = ? AND key = ?",
-                [self.now() + ttl, scope.run_id, scope.agent_id, kind, key],
-            )
+        self.catalog.set_expiry(scope, kind, key, self.now() + ttl)
         return self.require_entry(scope, kind, key)
 
     def slide(self, scope: Scope, entry: Entry) -> float:
@@ -517,108 +474,68 @@ class ScratchStore:
         # gains at least 1% of the TTL (36 s of an hour; at most a minute)
         if target - entry.expires_at < min(60.0, ttl * 0.01):
             return entry.expires_at
-        with self._db() as conn:
-            conn.execute(
-                "UPDATE scratch_entries SET expires_at = ? WHERE run_id = ? AND agent_id = ? AND kind = 'handle' "
-                "AND key = ? AND content_hash = ? AND expires_at < ? AND expires_at > ?",
-                [target, scope.run_id, scope.agent_id, entry.key, entry.content_hash, target, self.now()],
-            )
+        self.catalog.slide(scope, entry.key, entry.content_hash, target, self.now())
         return target
 
     def set_tokens(self, scope: Scope, handle: str, content_hash: str, tokens: int) -> bool:
         """Record the exact token count of a handle counted after its spill (if it still holds
         that content); returns whether a row was updated."""
-        with self._db() as conn:
-            row = conn.execute(
-                "UPDATE scratch_entries SET tokens = ?, meta_json = json_merge_patch(coalesce(meta_json, '{}'), "
-                "'{\"tokens_exact\": true}') WHERE run_id = ? AND agent_id = ? AND kind = 'handle' AND key = ? "
-                "AND content_hash = ? RETURNING key",
-                [int(tokens), scope.run_id, scope.agent_id, handle, content_hash],
-            ).fetchone()
-        return row is not None
+        return self.catalog.set_tokens(scope, handle, content_hash, tokens)
 
     def delete_entry(self, scope: Scope, kind: str, key: str) -> bool:
         """Delete one entry of ``scope`` (and its body); False when there was none."""
-        with self._transaction() as conn:
-            row = conn.execute(
-                "SELECT body_id, expires_at FROM scratch_entries WHERE run_id = ? AND agent_id = ? "
-                "AND kind = ? AND key = ?",
-                [scope.run_id, scope.agent_id, kind, key],
-            ).fetchone()
-            if row is None:
-                return False
-            conn.execute(
-                "DELETE FROM scratch_entries WHERE run_id = ? AND agent_id = ? AND kind = ? AND key = ?",
-                [scope.run_id, scope.agent_id, kind, key],
-            )
-        if row[0]:
-            self._drop_bodies([row[0]])
-        return bool(row[1] > self.now())
+        gone = self.catalog.delete(scope, kind, key)
+        if gone is None:
+            return False
+        if gone[0]:
+            self._drop_bodies([gone[0]])
+        return bool(gone[1] > self.now())
 
     def delete_run(self, run_id: str) -> int:
         """Delete a run with every entry and body of it, in one transaction; returns entries deleted."""
-        return self._cascade("run_id", run_id, ("runs",))
-
-    def delete_agent(self, agent_id: str) -> int:
-        """Delete an agent, its runs, and every entry and body of them; returns entries deleted."""
-        return self._cascade("agent_id", agent_id, ("runs", "agents"))
-
-    def _cascade(self, column: str, value: str, owners: tuple[str, ...]) -> int:
-        """DuckDB has no ON DELETE CASCADE: entries, then their owners, in one transaction."""
-        where = f"WHERE {column} = ?"  # column is one of our two literals, never caller input
-        with self._transaction() as conn:
-            bodies = [
-                r[0]
-                for r in conn.execute(
-                    f"SELECT body_id FROM scratch_entries {where} AND body_id IS NOT NULL", [value]
-                ).fetchall()
-            ]
-            count = self._count(conn, f"SELECT count(*) FROM scratch_entries {where}", [value])
-            conn.execute(f"DELETE FROM scratch_entries {where}", [value])
-            for table in owners:
-                conn.execute(f"DELETE FROM {table} {where}", [value])
+        count, bodies = self.catalog.delete_run(run_id)
         self._drop_bodies(bodies)
         return count
 
-    @staticmethod
-    def _count(conn: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> int:
-        row = conn.execute(sql, params).fetchone()
-        return int(row[0]) if row else 0
+    def delete_agent(self, agent_id: str) -> int:
+        """Delete an agent, its runs, and every entry and body of them; returns entries deleted."""
+        count, bodies = self.catalog.delete_agent(agent_id)
+        self._drop_bodies(bodies)
+        return count
 
     # -- sweeping ----------------------------------------------------------------------------
 
     def sweep(self) -> int:
-        """Delete expired entries and their bodies, and any orphan body; returns entries deleted."""
-        now = self.now()
-        with self._transaction() as conn:
-            bodies = [
-                r[0]
-                for r in conn.execute(
-                    "SELECT body_id FROM scratch_entries WHERE expires_at <= ? AND body_id IS NOT NULL", [now]
-                ).fetchall()
-            ]
-            count = self._count(conn, "SELECT count(*) FROM scratch_entries WHERE expires_at <= ?", [now])
-            conn.execute("DELETE FROM scratch_entries WHERE expires_at <= ?", [now])
-        self._drop_bodies(bodies)
+        """Delete expired entries and their bodies, and any orphan body; returns entries deleted.
+
+        On a shared store any number of processes may sweep: one at a time does the work (a
+        PostgreSQL advisory lock), the others return 0 at once.
+        """
+        swept = self.catalog.sweep_expired(self.now())
+        if swept is None:
+            return 0
+        count, bodies = swept
+        self._drop_bodies(bodies)  # after the rows are gone
         self._remove_orphans()
         return count
 
     def _remove_orphans(self) -> None:
-        with self._db() as conn:
-            referenced = {
-                r[0] for r in conn.execute("SELECT body_id FROM scratch_entries WHERE body_id IS NOT NULL").fetchall()
-            }
-            # Under the lock: a body renamed into bodies/ gets its row before the lock is released.
+        cutoff = time.time() - self.orphan_grace_s
+        with self._lock:
+            referenced = self.catalog.referenced_bodies()
+            # Under the lock: a body renamed into bodies/ gets its row before the lock is released
+            # (another process of a shared store: the grace period covers its rename-then-insert).
             for child in (self.path / "bodies").iterdir():
-                if child.name not in referenced:
+                if child.name not in referenced and child.name not in self._inflight and _older(child, cutoff):
                     remove_body_dir(child)
                     self._readers.pop(child.name, None)
             self._clear_tmp()
 
     def _clear_tmp(self) -> None:
+        cutoff = time.time() - self.orphan_grace_s
         with self._lock:
             for child in (self.path / "tmp").iterdir():
-                if child.name not in self._inflight:
+                if child.name not in self._inflight and _older(child, cutoff):
                     remove_body_dir(child)
 
     def _drop_bodies(self, body_ids: Iterable[str]) -> None:
@@ -636,7 +553,7 @@ class ScratchStore:
             except StoreClosedError:
                 return
             except Exception:
-                log.exception("background sweep of %s failed", self.path)
+                log.exception("background sweep of %s failed", self.describe())
 
     # -- bodies ------------------------------------------------------------------------------
 

@@ -40,7 +40,7 @@ CHILD = textwrap.dedent(
     elif stage == "renamed":         # body renamed into bodies/, catalog row not yet inserted
         def stalled_insert(self, *args, **kwargs):
             wait_for_kill()
-        _store.ScratchStore._insert_entry = stalled_insert
+        type(store._cat).insert_handle = stalled_insert
 
     if stage == "loop":
         open(ready, "w").close()

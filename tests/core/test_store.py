@@ -62,7 +62,7 @@ def test_directory_store_persists_across_opens(tmp_path: Path, clock: FakeClock)
 def test_one_table_with_kind_and_scope_columns(store: ScratchStore, pad) -> None:  # type: ignore[no-untyped-def]
     spill(pad)
     pad.scratch_write("note", "v")
-    with store._db() as conn:
+    with store._cat._tx(None) as conn:
         kinds = sorted(r[0] for r in conn.execute("SELECT kind FROM scratch_entries").fetchall())
         tables = {r[0] for r in conn.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
     assert kinds == ["handle", "note"]
@@ -161,7 +161,7 @@ def test_delete_run_cascades_in_one_transaction(store: ScratchStore) -> None:
     spill(a), spill(a, BIG + "2"), a.scratch_write("n", 1)
     kept = spill(keep, BIG + "k")
     assert store.delete_run("run-a") == 3
-    with store._db() as conn:
+    with store._cat._tx(None) as conn:
         assert conn.execute("SELECT count(*) FROM scratch_entries WHERE run_id='run-a'").fetchone() == (0,)
         assert conn.execute("SELECT count(*) FROM runs WHERE run_id='run-a'").fetchone() == (0,)
     assert body_dirs(store) == {store.get_entry(keep.scope, "handle", kept.handle).body_id}
@@ -180,7 +180,7 @@ def test_delete_agent_cascades_to_all_its_runs(store: ScratchStore) -> None:
     assert store.list_entries("r1") == [] and store.list_entries("r2") == []
     assert len(store.list_entries("r3")) == 1
     assert len(body_dirs(store)) == 1
-    with store._db() as conn:
+    with store._cat._tx(None) as conn:
         assert conn.execute("SELECT count(*) FROM agents WHERE agent_id='alice'").fetchone() == (0,)
         assert conn.execute("SELECT count(*) FROM runs WHERE agent_id='alice'").fetchone() == (0,)
 
@@ -200,13 +200,13 @@ def test_cascade_failure_rolls_back_everything(store: ScratchStore, monkeypatch:
         calls["n"] += 1
         return real_execute(self, sql, *args)
 
-    conn = store._conn
-    monkeypatch.setattr(store, "_conn", _Proxy(conn, failing))
+    conn = store._cat.conn
+    monkeypatch.setattr(store._cat, "conn", _Proxy(conn, failing))
     from jupyter_scratchpad import StoreError
 
     with pytest.raises(StoreError, match="disk on fire"):
         store.delete_run("run-a")
-    monkeypatch.setattr(store, "_conn", conn)
+    monkeypatch.setattr(store._cat, "conn", conn)
     assert len(store.list_entries("run-a")) == 1  # the entry delete was rolled back
     assert len(body_dirs(store)) == 1
 

@@ -1,0 +1,314 @@
+"""The catalog of a store: runs, agents and scoped, expiring entries, written once for two engines.
+
+``SqlCatalog`` holds every statement of the store (standard SQL that DuckDB and PostgreSQL both
+run); an engine supplies transactions (``_tx``), the few statements that differ, and the
+cross-agent reads a database with row-level security must route through vetted functions:
+
+- ``DuckCatalog``: the embedded default, ``catalog.duckdb`` in the store directory, one process.
+- ``PgCatalog`` (``_pgcatalog.py``): a shared PostgreSQL catalog, many processes and machines,
+  every scoped statement run in a transaction whose ``scratchpad.agent_id`` the database's
+  row-level security checks.
+
+Rows are tuples in ``COLUMNS`` order (``Entry.from_row``); times are epoch seconds the store passes
+in (one clock, the store's), so a catalog never reads the time itself.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Protocol
+
+import duckdb
+
+from ..errors import StoreError, StoreFormatError, StoreLockedError
+from ._entry import Scope
+from ._schema import DDL, LAYOUT_VERSION
+
+COLUMNS = (
+    "run_id, agent_id, kind, key, body_id, value_json, format, size_bytes, body_bytes, line_count, "
+    "tokens, preview, source_tool, server, content_hash, meta_json, created_at, expires_at"
+)
+_SCOPE = "run_id = ? AND agent_id = ?"
+
+Row = tuple[Any, ...]
+
+
+class Cursor(Protocol):
+    def fetchone(self) -> Any: ...
+    def fetchall(self) -> list[Any]: ...
+
+
+class Tx(Protocol):
+    """What a catalog transaction offers: ``execute`` with ``?`` placeholders."""
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor: ...
+
+
+class SqlCatalog(ABC):
+    """Every catalog statement of the store, once; ``_tx`` and a few hooks differ per engine."""
+
+    #: many processes share it (orphan bodies need a grace period, sweeps an election)
+    shared = False
+    #: SQL expression: ``meta_json`` with ``tokens_exact`` set to true
+    _META_TOKENS_EXACT = "json_merge_patch(coalesce(meta_json, '{}'), '{\"tokens_exact\": true}')"
+
+    @abstractmethod
+    def _tx(self, agent_id: str | None) -> Any:
+        """A context manager: one transaction, scoped to ``agent_id`` where the engine enforces it."""
+
+    @abstractmethod
+    def _run_owner(self, tx: Tx, run_id: str) -> str | None:
+        """The agent owning ``run_id`` whoever asks (under row-level security: a vetted function)."""
+
+    @abstractmethod
+    def sweep_expired(self, now: float) -> tuple[int, list[str]] | None:
+        """Delete every expired entry of every scope: ``(count, body_ids)``; None when another
+        process is sweeping right now."""
+
+    @abstractmethod
+    def referenced_bodies(self) -> set[str]:
+        """The body ids some entry (live or expired) still names, across all scopes."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    @abstractmethod
+    def describe(self) -> str:
+        """Where the catalog lives, for messages (no password)."""
+
+    # -- scopes ------------------------------------------------------------------------------
+
+    def ensure_scope(self, run_id: str, agent_id: str, now: float) -> str:
+        """Register the agent and the run (if new); returns the run's owner (maybe another agent)."""
+        with self._tx(agent_id) as tx:
+            tx.execute("INSERT INTO agents VALUES (?, ?) ON CONFLICT DO NOTHING", [agent_id, now])
+            owner = self._run_owner(tx, run_id)
+            if owner is None:
+                # two processes creating one run: one insert wins, both then read the winner
+                tx.execute("INSERT INTO runs VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [run_id, agent_id, now])
+                owner = self._run_owner(tx, run_id)
+        return owner or agent_id
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def row(self, scope: Scope, kind: str, key: str, now: float | None) -> Row | None:
+        """The entry ``(kind, key)`` of ``scope``: live at ``now``, or whatever its expiry (None)."""
+        sql = f"SELECT {COLUMNS} FROM scratch_entries WHERE {_SCOPE} AND kind = ? AND key = ?"
+        params: list[Any] = [scope.run_id, scope.agent_id, kind, key]
+        if now is not None:
+            sql += " AND expires_at > ?"
+            params.append(now)
+        with self._tx(scope.agent_id) as tx:
+            row: Row | None = tx.execute(sql, params).fetchone()
+        return row
+
+    def row_by_hash(self, scope: Scope, content_hash: str, now: float) -> Row | None:
+        with self._tx(scope.agent_id) as tx:
+            row: Row | None = tx.execute(
+                f"SELECT {COLUMNS} FROM scratch_entries WHERE {_SCOPE} AND kind = 'handle' "
+                "AND content_hash = ? AND expires_at > ? ORDER BY created_at, key LIMIT 1",
+                [scope.run_id, scope.agent_id, content_hash, now],
+            ).fetchone()
+        return row
+
+    def rows(self, scope: Scope, kind: str | None, now: float) -> list[Row]:
+        sql = f"SELECT {COLUMNS} FROM scratch_entries WHERE {_SCOPE} AND expires_at > ?"
+        params: list[Any] = [scope.run_id, scope.agent_id, now]
+        if kind is not None:
+            sql += " AND kind = ?"
+            params.append(kind)
+        with self._tx(scope.agent_id) as tx:
+            return list(tx.execute(sql + " ORDER BY created_at, key", params).fetchall())
+
+    def run_rows(self, run_id: str, agent_id: str | None, now: float) -> list[Row]:
+        """Live entries of a run. Every entry of a run is its owner's (``ensure_scope``), so the
+        read runs in the owner's scope."""
+        if agent_id is None:
+            with self._tx(None) as tx:
+                agent_id = self._run_owner(tx, run_id)
+            if agent_id is None:
+                return []
+        with self._tx(agent_id) as tx:
+            return list(
+                tx.execute(
+                    f"SELECT {COLUMNS} FROM scratch_entries WHERE {_SCOPE} AND expires_at > ? "
+                    "ORDER BY created_at, kind, key",
+                    [run_id, agent_id, now],
+                ).fetchall()
+            )
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def refresh(
+        self, scope: Scope, handle: str, *, now: float, expires: float, tokens: int | None,
+        source_tool: str | None, server: str | None, meta_json: str,
+    ) -> None:  # fmt: skip
+        """The same content spilled again under its handle: a new expiry, no new body."""
+        with self._tx(scope.agent_id) as tx:
+            tx.execute(
+                "UPDATE scratch_entries SET expires_at = ?, created_at = CASE WHEN expires_at <= ? "
+                "THEN ? ELSE created_at END, tokens = coalesce(?, tokens), source_tool = ?, server = ?, "
+                f"meta_json = ? WHERE {_SCOPE} AND kind = 'handle' AND key = ?",
+                [expires, now, now, tokens, source_tool, server, meta_json, scope.run_id, scope.agent_id, handle],
+            )
+
+    def insert_handle(self, row: Sequence[Any], *, dedupe: bool) -> tuple[Row | None, str | None]:
+        """Insert a handle entry, replacing the one of the same key: ``(None, old_body_id)``.
+
+        With ``dedupe`` (an automatic spill), an engine shared by processes may find the same
+        content stored meanwhile by another: it then returns ``(that_row, None)`` and stores nothing.
+        """
+        run_id, agent_id, _kind, key = row[:4]
+        with self._tx(agent_id) as tx:
+            old = tx.execute(
+                f"SELECT body_id FROM scratch_entries WHERE {_SCOPE} AND kind = 'handle' AND key = ?",
+                [run_id, agent_id, key],
+            ).fetchone()
+            if old is not None:
+                tx.execute(
+                    f"DELETE FROM scratch_entries WHERE {_SCOPE} AND kind = 'handle' AND key = ?",
+                    [run_id, agent_id, key],
+                )
+            tx.execute(f"INSERT INTO scratch_entries ({COLUMNS}) VALUES ({', '.join('?' * 18)})", list(row))
+        return None, (old[0] if old else None)
+
+    def put_note(self, row: Sequence[Any]) -> None:
+        run_id, agent_id, _kind, key = row[:4]
+        with self._tx(agent_id) as tx:
+            tx.execute(
+                f"DELETE FROM scratch_entries WHERE {_SCOPE} AND kind = 'note' AND key = ?", [run_id, agent_id, key]
+            )
+            tx.execute(f"INSERT INTO scratch_entries ({COLUMNS}) VALUES ({', '.join('?' * 18)})", list(row))
+
+    def set_expiry(self, scope: Scope, kind: str, key: str, expires: float) -> None:
+        with self._tx(scope.agent_id) as tx:
+            tx.execute(
+                f"UPDATE scratch_entries SET expires_at = ? WHERE {_SCOPE} AND kind = ? AND key = ?",
+                [expires, scope.run_id, scope.agent_id, kind, key],
+            )
+
+    def slide(self, scope: Scope, key: str, content_hash: str | None, target: float, now: float) -> None:
+        """Move a live handle's expiry later to ``target`` (never earlier, never a dead one)."""
+        with self._tx(scope.agent_id) as tx:
+            tx.execute(
+                f"UPDATE scratch_entries SET expires_at = ? WHERE {_SCOPE} AND kind = 'handle' AND key = ? "
+                "AND content_hash = ? AND expires_at < ? AND expires_at > ?",
+                [target, scope.run_id, scope.agent_id, key, content_hash, target, now],
+            )
+
+    def set_tokens(self, scope: Scope, handle: str, content_hash: str, tokens: int) -> bool:
+        with self._tx(scope.agent_id) as tx:
+            row = tx.execute(
+                f"UPDATE scratch_entries SET tokens = ?, meta_json = {self._META_TOKENS_EXACT} "
+                f"WHERE {_SCOPE} AND kind = 'handle' AND key = ? AND content_hash = ? RETURNING key",
+                [int(tokens), scope.run_id, scope.agent_id, handle, content_hash],
+            ).fetchone()
+        return row is not None
+
+    def delete(self, scope: Scope, kind: str, key: str) -> tuple[str | None, float] | None:
+        """Delete one entry: ``(body_id, expires_at)`` of what was deleted, or None."""
+        with self._tx(scope.agent_id) as tx:
+            row = tx.execute(
+                f"DELETE FROM scratch_entries WHERE {_SCOPE} AND kind = ? AND key = ? RETURNING body_id, expires_at",
+                [scope.run_id, scope.agent_id, kind, key],
+            ).fetchone()
+        return (row[0], float(row[1])) if row else None
+
+    def delete_run(self, run_id: str) -> tuple[int, list[str]]:
+        with self._tx(None) as tx:
+            owner = self._run_owner(tx, run_id)
+        if owner is None:
+            return 0, []
+        return self._cascade(owner, "run_id", run_id, ("runs",))
+
+    def delete_agent(self, agent_id: str) -> tuple[int, list[str]]:
+        return self._cascade(agent_id, "agent_id", agent_id, ("runs", "agents"))
+
+    def _cascade(self, agent_id: str, column: str, value: str, owners: tuple[str, ...]) -> tuple[int, list[str]]:
+        """Entries, then their owners, in one transaction (DuckDB has no ON DELETE CASCADE)."""
+        where = f"WHERE {column} = ?"  # column is one of our two literals, never caller input
+        with self._tx(agent_id) as tx:
+            gone = tx.execute(f"DELETE FROM scratch_entries {where} RETURNING body_id", [value]).fetchall()
+            for table in owners:
+                tx.execute(f"DELETE FROM {table} {where}", [value])
+        return len(gone), [r[0] for r in gone if r[0]]
+
+
+class DuckCatalog(SqlCatalog):
+    """The embedded catalog: ``catalog.duckdb``, one connection, used under one lock."""
+
+    def __init__(self, store_dir: Path) -> None:
+        self.path = store_dir / "catalog.duckdb"
+        self._lock = threading.RLock()
+        try:
+            conn = duckdb.connect(str(self.path), config={"autoinstall_known_extensions": "false"})
+        except duckdb.IOException as exc:
+            if "lock" in str(exc).lower():
+                raise StoreLockedError(
+                    f"the DuckDB catalog {self.path} is locked by another process; close the store "
+                    "there or open another directory",
+                    path=str(store_dir),
+                    lock_path=str(self.path),
+                ) from exc
+            raise StoreFormatError(f"cannot open {self.path} as a DuckDB catalog: {exc}", path=str(store_dir)) from exc
+        except duckdb.Error as exc:
+            raise StoreFormatError(f"cannot open {self.path} as a DuckDB catalog: {exc}", path=str(store_dir)) from exc
+        try:
+            conn.execute(DDL)
+            row = conn.execute("SELECT value FROM scratch_meta WHERE name = 'layout_version'").fetchone()
+            if row is None:
+                conn.execute("INSERT INTO scratch_meta VALUES ('layout_version', ?)", [str(LAYOUT_VERSION)])
+            elif int(row[0]) != LAYOUT_VERSION:
+                raise StoreFormatError(
+                    f"{store_dir} has store layout {row[0]}, this version reads {LAYOUT_VERSION}; "
+                    "open it with a matching jupyter-scratchpad or use a new directory",
+                    path=str(store_dir),
+                )
+        except duckdb.Error as exc:
+            conn.close()
+            raise StoreFormatError(f"{self.path} is not a scratch catalog: {exc}", path=str(store_dir)) from exc
+        except BaseException:
+            conn.close()
+            raise
+        self.conn = conn
+
+    def describe(self) -> str:
+        return str(self.path)
+
+    @contextmanager
+    def _tx(self, agent_id: str | None) -> Iterator[duckdb.DuckDBPyConnection]:
+        with self._lock:
+            conn = self.conn
+            try:
+                conn.execute("BEGIN TRANSACTION")
+                try:
+                    yield conn
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+            except duckdb.Error as exc:
+                raise StoreError(f"catalog operation failed: {exc}", path=str(self.path)) from exc
+
+    def _run_owner(self, tx: Tx, run_id: str) -> str | None:
+        row = tx.execute("SELECT agent_id FROM runs WHERE run_id = ?", [run_id]).fetchone()
+        return row[0] if row else None
+
+    def sweep_expired(self, now: float) -> tuple[int, list[str]] | None:
+        with self._tx(None) as tx:
+            gone = tx.execute("DELETE FROM scratch_entries WHERE expires_at <= ? RETURNING body_id", [now]).fetchall()
+        return len(gone), [r[0] for r in gone if r[0]]
+
+    def referenced_bodies(self) -> set[str]:
+        with self._tx(None) as tx:
+            return {
+                r[0] for r in tx.execute("SELECT body_id FROM scratch_entries WHERE body_id IS NOT NULL").fetchall()
+            }
+
+    def close(self) -> None:
+        with self._lock:
+            self.conn.close()

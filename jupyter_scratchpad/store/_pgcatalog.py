@@ -1,0 +1,331 @@
+"""The shared catalog: PostgreSQL, scoped by the database's own row-level security.
+
+Who may see what is decided by PostgreSQL, not only by our ``WHERE`` clauses:
+
+- every scratch table (``agents``, ``runs``, ``scratch_entries``) has row-level security with a
+  policy ``agent_id = current_setting('scratchpad.agent_id')``, for reads and writes alike;
+- each scoped statement runs in a transaction that first sets that setting (``set_config(...,
+  true)``, i.e. ``SET LOCAL``): it ends with the transaction, a pooled connection never carries
+  one agent's scope into another's transaction;
+- the pool's connections act as the role ``scratchpad_app`` (``SET ROLE``), which owns nothing and
+  cannot bypass row-level security; a connection that would bypass it is refused;
+- the few reads and writes that must cross agents (who owns a run, the TTL sweep, which bodies
+  are still named) go through ``SECURITY DEFINER`` functions that do exactly that and nothing else.
+
+Layout versions are applied in order under an advisory lock (``MIGRATIONS``): a database with an
+older layout is upgraded in place when a store opens it, a newer one is refused with a message.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ..errors import StoreError, StoreFormatError, StoreUnavailableError
+from ._catalog import COLUMNS, Row, SqlCatalog, Tx
+
+APP_ROLE = "scratchpad_app"
+PG_LAYOUT_VERSION = 2
+_MIGRATE_LOCK = 0x5C7A_7C40  # pg_advisory_xact_lock key: one migration at a time per database
+_SWEEP_LOCK = 0x5C7A_7C41  # pg_try_advisory_xact_lock key: one sweeper at a time per database
+
+#: Layout version -> statements that bring the previous layout to it.
+MIGRATIONS: dict[int, str] = {
+    1: """
+CREATE TABLE IF NOT EXISTS scratch_meta (
+    name  text PRIMARY KEY,
+    value text NOT NULL
+);
+CREATE TABLE IF NOT EXISTS agents (
+    agent_id   text PRIMARY KEY,
+    created_at double precision NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id     text PRIMARY KEY,
+    agent_id   text NOT NULL REFERENCES agents (agent_id),
+    created_at double precision NOT NULL
+);
+CREATE TABLE IF NOT EXISTS scratch_entries (
+    run_id        text NOT NULL,
+    agent_id      text NOT NULL,
+    kind          text NOT NULL CHECK (kind IN ('handle', 'note')),
+    key           text NOT NULL,
+    body_id       text,
+    value_json    text,
+    format        text,
+    size_bytes    bigint NOT NULL,
+    body_bytes    bigint,
+    line_count    bigint,
+    tokens        bigint,
+    preview       text,
+    source_tool   text,
+    server        text,
+    content_hash  text,
+    meta_json     text,
+    created_at    double precision NOT NULL,
+    expires_at    double precision NOT NULL,
+    PRIMARY KEY (run_id, agent_id, kind, key)
+);
+CREATE INDEX IF NOT EXISTS scratch_entries_expiry ON scratch_entries (expires_at);
+""",
+    2: f"""
+-- dedupe across processes by a constraint: an automatic spill names its content hash here
+ALTER TABLE scratch_entries ADD COLUMN IF NOT EXISTS dedupe_hash text;
+CREATE UNIQUE INDEX IF NOT EXISTS scratch_entries_dedupe
+    ON scratch_entries (run_id, agent_id, dedupe_hash) WHERE dedupe_hash IS NOT NULL;
+CREATE INDEX IF NOT EXISTS scratch_entries_body ON scratch_entries (body_id) WHERE body_id IS NOT NULL;
+
+DO $$ BEGIN
+    CREATE ROLE {APP_ROLE} NOLOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE;
+EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+END $$;
+DO $$ BEGIN
+    EXECUTE format('GRANT {APP_ROLE} TO %I', current_user);
+EXCEPTION WHEN OTHERS THEN NULL;  -- a superuser needs no membership to SET ROLE
+END $$;
+DO $$ BEGIN
+    EXECUTE format('GRANT USAGE ON SCHEMA %I TO {APP_ROLE}', current_schema());
+END $$;
+GRANT SELECT ON scratch_meta TO {APP_ROLE};
+GRANT SELECT, INSERT, UPDATE, DELETE ON agents, runs, scratch_entries TO {APP_ROLE};
+
+ALTER TABLE agents ENABLE ROW LEVEL SECURITY;
+ALTER TABLE runs ENABLE ROW LEVEL SECURITY;
+ALTER TABLE scratch_entries ENABLE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS scoped ON agents;
+DROP POLICY IF EXISTS scoped ON runs;
+DROP POLICY IF EXISTS scoped ON scratch_entries;
+CREATE POLICY scoped ON agents USING (agent_id = current_setting('scratchpad.agent_id', true))
+    WITH CHECK (agent_id = current_setting('scratchpad.agent_id', true));
+CREATE POLICY scoped ON runs USING (agent_id = current_setting('scratchpad.agent_id', true))
+    WITH CHECK (agent_id = current_setting('scratchpad.agent_id', true));
+CREATE POLICY scoped ON scratch_entries USING (agent_id = current_setting('scratchpad.agent_id', true))
+    WITH CHECK (agent_id = current_setting('scratchpad.agent_id', true));
+
+CREATE OR REPLACE FUNCTION scratchpad_run_owner(p_run_id text) RETURNS text
+    LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT
+    AS $$ SELECT agent_id FROM runs WHERE run_id = p_run_id $$;
+CREATE OR REPLACE FUNCTION scratchpad_sweep(p_now double precision) RETURNS TABLE (body_id text)
+    LANGUAGE sql SECURITY DEFINER SET search_path FROM CURRENT
+    AS $$ DELETE FROM scratch_entries WHERE expires_at <= p_now RETURNING body_id $$;
+CREATE OR REPLACE FUNCTION scratchpad_body_ids() RETURNS SETOF text
+    LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT
+    AS $$ SELECT body_id FROM scratch_entries WHERE body_id IS NOT NULL $$;
+REVOKE ALL ON FUNCTION scratchpad_run_owner(text), scratchpad_sweep(double precision),
+    scratchpad_body_ids() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION scratchpad_run_owner(text), scratchpad_sweep(double precision),
+    scratchpad_body_ids() TO {APP_ROLE};
+""",
+}
+
+
+def redact_url(url: str) -> str:
+    """The URL without its password, for messages."""
+    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+
+
+class _PgTx:
+    """``execute`` with the store's ``?`` placeholders on a psycopg connection."""
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, params: Any = ()) -> Any:
+        return self._conn.execute(sql.replace("?", "%s"), list(params))
+
+
+class PgCatalog(SqlCatalog):
+    """The shared catalog on PostgreSQL (psycopg 3, a connection pool)."""
+
+    shared = True
+    _META_TOKENS_EXACT = "(coalesce(meta_json, '{}')::jsonb || '{\"tokens_exact\": true}'::jsonb)::text"
+
+    def __init__(self, url: str, *, pool_size: int = 8, timeout_s: float = 10.0) -> None:
+        try:
+            import psycopg
+            from psycopg_pool import ConnectionPool
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise StoreError("a postgresql:// store needs psycopg: pip install 'jupyter-scratchpad[postgres]'") from exc
+        self._psycopg = psycopg
+        self.url = url
+        self._where = redact_url(url)
+        self._timeout_s = timeout_s
+        self.store_id = self._migrate()
+        self._pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"autocommit": True, "connect_timeout": max(1, int(timeout_s))},
+            configure=self._configure,
+            check=ConnectionPool.check_connection,
+            timeout=timeout_s,
+            open=False,
+            name="jupyter-scratchpad",
+        )
+        try:
+            self._pool.open(wait=True, timeout=timeout_s)
+        except Exception as exc:
+            self._pool.close()
+            raise self._wrap(exc) from exc
+        try:  # a role that could bypass row-level security is refused before any work
+            with self._tx(None):
+                pass
+        except BaseException:
+            self._pool.close()
+            raise
+
+    def describe(self) -> str:
+        return self._where
+
+    # -- connections -------------------------------------------------------------------------
+
+    def _wrap(self, exc: BaseException) -> StoreError:
+        psycopg = self._psycopg
+        from psycopg_pool import PoolClosed, PoolTimeout
+
+        if isinstance(exc, StoreError):
+            return exc
+        if isinstance(exc, PoolClosed):
+            return StoreError(f"the connection pool to {self._where} is closed; open a new ScratchStore")
+        if isinstance(exc, (PoolTimeout, psycopg.OperationalError, psycopg.InterfaceError)):
+            return StoreUnavailableError(
+                f"the shared store's PostgreSQL ({self._where}) is unavailable: {str(exc).strip()[:300]}; "
+                "nothing was changed, retry when it is back (the pool reconnects by itself)",
+                url=self._where,
+            )
+        return StoreError(f"catalog operation failed on {self._where}: {str(exc).strip()[:300]}", url=self._where)
+
+    def _configure(self, conn: Any) -> None:
+        """Every pooled connection acts as the application role, which cannot bypass RLS."""
+        row = conn.execute("SELECT current_user").fetchone()
+        if row[0] != APP_ROLE:
+            conn.execute(f"SET ROLE {APP_ROLE}")
+        bypass = conn.execute("SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user").fetchone()
+        if bypass is None or bypass[0]:
+            raise StoreError(
+                f"the role {row[0]!r} of {self._where} bypasses row-level security and cannot act as "
+                f"{APP_ROLE}; grant it {APP_ROLE} (GRANT {APP_ROLE} TO {row[0]}) or connect as one that can",
+                url=self._where,
+            )
+
+    def _migrate(self) -> str:
+        """Create or upgrade the layout (one migrating process at a time); returns the store id."""
+        psycopg = self._psycopg
+        try:
+            with psycopg.connect(self.url, autocommit=True, connect_timeout=max(1, int(self._timeout_s))) as conn:
+                version = self._layout(conn)
+                if version < PG_LAYOUT_VERSION:
+                    with conn.transaction():
+                        conn.execute("SELECT pg_advisory_xact_lock(%s)", [_MIGRATE_LOCK])
+                        version = self._layout(conn)
+                        for step in range(version + 1, PG_LAYOUT_VERSION + 1):
+                            conn.execute(MIGRATIONS[step])
+                            conn.execute(
+                                "INSERT INTO scratch_meta VALUES ('layout_version', %s) "
+                                "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+                                [str(step)],
+                            )
+                        conn.execute(
+                            "INSERT INTO scratch_meta VALUES ('store_id', %s) ON CONFLICT DO NOTHING",
+                            [uuid.uuid4().hex],
+                        )
+                    version = self._layout(conn)
+                if version > PG_LAYOUT_VERSION:
+                    raise StoreFormatError(
+                        f"{self._where} has scratch layout {version}, this version reads up to "
+                        f"{PG_LAYOUT_VERSION}; upgrade jupyter-scratchpad (pip install -U jupyter-scratchpad) "
+                        "or use another database",
+                        url=self._where,
+                    )
+                row = conn.execute("SELECT value FROM scratch_meta WHERE name = 'store_id'").fetchone()
+                return str(row[0])
+        except StoreError:
+            raise
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise StoreError(
+                f"the user of {self._where} may not create the scratch layout ({str(exc).strip()[:200]}); "
+                "open the store once as the database owner, then connect as any role granted "
+                f"{APP_ROLE}",
+                url=self._where,
+            ) from exc
+        except psycopg.Error as exc:
+            raise self._wrap(exc) from exc
+
+    @staticmethod
+    def _layout(conn: Any) -> int:
+        exists = conn.execute("SELECT to_regclass('scratch_meta') IS NOT NULL").fetchone()[0]
+        if not exists:
+            return 0
+        row = conn.execute("SELECT value FROM scratch_meta WHERE name = 'layout_version'").fetchone()
+        return int(row[0]) if row else 0
+
+    @contextmanager
+    def _tx(self, agent_id: str | None) -> Iterator[_PgTx]:
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                if agent_id is not None:  # SET LOCAL: ends with this transaction
+                    conn.execute("SELECT set_config('scratchpad.agent_id', %s, true)", [agent_id])
+                yield _PgTx(conn)
+        except self._psycopg.Error as exc:
+            raise self._wrap(exc) from exc
+        except Exception as exc:
+            from psycopg_pool import PoolClosed, PoolTimeout
+
+            if isinstance(exc, (PoolTimeout, PoolClosed)):
+                raise self._wrap(exc) from exc
+            raise
+
+    # -- engine-specific statements ----------------------------------------------------------
+
+    def _run_owner(self, tx: Tx, run_id: str) -> str | None:
+        row = tx.execute("SELECT scratchpad_run_owner(?)", [run_id]).fetchone()
+        return row[0] if row else None
+
+    def insert_handle(self, row: Any, *, dedupe: bool) -> tuple[Row | None, str | None]:
+        """As the embedded catalog, plus a unique constraint on the content hash of automatic
+        spills: the loser of a race between processes gets the winner's row, and stores nothing."""
+        run_id, agent_id, _kind, key = row[:4]
+        content_hash = row[14]
+        with self._tx(agent_id) as tx:
+            old = tx.execute(
+                "SELECT body_id FROM scratch_entries WHERE run_id = ? AND agent_id = ? AND kind = 'handle' AND key = ?",
+                [run_id, agent_id, key],
+            ).fetchone()
+            if old is not None:
+                tx.execute(
+                    "DELETE FROM scratch_entries WHERE run_id = ? AND agent_id = ? AND kind = 'handle' AND key = ?",
+                    [run_id, agent_id, key],
+                )
+            inserted = tx.execute(
+                f"INSERT INTO scratch_entries ({COLUMNS}, dedupe_hash) VALUES ({', '.join('?' * 19)}) "
+                "ON CONFLICT DO NOTHING RETURNING key",
+                [*row, content_hash if dedupe else None],
+            ).fetchone()
+            if inserted is None:  # another process stored it first: use that row, drop ours
+                winner = tx.execute(
+                    f"SELECT {COLUMNS} FROM scratch_entries WHERE run_id = ? AND agent_id = ? "
+                    "AND kind = 'handle' AND (key = ? OR dedupe_hash = ?) ORDER BY created_at LIMIT 1",
+                    [run_id, agent_id, key, content_hash],
+                ).fetchone()
+                if winner is None:
+                    raise StoreError(f"handle {key!r} was written concurrently; spill again", handle=key)
+                return tuple(winner), None
+        return None, (old[0] if old else None)
+
+    def sweep_expired(self, now: float) -> tuple[int, list[str]] | None:
+        with self._tx(None) as tx:
+            got = tx.execute("SELECT pg_try_advisory_xact_lock(?)", [_SWEEP_LOCK]).fetchone()
+            if not got[0]:
+                return None
+            gone = tx.execute("SELECT body_id FROM scratchpad_sweep(?)", [now]).fetchall()
+        return len(gone), [r[0] for r in gone if r[0]]
+
+    def referenced_bodies(self) -> set[str]:
+        with self._tx(None) as tx:
+            return {r[0] for r in tx.execute("SELECT scratchpad_body_ids()").fetchall()}
+
+    def close(self) -> None:
+        self._pool.close()
