@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
-from traitlets import Bool, Float, Int, TraitError, Unicode, observe, validate
+from traitlets import Bool, Float, Int, TraitError, Unicode, default, observe, validate
 
 from .. import ScratchpadError, SpillPolicy
 
@@ -16,7 +17,8 @@ if TYPE_CHECKING:
 __all__ = ["ScratchMagics"]
 
 _LIVE_OPTIONS = ("auto_spill", "spill_threshold", "spill_bytes", "policy_file", "model", "context_window",
-                 "max_extraction_tokens", "preview_lines", "store_path", "ttl_s", "run_id", "agent_id")
+                 "max_extraction_tokens", "preview_lines", "store_path", "store_url", "store_bodies", "ttl_s",
+                 "run_id", "agent_id")
 
 
 @magics_class
@@ -41,6 +43,12 @@ class ScratchMagics(Magics):
     preview_lines = Int(20, help="Lines of preview in a stub.").tag(config=True)
     store_path = Unicode(None, allow_none=True, help="Directory of the scratch store; kept after the kernel "
                          "exits. None: a temporary directory, deleted when the kernel shuts down.").tag(config=True)
+    store_url = Unicode(None, allow_none=True, help="A shared store's PostgreSQL catalog (postgresql://…); "
+                        "kernels, MCP proxies and the CLI pointed at it share runs. None: the embedded store "
+                        "(store_path). Default: $SCRATCHPAD_STORE_URL.").tag(config=True)
+    store_bodies = Unicode(None, allow_none=True, help="With store_url: the directory of the shared bodies, "
+                           "reachable by every process of the store. None: $SCRATCHPAD_BODIES, else "
+                           "~/.cache/jupyter-scratchpad/shared-bodies.").tag(config=True)
     ttl_s = Float(3600.0, help="Seconds an entry lives before it expires (each entry; extend with the "
                   "sidebar or Scratchpad.extend).").tag(config=True)
     run_id = Unicode("notebook", help="Run id of the notebook's scratchpad.").tag(config=True)
@@ -66,6 +74,17 @@ class ScratchMagics(Magics):
         if proposal["value"] < 0:
             raise TraitError(f"ScratchMagics.preview_lines must be >= 0, not {proposal['value']!r}")
         return proposal["value"]
+
+    @default("store_url")
+    def _store_url_default(self) -> Any:
+        return os.environ.get("SCRATCHPAD_STORE_URL") or None
+
+    @validate("store_url")
+    def _store_url(self, proposal: Any) -> Any:
+        url = proposal["value"]
+        if url is not None and not url.startswith(("postgresql://", "postgres://")):
+            raise TraitError(f"ScratchMagics.store_url must be a postgresql:// URL or None, not {url[:60]!r}")
+        return url
 
     @validate("ttl_s")
     def _ttl(self, proposal: Any) -> Any:

@@ -75,6 +75,8 @@ class ScratchSession:
     def _open_store(self) -> ScratchStore:
         m = self.magics
         try:
+            if m.store_url:  # a shared store: kernels, proxies and the CLI see the same runs
+                return ScratchStore(m.store_url, bodies=m.store_bodies or None, ttl_s=m.ttl_s)
             # The path goes to the store as typed: ScratchStore expands ~ and $VARS itself.
             return ScratchStore(m.store_path or None, ttl_s=m.ttl_s)
         except StoreLockedError as exc:
@@ -194,7 +196,7 @@ class ScratchSession:
         """Apply a changed option of ``ScratchMagics`` to the live store and pad."""
         if name == "auto_spill":
             return
-        if name == "store_path":
+        if name in ("store_path", "store_url", "store_bodies"):
             self._reopen(store=True)
         elif name in ("run_id", "agent_id"):
             self._reopen(store=False)
@@ -208,7 +210,9 @@ class ScratchSession:
 
     def describe(self, name: str) -> str:
         """What is in force for option ``name`` (said when a new value could not be applied)."""
-        if name == "store_path":
+        if name in ("store_path", "store_url", "store_bodies") and self.store.shared:
+            return f"the shared store {self.store.describe()} (ScratchMagics.store_url)"
+        if name in ("store_path", "store_url", "store_bodies"):
             kind = "a temporary store" if self.magics.store_path is None else "the store"
             return f"{kind} at {self.store.path} (ScratchMagics.store_path = {self.magics.store_path!r})"
         if name in ("run_id", "agent_id"):

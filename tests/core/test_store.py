@@ -35,6 +35,33 @@ def body_dirs(store: ScratchStore) -> set[str]:
     return {p.name for p in (store.path / "bodies").iterdir()}
 
 
+@pytest.fixture
+def store(backend_store: ScratchStore) -> ScratchStore:
+    """The store contract runs on both backends: embedded DuckDB and shared PostgreSQL."""
+    return backend_store
+
+
+def raw_one(store: ScratchStore, sql: str) -> tuple:  # type: ignore[type-arg]
+    """One row of ``sql`` seen by the catalog's owner: every row, whatever its scope."""
+    if store.url is None:
+        with store._cat._tx(None) as conn:
+            return tuple(conn.execute(sql).fetchone())
+    import psycopg
+
+    with psycopg.connect(store.url) as conn:  # the test server's superuser: no row-level security
+        return tuple(conn.execute(sql).fetchone())
+
+
+def raw_all(store: ScratchStore, sql: str) -> list[tuple]:  # type: ignore[type-arg]
+    if store.url is None:
+        with store._cat._tx(None) as conn:
+            return [tuple(r) for r in conn.execute(sql).fetchall()]
+    import psycopg
+
+    with psycopg.connect(store.url) as conn:
+        return [tuple(r) for r in conn.execute(sql).fetchall()]
+
+
 def test_embedded_default_is_a_temporary_directory_removed_on_close() -> None:
     store = ScratchStore()
     path = store.path
@@ -62,9 +89,8 @@ def test_directory_store_persists_across_opens(tmp_path: Path, clock: FakeClock)
 def test_one_table_with_kind_and_scope_columns(store: ScratchStore, pad) -> None:  # type: ignore[no-untyped-def]
     spill(pad)
     pad.scratch_write("note", "v")
-    with store._cat._tx(None) as conn:
-        kinds = sorted(r[0] for r in conn.execute("SELECT kind FROM scratch_entries").fetchall())
-        tables = {r[0] for r in conn.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    kinds = sorted(r[0] for r in raw_all(store, "SELECT kind FROM scratch_entries"))
+    tables = {r[0] for r in raw_all(store, "SELECT table_name FROM information_schema.tables")}
     assert kinds == ["handle", "note"]
     assert {"scratch_entries", "runs", "agents"} <= tables
 
@@ -161,9 +187,9 @@ def test_delete_run_cascades_in_one_transaction(store: ScratchStore) -> None:
     spill(a), spill(a, BIG + "2"), a.scratch_write("n", 1)
     kept = spill(keep, BIG + "k")
     assert store.delete_run("run-a") == 3
-    with store._cat._tx(None) as conn:
-        assert conn.execute("SELECT count(*) FROM scratch_entries WHERE run_id='run-a'").fetchone() == (0,)
-        assert conn.execute("SELECT count(*) FROM runs WHERE run_id='run-a'").fetchone() == (0,)
+    assert raw_one(store, "SELECT count(*) FROM scratch_entries WHERE run_id='run-a'") == (0,)
+    assert raw_one(store, "SELECT count(*) FROM runs WHERE run_id='run-a'") == (0,)
+    assert raw_one(store, "SELECT count(*) FROM runs WHERE run_id='run-k'") == (1,)
     assert body_dirs(store) == {store.get_entry(keep.scope, "handle", kept.handle).body_id}
     # the run id is free again, for any agent
     store.scratchpad("run-a", "bob")
@@ -180,12 +206,15 @@ def test_delete_agent_cascades_to_all_its_runs(store: ScratchStore) -> None:
     assert store.list_entries("r1") == [] and store.list_entries("r2") == []
     assert len(store.list_entries("r3")) == 1
     assert len(body_dirs(store)) == 1
-    with store._cat._tx(None) as conn:
-        assert conn.execute("SELECT count(*) FROM agents WHERE agent_id='alice'").fetchone() == (0,)
-        assert conn.execute("SELECT count(*) FROM runs WHERE agent_id='alice'").fetchone() == (0,)
+    assert raw_one(store, "SELECT count(*) FROM agents WHERE agent_id='alice'") == (0,)
+    assert raw_one(store, "SELECT count(*) FROM runs WHERE agent_id='alice'") == (0,)
+    assert raw_one(store, "SELECT count(*) FROM runs WHERE agent_id='bob'") == (1,)
 
 
-def test_cascade_failure_rolls_back_everything(store: ScratchStore, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cascade_failure_rolls_back_everything(
+    tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = ScratchStore(tmp_path / "s", sweep_interval_s=None, clock=clock)
     a = store.scratchpad("run-a", "alice")
     spill(a)
     real_execute = duckdb.DuckDBPyConnection.execute
@@ -209,6 +238,7 @@ def test_cascade_failure_rolls_back_everything(store: ScratchStore, monkeypatch:
     monkeypatch.setattr(store._cat, "conn", conn)
     assert len(store.list_entries("run-a")) == 1  # the entry delete was rolled back
     assert len(body_dirs(store)) == 1
+    store.close()
 
 
 class _Proxy:

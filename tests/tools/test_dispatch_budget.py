@@ -13,6 +13,13 @@ from jupyter_scratchpad import ContextBudget, InvalidArgumentError, Scratchpad, 
 from jupyter_scratchpad.budget import context_window_for
 from jupyter_scratchpad.tools import TOOL_NAMES
 
+
+@pytest.fixture
+def store(backend_store: ScratchStore) -> ScratchStore:
+    """Every tool works unchanged on both backends (embedded DuckDB, shared PostgreSQL)."""
+    return backend_store
+
+
 TOOLS = {
     "head",
     "tail",

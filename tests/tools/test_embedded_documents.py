@@ -9,8 +9,11 @@ import json
 from jupyter_scratchpad import Scratchpad
 from jupyter_scratchpad.explore._embedded import find_embedded, is_markdown
 
-PODS = {"items": [{"metadata": {"name": f"pod-{i}", "ns": "prod" if i % 3 else "dev"}, "restarts": i % 7}
-                  for i in range(400)]}
+PODS = {
+    "items": [
+        {"metadata": {"name": f"pod-{i}", "ns": "prod" if i % 3 else "dev"}, "restarts": i % 7} for i in range(400)
+    ]
+}
 REPORT = "# Incident\n- version: 3\n- total_groups: 5\n\n## Timeline\n- start: 09:00\n  - nested: no\n" + "\n".join(
     f"line {i}" for i in range(30)
 )
@@ -18,8 +21,7 @@ REPORT = "# Incident\n- version: 3\n- total_groups: 5\n\n## Timeline\n- start: 0
 
 def _two_block_result() -> dict:
     # two text blocks and a flag: not the one-block envelope that is unwrapped at spill
-    return {"content": [{"type": "text", "text": json.dumps(PODS)}, {"type": "text", "text": REPORT}],
-            "isError": False}
+    return {"content": [{"type": "text", "text": json.dumps(PODS)}, {"type": "text", "text": REPORT}], "isError": False}
 
 
 def _spill(pad: Scratchpad) -> str:
@@ -45,8 +47,10 @@ def test_paths_run_through_a_string_that_holds_json(pad: Scratchpad) -> None:
     assert dotted.ok and dotted.text.startswith(str(399 % 7))
     keys = pad.call_tool("item_schema", {"handle": h, "path": "$.content[0].text.items"})
     assert keys.ok and "metadata.name" in keys.text and "400/400" in keys.text
-    rows = pad.call_tool("iterate_over", {"handle": h, "path": "content[0].text.items", "fields": "metadata.name",
-                                          "offset": 10, "limit": 2})
+    rows = pad.call_tool(
+        "iterate_over",
+        {"handle": h, "path": "content[0].text.items", "fields": "metadata.name", "offset": 10, "limit": 2},
+    )
     assert rows.ok and '"metadata.name":"pod-10"' in rows.text and "pod-12" not in rows.text
 
 
@@ -89,8 +93,10 @@ def test_grep_by_path_searches_the_documents_own_lines(pad: Scratchpad) -> None:
 
 def test_sql_reads_the_document_inside_a_string(pad: Scratchpad) -> None:
     h = _spill(pad)
-    res = pad.call_tool("sql", {"query": f"SELECT metadata.ns AS ns, count(*) AS n FROM {h}.content_0_text__items "
-                                         "GROUP BY ALL ORDER BY ns"})
+    res = pad.call_tool(
+        "sql",
+        {"query": f"SELECT metadata.ns AS ns, count(*) AS n FROM {h}.content_0_text__items GROUP BY ALL ORDER BY ns"},
+    )
     assert res.ok and res.data == [{"ns": "dev", "n": 134}, {"ns": "prod", "n": 266}]
     doc = pad.call_tool("sql", {"query": f"SELECT len(items) AS n FROM {h}.content_0_text"})
     assert doc.ok and doc.data == [{"n": 400}]

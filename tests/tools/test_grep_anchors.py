@@ -38,8 +38,9 @@ def test_grep_counts_match_gnu_grep(pad: Scratchpad, tmp_path: Path, pattern: st
     body = tmp_path / "log.txt"
     body.write_text(LOG, encoding="utf-8")
     expected = int(
-        subprocess.run([gnu, "-c", "-E", pattern, str(body)], capture_output=True, text=True,
-                       env={"LC_ALL": "C"}).stdout.strip()
+        subprocess.run(
+            [gnu, "-c", "-E", pattern, str(body)], capture_output=True, text=True, env={"LC_ALL": "C"}
+        ).stdout.strip()
     )
     h = pad.spill(LOG, tool="fetch_logs").handle
     res = pad.call_tool("grep", {"handle": h, "pattern": pattern, "context": 0, "max_matches": 5})

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import json
 
-from jupyter_scratchpad import Scratchpad
+import pytest
+
+from jupyter_scratchpad import Scratchpad, ScratchStore
 from tests.tools.conftest import pods
+
+
+@pytest.fixture
+def store(backend_store: ScratchStore) -> ScratchStore:
+    """Every tool works unchanged on both backends (embedded DuckDB, shared PostgreSQL)."""
+    return backend_store
 
 
 def rows(res) -> dict[str, dict]:  # type: ignore[no-untyped-def]

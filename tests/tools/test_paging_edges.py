@@ -90,7 +90,12 @@ def test_refusals_echo_the_request_as_aura_does(pad: Scratchpad) -> None:
     it = pad.call_tool("iterate_over", {"handle": h, "path": "items", "fields": "name,text", "limit": 1000}).error
     assert it["error"] == "iterate_over_too_large"
     assert (it["requested_path"], it["offset"], it["limit"], it["window_size"], it["array_length"]) == (
-        "items", 0, 1000, 1000, 2000)
+        "items",
+        0,
+        1000,
+        1000,
+        2000,
+    )
     head = pad.call_tool("head", {"handle": h, "lines": 5000}).error
     assert head["requested_lines"] == 5000
     sl = pad.call_tool("slice", {"handle": h, "start": 1, "end": 9000}).error

@@ -9,12 +9,21 @@ from jupyter_scratchpad import Scratchpad
 from jupyter_scratchpad.tokens import count_tokens
 
 EVENTS = {
-    str(138586341 + 4 * i): {"id": 138586341 + 4 * i, "name": f"Event {i}", "subTopicIds": [1, 2],
-                             "topicIds": [3], "logo": None if i % 3 else "x.png", "description": None}
+    str(138586341 + 4 * i): {
+        "id": 138586341 + 4 * i,
+        "name": f"Event {i}",
+        "subTopicIds": [1, 2],
+        "topicIds": [3],
+        "logo": None if i % 3 else "x.png",
+        "description": None,
+    }
     for i in range(2000)
 }
-CATALOG = {"areaNames": {str(i): f"Area {i}" for i in range(40)}, "events": EVENTS,
-           "performances": [{"id": i, "eventId": 138586341} for i in range(300)]}
+CATALOG = {
+    "areaNames": {str(i): f"Area {i}" for i in range(40)},
+    "events": EVENTS,
+    "performances": [{"id": i, "eventId": 138586341} for i in range(300)],
+}
 
 
 def test_an_id_keyed_object_is_one_row_and_its_values_are_readable(pad: Scratchpad) -> None:
@@ -26,7 +35,9 @@ def test_an_id_keyed_object_is_one_row_and_its_values_are_readable(pad: Scratchp
     assert "$.areaNames{*}" in res.text
     assert pad.call_tool("get_in", {"handle": h, "path": '$.events["138586345"].name'}).data == "Event 1"
     schema = pad.call_tool("item_schema", {"handle": h, "path": "$.events{*}"})
-    assert schema.ok and schema.data["total_items"] == 2000 and {k["key"] for k in schema.data["keys"]} >= {"id", "name"}
+    assert (
+        schema.ok and schema.data["total_items"] == 2000 and {k["key"] for k in schema.data["keys"]} >= {"id", "name"}
+    )
     rows = pad.call_tool("iterate_over", {"handle": h, "path": "$.events{*}", "fields": "id,name", "limit": 2})
     assert rows.ok and '"name":"Event 1"' in rows.text
     for call in res.text.split("next: ")[1].split("\n")[0].split("; "):
@@ -36,16 +47,30 @@ def test_an_id_keyed_object_is_one_row_and_its_values_are_readable(pad: Scratchp
 
 
 def test_a_small_or_mixed_object_keeps_its_keys(pad: Scratchpad) -> None:
-    doc = {"config": {f"opt_{c}": {"on": True} for c in "abcdefghij"}, "mixed": {str(i): (i if i % 2 else "x") for i in range(30)}}
-    h = pad.spill(json.dumps(doc) + " " * 30000, tool="cfg", ).handle
+    doc = {
+        "config": {f"opt_{c}": {"on": True} for c in "abcdefghij"},
+        "mixed": {str(i): (i if i % 2 else "x") for i in range(30)},
+    }
+    h = pad.spill(
+        json.dumps(doc) + " " * 30000,
+        tool="cfg",
+    ).handle
     text = pad.call_tool("schema", {"handle": h}).text
     assert "$.config.opt_a" in text and "map of" not in text.split("$.mixed")[0]
 
 
 def test_item_schema_shows_a_nested_copy_of_the_item_shape_once(pad: Scratchpad) -> None:
     def tweet(i: int, rt: bool) -> dict:
-        t = {"id": i, "text": f"t{i}", "user": {"id": i, "name": f"u{i}", "screen_name": f"s{i}"},
-             "retweet_count": i, "lang": "en", "created_at": "now", "source": "web", "truncated": False}
+        t = {
+            "id": i,
+            "text": f"t{i}",
+            "user": {"id": i, "name": f"u{i}", "screen_name": f"s{i}"},
+            "retweet_count": i,
+            "lang": "en",
+            "created_at": "now",
+            "source": "web",
+            "truncated": False,
+        }
         if rt:
             t["retweeted_status"] = tweet(i + 10**6, False)
         return t
@@ -59,8 +84,14 @@ def test_item_schema_shows_a_nested_copy_of_the_item_shape_once(pad: Scratchpad)
 
 
 def test_item_schema_lists_the_values_of_a_field_that_takes_few(pad: Scratchpad) -> None:
-    pods = [{"phase": ["Running", "Pending", "Failed"][i % 3 if i < 30 else 0], "name": f"pod-{i}",
-             "note": "a, b" if i % 2 else "plain"} for i in range(300)]
+    pods = [
+        {
+            "phase": ["Running", "Pending", "Failed"][i % 3 if i < 30 else 0],
+            "name": f"pod-{i}",
+            "note": "a, b" if i % 2 else "plain",
+        }
+        for i in range(300)
+    ]
     h = pad.spill(json.dumps({"items": pods}), tool="pods").handle
     res = pad.call_tool("item_schema", {"handle": h, "path": "items"})
     rows = {r["key"]: r for r in res.data["keys"]}

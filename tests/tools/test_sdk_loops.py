@@ -37,18 +37,38 @@ def handle(pad: Scratchpad) -> str:
 def test_openai_chat_completions_loop(pad: Scratchpad, handle: str) -> None:
     from openai.types.chat import ChatCompletion
 
-    resp = ChatCompletion.model_validate({
-        "id": "c1", "object": "chat.completion", "created": 0, "model": "gpt-4o",
-        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
-            "role": "assistant", "content": None,
-            "tool_calls": [
-                {"id": "t1", "type": "function", "function": {
-                    "name": "item_schema", "arguments": json.dumps({"handle": handle, "path": "items",
-                                                                     "offset": None, "limit": None})}},
-                {"id": "t2", "type": "function", "function": {"name": "nope", "arguments": "{}"}},
-            ]}}],
-        "usage": {"prompt_tokens": 30_000, "completion_tokens": 120, "total_tokens": 30_120},
-    })
+    resp = ChatCompletion.model_validate(
+        {
+            "id": "c1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "gpt-4o",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "tool_calls",
+                    "message": {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": "t1",
+                                "type": "function",
+                                "function": {
+                                    "name": "item_schema",
+                                    "arguments": json.dumps(
+                                        {"handle": handle, "path": "items", "offset": None, "limit": None}
+                                    ),
+                                },
+                            },
+                            {"id": "t2", "type": "function", "function": {"name": "nope", "arguments": "{}"}},
+                        ],
+                    },
+                }
+            ],
+            "usage": {"prompt_tokens": 30_000, "completion_tokens": 120, "total_tokens": 30_120},
+        }
+    )
     messages: list[Any] = []
     _run(_block("# OpenAI Chat Completions"), resp=resp, pad=pad, messages=messages)
     tool_msgs = [m for m in messages if m.get("role") == "tool"]
@@ -60,17 +80,36 @@ def test_openai_chat_completions_loop(pad: Scratchpad, handle: str) -> None:
 def test_openai_responses_loop(pad: Scratchpad, handle: str) -> None:
     from openai.types.responses import Response
 
-    resp = Response.model_validate({
-        "id": "r1", "object": "response", "created_at": 0, "model": "gpt-4o", "status": "completed",
-        "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
-        "output": [
-            {"type": "reasoning", "id": "rs1", "summary": []},
-            {"type": "function_call", "id": "fc1", "call_id": "call_1", "name": "sql", "status": "completed",
-             "arguments": json.dumps({"query": f"SELECT count(*) AS n FROM {handle}.items", "max_rows": None})},
-        ],
-        "usage": {"input_tokens": 41_000, "output_tokens": 50, "total_tokens": 41_050,
-                  "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}},
-    })
+    resp = Response.model_validate(
+        {
+            "id": "r1",
+            "object": "response",
+            "created_at": 0,
+            "model": "gpt-4o",
+            "status": "completed",
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+            "output": [
+                {"type": "reasoning", "id": "rs1", "summary": []},
+                {
+                    "type": "function_call",
+                    "id": "fc1",
+                    "call_id": "call_1",
+                    "name": "sql",
+                    "status": "completed",
+                    "arguments": json.dumps({"query": f"SELECT count(*) AS n FROM {handle}.items", "max_rows": None}),
+                },
+            ],
+            "usage": {
+                "input_tokens": 41_000,
+                "output_tokens": 50,
+                "total_tokens": 41_050,
+                "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+                "output_tokens_details": {"reasoning_tokens": 0},
+            },
+        }
+    )
     items: list[Any] = []
     _run(_block("# OpenAI Responses API"), resp=resp, pad=pad, items=items)
     assert items == [{"type": "function_call_output", "call_id": "call_1", "output": items[0]["output"]}]
@@ -81,18 +120,32 @@ def test_openai_responses_loop(pad: Scratchpad, handle: str) -> None:
 def test_anthropic_messages_loop(pad: Scratchpad, handle: str) -> None:
     from anthropic.types import Message
 
-    resp = Message.model_validate({
-        "id": "m1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-        "stop_reason": "tool_use", "stop_sequence": None,
-        "content": [
-            {"type": "text", "text": "Let me look."},
-            {"type": "tool_use", "id": "tu1", "name": "get_in",
-             "input": {"handle": handle, "path": "items[7].metadata.name"}},
-            {"type": "tool_use", "id": "tu2", "name": "get_in", "input": {"handle": handle, "path": "items[9].x"}},
-        ],
-        "usage": {"input_tokens": 1_000, "output_tokens": 80, "cache_read_input_tokens": 50_000,
-                  "cache_creation_input_tokens": 2_000},
-    })
+    resp = Message.model_validate(
+        {
+            "id": "m1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "stop_reason": "tool_use",
+            "stop_sequence": None,
+            "content": [
+                {"type": "text", "text": "Let me look."},
+                {
+                    "type": "tool_use",
+                    "id": "tu1",
+                    "name": "get_in",
+                    "input": {"handle": handle, "path": "items[7].metadata.name"},
+                },
+                {"type": "tool_use", "id": "tu2", "name": "get_in", "input": {"handle": handle, "path": "items[9].x"}},
+            ],
+            "usage": {
+                "input_tokens": 1_000,
+                "output_tokens": 80,
+                "cache_read_input_tokens": 50_000,
+                "cache_creation_input_tokens": 2_000,
+            },
+        }
+    )
     messages: list[Any] = []
     _run(_block("# Anthropic Messages"), resp=resp, pad=pad, messages=messages)
     results = messages[-1]["content"]

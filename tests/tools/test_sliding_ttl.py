@@ -5,7 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from jupyter_scratchpad import ScratchStore
+
+
+@pytest.fixture
+def store(backend_store: ScratchStore) -> ScratchStore:
+    """Every tool works unchanged on both backends (embedded DuckDB, shared PostgreSQL)."""
+    return backend_store
+
 
 LOG = "\n".join(f"2026-12-03T10:00:{i % 60:02d} worker-{i % 5} handled request {i}" for i in range(3000))
 

@@ -51,8 +51,9 @@ def test_null_for_an_optional_argument_means_its_default(pad: Scratchpad) -> Non
     # what a strict client sends: every property, the unused ones null
     res = pad.call_tool("read_handle", {"handle": h, "start": None, "end": None, "match": "line 42", "window": None})
     assert res.ok, res.text
-    grep = pad.call_tool("grep", {"handle": h, "pattern": "line 4", "context": None, "ignore_case": None,
-                                  "max_matches": None})
+    grep = pad.call_tool(
+        "grep", {"handle": h, "pattern": "line 4", "context": None, "ignore_case": None, "max_matches": None}
+    )
     assert grep.ok and grep.data["total_matches"] == 111
     gone = pad.call_tool("scratch_delete", {"key": None, "handle": h})
     assert gone.ok, gone.text

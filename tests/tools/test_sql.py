@@ -10,6 +10,12 @@ import pytest
 from jupyter_scratchpad import Scratchpad, ScratchStore
 
 
+@pytest.fixture
+def store(backend_store: ScratchStore) -> ScratchStore:
+    """Every tool works unchanged on both backends (embedded DuckDB, shared PostgreSQL)."""
+    return backend_store
+
+
 def test_json_array_is_rows_with_columns(pad: Scratchpad) -> None:
     r = pad.intercept(
         [{"id": i, "team": "ab"[i % 2], "meta": {"score": i / 10}, "tags": ["x"] * (i % 3)} for i in range(2000)],
@@ -169,7 +175,11 @@ def test_writes_are_refused_before_they_run(pad: Scratchpad, pods_handle: str) -
 
 def test_bad_sql_is_a_result_with_suggestions(pad: Scratchpad, pods_handle: str) -> None:
     res = pad.call_tool("sql", {"query": "SELEC nonsense"})
-    assert res.error["error"] == "sql_error" and res.error["relations"] == [pods_handle, f"{pods_handle}.items", "scratch_notes"]
+    assert res.error["error"] == "sql_error" and res.error["relations"] == [
+        pods_handle,
+        f"{pods_handle}.items",
+        "scratch_notes",
+    ]
     assert res.error["suggestions"][0]["arguments"]["query"] == f"DESCRIBE {pods_handle}"
     assert pad.call_tool("sql", {"query": ""}).error["error"] == "invalid_argument"
 
@@ -189,7 +199,7 @@ def test_duplicate_and_empty_columns_survive(pad: Scratchpad) -> None:
 
 
 def test_json_duckdb_cannot_parse_raw_falls_back_to_the_body(pad: Scratchpad) -> None:
-    text = "[" + ", ".join(f"{{\"a\": NaN, \"b\": {i}}}" for i in range(3000)) + "]"  # Python reads NaN
+    text = "[" + ", ".join(f'{{"a": NaN, "b": {i}}}' for i in range(3000)) + "]"  # Python reads NaN
     r = pad.intercept(text, tool="t", force=True)
     assert pad.entry(r.handle).format == "json"
     res = pad.call_tool("sql", {"query": f"SELECT count(*) AS n, sum(b) AS s FROM {r.handle}"})

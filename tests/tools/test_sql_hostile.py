@@ -19,8 +19,11 @@ from jupyter_scratchpad import Scratchpad, ScratchStore
 
 def body_hashes(store: ScratchStore) -> dict[str, str]:
     root = Path(store.path) / "bodies"
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*"))
-            if p.is_file()}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def body_path(pad: Scratchpad, handle: str) -> str:
@@ -74,8 +77,9 @@ def test_writes_and_settings_are_refused_before_they_run(pad: Scratchpad, pods_h
         "SELECT * FROM read_json('{other}')",
     ],
 )
-def test_reads_outside_the_callers_bodies_are_forbidden(store: ScratchStore, pad: Scratchpad, pods_handle: str,
-                                                        query: str) -> None:
+def test_reads_outside_the_callers_bodies_are_forbidden(
+    store: ScratchStore, pad: Scratchpad, pods_handle: str, query: str
+) -> None:
     other = store.scratchpad("run-x", "mallory")
     secret = other.intercept([{"secret": 1}] * 3000, tool="secret").handle
     assert secret is not None
@@ -88,9 +92,14 @@ def test_reads_outside_the_callers_bodies_are_forbidden(store: ScratchStore, pad
 
 
 def test_explain_and_describe_are_read_only_and_allowed(pad: Scratchpad, pods_handle: str) -> None:
-    for query in (f"EXPLAIN SELECT * FROM {pods_handle}", f"DESCRIBE {pods_handle}", f"SUMMARIZE {pods_handle}",
-                  "VALUES (1), (2)", f"FROM {pods_handle} LIMIT 1",
-                  "WITH a AS (SELECT 1 AS x) SELECT * FROM a"):
+    for query in (
+        f"EXPLAIN SELECT * FROM {pods_handle}",
+        f"DESCRIBE {pods_handle}",
+        f"SUMMARIZE {pods_handle}",
+        "VALUES (1), (2)",
+        f"FROM {pods_handle} LIMIT 1",
+        "WITH a AS (SELECT 1 AS x) SELECT * FROM a",
+    ):
         res = pad.call_tool("sql", {"query": query})
         assert res.ok, (query, res.text)
 

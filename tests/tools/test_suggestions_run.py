@@ -16,9 +16,16 @@ from jupyter_scratchpad import ScratchStore
 
 words = st.text(alphabet="abcdefghij klmnop", min_size=1, max_size=40)
 records = st.lists(
-    st.fixed_dictionaries({"id": st.integers(0, 10**6), "name": words, "tags": st.lists(words, max_size=4),
-                           "meta": st.fixed_dictionaries({"zone": words, "n": st.integers()})}),
-    min_size=30, max_size=400,
+    st.fixed_dictionaries(
+        {
+            "id": st.integers(0, 10**6),
+            "name": words,
+            "tags": st.lists(words, max_size=4),
+            "meta": st.fixed_dictionaries({"zone": words, "n": st.integers()}),
+        }
+    ),
+    min_size=30,
+    max_size=400,
 )
 bodies = st.one_of(
     records.map(lambda r: json.dumps({"kind": "List", "items": r})),
@@ -44,8 +51,9 @@ CALLS = [
 ]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                  HealthCheck.too_slow])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(body=bodies, cap=st.sampled_from([200, 400, 800, 1500]))
 def test_every_suggestion_of_every_refusal_runs(tmp_path_factory, body: str, cap: int) -> None:  # type: ignore[no-untyped-def]
     with ScratchStore(tmp_path_factory.mktemp("s"), sweep_interval_s=None) as store:

@@ -6,7 +6,14 @@ import re
 
 import pytest
 
-from jupyter_scratchpad import Scratchpad
+from jupyter_scratchpad import Scratchpad, ScratchStore
+
+
+@pytest.fixture
+def store(backend_store: ScratchStore) -> ScratchStore:
+    """Every tool works unchanged on both backends (embedded DuckDB, shared PostgreSQL)."""
+    return backend_store
+
 
 LINE_RE = re.compile(r"^ {0,5}\d{1,6}\t")
 
