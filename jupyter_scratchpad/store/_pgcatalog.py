@@ -143,7 +143,7 @@ class PgCatalog(SqlCatalog):
     shared = True
     _META_TOKENS_EXACT = "(coalesce(meta_json, '{}')::jsonb || '{\"tokens_exact\": true}'::jsonb)::text"
 
-    def __init__(self, url: str, *, pool_size: int = 8, timeout_s: float = 10.0) -> None:
+    def __init__(self, url: str, *, pool_size: int = 8, timeout_s: float | None = None) -> None:
         try:
             import psycopg
             from psycopg_pool import ConnectionPool
@@ -152,7 +152,12 @@ class PgCatalog(SqlCatalog):
         self._psycopg = psycopg
         self.url = url
         self._where = redact_url(url)
+        # how long a call waits for a connection before StoreUnavailableError: the URL's
+        # connect_timeout (libpq's own parameter) if it has one, else 5 s
+        found = re.search(r"[?&]connect_timeout=(\d+)", url)
+        timeout_s = float(found.group(1)) if found and timeout_s is None else (timeout_s or 5.0)
         self._timeout_s = timeout_s
+        self._set_role = False
         self.store_id = self._migrate()
         self._pool = ConnectionPool(
             url,
@@ -170,12 +175,6 @@ class PgCatalog(SqlCatalog):
         except Exception as exc:
             self._pool.close()
             raise self._wrap(exc) from exc
-        try:  # a role that could bypass row-level security is refused before any work
-            with self._tx(None):
-                pass
-        except BaseException:
-            self._pool.close()
-            raise
 
     def describe(self) -> str:
         return self._where
@@ -199,15 +198,37 @@ class PgCatalog(SqlCatalog):
         return StoreError(f"catalog operation failed on {self._where}: {str(exc).strip()[:300]}", url=self._where)
 
     def _configure(self, conn: Any) -> None:
-        """Every pooled connection acts as the application role, which cannot bypass RLS."""
-        row = conn.execute("SELECT current_user").fetchone()
-        if row[0] != APP_ROLE:
+        """Every pooled connection acts as the application role (checked once, in ``_check_role``)."""
+        if self._set_role:
             conn.execute(f"SET ROLE {APP_ROLE}")
-        bypass = conn.execute("SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user").fetchone()
-        if bypass is None or bypass[0]:
+
+    def _check_role(self, conn: Any) -> None:
+        """The role the store's statements run as must be subject to row-level security: not a
+        superuser, not BYPASSRLS, not the tables' owner. ``SET ROLE scratchpad_app`` makes it so
+        for any user granted that role (the migrating user is); any other user is refused."""
+        psycopg = self._psycopg
+        user = conn.execute("SELECT current_user").fetchone()[0]
+        if user != APP_ROLE:
+            try:
+                with conn.transaction():
+                    conn.execute(f"SET LOCAL ROLE {APP_ROLE}")
+                    self._assert_rls_applies(conn, user)
+                self._set_role = True
+                return
+            except psycopg.errors.InsufficientPrivilege:
+                pass  # not a member: the user itself must be subject to row-level security
+        self._assert_rls_applies(conn, user)
+
+    def _assert_rls_applies(self, conn: Any, user: str) -> None:
+        row = conn.execute(
+            "SELECT r.rolsuper OR r.rolbypassrls OR t.tableowner = current_user FROM pg_roles r, pg_tables t "
+            "WHERE r.rolname = current_user AND t.tablename = 'scratch_entries' AND t.schemaname = current_schema()"
+        ).fetchone()
+        if row is None or row[0]:
             raise StoreError(
-                f"the role {row[0]!r} of {self._where} bypasses row-level security and cannot act as "
-                f"{APP_ROLE}; grant it {APP_ROLE} (GRANT {APP_ROLE} TO {row[0]}) or connect as one that can",
+                f"the role {user!r} of {self._where} is not subject to row-level security (a superuser, "
+                f"BYPASSRLS, or the tables' owner) and may not act as {APP_ROLE}; GRANT {APP_ROLE} TO "
+                f"{user}, or connect as a role granted it",
                 url=self._where,
             )
 
@@ -241,6 +262,7 @@ class PgCatalog(SqlCatalog):
                         url=self._where,
                     )
                 row = conn.execute("SELECT value FROM scratch_meta WHERE name = 'store_id'").fetchone()
+                self._check_role(conn)
                 return str(row[0])
         except StoreError:
             raise

@@ -1,0 +1,269 @@
+"""The shared store on a real PostgreSQL: row-level security, migrations, sweeps, faults.
+
+The store contract itself (scoping, TTL, cascades, notes, bodies) runs on both backends in
+``test_store.py``; this file holds what only a shared catalog has.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from jupyter_scratchpad import (
+    InvalidArgumentError,
+    ScratchStore,
+    StoreError,
+    StoreFormatError,
+    StoreUnavailableError,
+)
+from jupyter_scratchpad.store._pgcatalog import _SWEEP_LOCK, APP_ROLE, MIGRATIONS, PG_LAYOUT_VERSION
+from tests.conftest import FakeClock
+from tests.pgserver import PgServer, start_server
+
+BIG = "\n".join(f"line {i} " + "x" * 40 for i in range(2000))
+
+
+def shared(url: str, bodies: Path, **kw: object) -> ScratchStore:
+    kw.setdefault("sweep_interval_s", None)
+    return ScratchStore(url, bodies=bodies, **kw)  # type: ignore[arg-type]
+
+
+def body_dirs(store: ScratchStore) -> set[str]:
+    return {p.name for p in (store.path / "bodies").iterdir()}
+
+
+# -- scoping enforced by the database --------------------------------------------------------
+
+
+def test_row_level_security_hides_and_protects_another_agents_rows(
+    pg_server: PgServer, pg_url: str, tmp_path: Path
+) -> None:
+    with shared(pg_url, tmp_path / "b") as store:
+        alice = store.scratchpad("run-a", "alice")
+        r = alice.intercept(BIG, tool="dump")
+        alice.scratch_write("secret", "alice's")
+        store.scratchpad("run-b", "bob").scratch_write("mine", "bob's")
+        dbname = pg_url.split("/")[3].split("?")[0]
+        pg_server.psql(f"ALTER ROLE {APP_ROLE} LOGIN", dbname)
+        try:
+            # the application role itself, connected with raw psycopg, acting as agent bob
+            with psycopg.connect(pg_server.url_for(dbname, user=APP_ROLE), autocommit=True) as conn:
+                assert conn.execute(
+                    "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user"
+                ).fetchone() == (False,)
+                assert conn.execute("SELECT count(*) FROM scratch_entries").fetchone() == (0,)  # no setting: nothing
+                conn.execute("SELECT set_config('scratchpad.agent_id', 'bob', false)")
+                assert conn.execute("SELECT key FROM scratch_entries").fetchall() == [("mine",)]
+                assert conn.execute("SELECT count(*) FROM runs WHERE run_id = 'run-a'").fetchone() == (0,)
+                cur = conn.execute("UPDATE scratch_entries SET preview = 'owned' WHERE agent_id = 'alice'")
+                assert cur.rowcount == 0
+                assert conn.execute("DELETE FROM scratch_entries WHERE agent_id = 'alice'").rowcount == 0
+                with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
+                    conn.execute(
+                        "INSERT INTO scratch_entries (run_id, agent_id, kind, key, size_bytes, created_at, expires_at) "
+                        "VALUES ('run-a', 'alice', 'note', 'forged', 1, 0, 1e12)"
+                    )
+                with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
+                    conn.execute("UPDATE scratch_entries SET agent_id = 'alice' WHERE key = 'mine'")
+                with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                    conn.execute("ALTER TABLE scratch_entries DISABLE ROW LEVEL SECURITY")
+                # as alice the same connection sees alice's rows: the policy, not an empty table
+                conn.execute("SELECT set_config('scratchpad.agent_id', 'alice', false)")
+                assert sorted(k for (k,) in conn.execute("SELECT key FROM scratch_entries")) == sorted(
+                    [r.handle, "secret"]
+                )
+        finally:
+            pg_server.psql(f"ALTER ROLE {APP_ROLE} NOLOGIN", dbname)
+        assert alice.scratch_read("secret") == "alice's"  # nothing of alice's changed
+        assert alice.call_tool("head", {"handle": r.handle, "lines": 1}).ok
+
+
+def test_the_store_itself_runs_as_the_role_that_cannot_bypass_rls(pg_url: str, tmp_path: Path) -> None:
+    with shared(pg_url, tmp_path / "b") as store:
+        with store._cat._tx("alice") as tx:
+            assert tx.execute("SELECT current_user").fetchone() == (APP_ROLE,)
+            assert tx.execute("SELECT current_setting('scratchpad.agent_id')").fetchone() == ("alice",)
+        with store._cat._tx("bob") as tx:  # SET LOCAL: alice's scope did not stay on the pooled connection
+            assert tx.execute("SELECT current_setting('scratchpad.agent_id')").fetchone() == ("bob",)
+            # a forged row for another agent is refused by the database, not by our code
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                tx.execute("INSERT INTO agents VALUES ('mallory', 0)")
+
+
+def test_a_role_that_bypasses_rls_is_refused(pg_server: PgServer, pg_url: str, tmp_path: Path) -> None:
+    shared(pg_url, tmp_path / "b").close()  # the layout exists
+    dbname = pg_url.split("/")[3].split("?")[0]
+    pg_server.psql(
+        "DO $$ BEGIN CREATE ROLE bypasser LOGIN BYPASSRLS; EXCEPTION WHEN duplicate_object THEN NULL; END $$"
+    )
+    pg_server.psql(
+        "GRANT ALL ON ALL TABLES IN SCHEMA public TO bypasser; GRANT USAGE ON SCHEMA public TO bypasser", dbname
+    )
+    with pytest.raises(StoreError, match="not subject to row-level security"):
+        ScratchStore(pg_server.url_for(dbname, user="bypasser"), bodies=tmp_path / "b", sweep_interval_s=None)
+
+
+# -- layout versions -------------------------------------------------------------------------
+
+
+def test_an_older_layout_is_upgraded_in_place_and_a_newer_one_refused(pg_url: str, tmp_path: Path) -> None:
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # a database left by layout 1
+        conn.execute(MIGRATIONS[1])
+        conn.execute("INSERT INTO scratch_meta VALUES ('layout_version', '1'), ('store_id', 'old-store')")
+        conn.execute("INSERT INTO agents VALUES ('alice', 0)")
+        conn.execute("INSERT INTO runs VALUES ('run-a', 'alice', 0)")
+        conn.execute(
+            "INSERT INTO scratch_entries (run_id, agent_id, kind, key, value_json, format, size_bytes, preview, "
+            "created_at, expires_at) VALUES ('run-a', 'alice', 'note', 'kept', '{\"v\": 1}', 'json', 8, '', 0, 1e12)"
+        )
+    with shared(pg_url, tmp_path / "b") as store:
+        assert store.scratchpad("run-a", "alice").scratch_read("kept") == {"v": 1}
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        assert conn.execute("SELECT value FROM scratch_meta WHERE name = 'layout_version'").fetchone() == (
+            str(PG_LAYOUT_VERSION),
+        )
+        assert conn.execute("SELECT relrowsecurity FROM pg_class WHERE relname = 'scratch_entries'").fetchone() == (
+            True,
+        )
+        conn.execute("UPDATE scratch_meta SET value = '99' WHERE name = 'layout_version'")
+    with pytest.raises(StoreFormatError, match=r"layout 99.*upgrade jupyter-scratchpad"):
+        shared(pg_url, tmp_path / "b")
+
+
+def test_a_bodies_directory_serves_one_catalog(pg_server: PgServer, pg_url: str, tmp_path: Path) -> None:
+    with shared(pg_url, tmp_path / "b") as store:
+        r = store.scratchpad("r", "a").intercept(BIG, tool="dump")
+        kept = body_dirs(store)
+    other = pg_server.create_database("other_catalog_" + os.urandom(4).hex())
+    with pytest.raises(StoreFormatError, match="belongs to another scratch catalog"):
+        shared(other, tmp_path / "b")
+    with shared(pg_url, tmp_path / "b") as store:  # nothing was removed by the refused store
+        assert body_dirs(store) == kept
+        assert store.scratchpad("r", "a").call_tool("head", {"handle": r.handle, "lines": 1}).ok
+    with pytest.raises(InvalidArgumentError, match="bodies= is for a shared store"):
+        ScratchStore(tmp_path / "embedded", bodies=tmp_path / "b")
+
+
+# -- sweeps ----------------------------------------------------------------------------------
+
+
+def test_one_sweeper_at_a_time_and_bodies_go_after_rows(pg_url: str, tmp_path: Path) -> None:
+    clock = FakeClock()
+    a = shared(pg_url, tmp_path / "b", clock=clock)
+    b = shared(pg_url, tmp_path / "b", clock=clock)  # a second process's store, same catalog and bodies
+    try:
+        pad = a.scratchpad("r", "agent")
+        pad.intercept(BIG, tool="dump", ttl_s=10)
+        pad.intercept(BIG + "2", tool="dump", ttl_s=1000)
+        clock.advance(11)
+        with psycopg.connect(pg_url, autocommit=True) as holder:  # another sweeper holds the lock
+            holder.execute("SELECT pg_advisory_lock(%s)", [_SWEEP_LOCK])
+            assert a.sweep() == 0 and b.sweep() == 0
+            assert len(body_dirs(a)) == 2
+            holder.execute("SELECT pg_advisory_unlock(%s)", [_SWEEP_LOCK])
+        assert b.sweep() == 1  # the other process's store sweeps this one's expired entry
+        assert len(body_dirs(a)) == 1 and len(a.list_entries("r")) == 1
+        assert a.sweep() == 0
+    finally:
+        a.close()
+        b.close()
+
+
+def test_orphan_bodies_are_removed_after_a_grace_period(pg_url: str, tmp_path: Path) -> None:
+    with shared(pg_url, tmp_path / "b") as store:
+        store.scratchpad("r", "a").intercept(BIG, tool="dump")
+        live = body_dirs(store)
+        old, young = store.path / "bodies" / ("0" * 32), store.path / "bodies" / ("1" * 32)
+        for d in (old, young, store.path / "tmp" / "2"):
+            d.mkdir()
+            (d / "raw").write_bytes(b"half")
+        past = time.time() - store.orphan_grace_s - 10
+        os.utime(old, (past, past))
+        assert store.orphan_grace_s == 900
+        store.sweep()
+        assert body_dirs(store) == live | {young.name}  # young: maybe another process's write in flight
+        store.orphan_grace_s = 0
+        store.sweep()
+        assert body_dirs(store) == live and not any((store.path / "tmp").iterdir())
+
+
+def test_a_failed_cascade_rolls_back_everything(pg_server: PgServer, pg_url: str, tmp_path: Path) -> None:
+    dbname = pg_url.split("/")[3].split("?")[0]
+    with shared(pg_url, tmp_path / "b") as store:
+        pad = store.scratchpad("run-a", "alice")
+        pad.intercept(BIG, tool="dump")
+        pad.scratch_write("n", 1)
+        pg_server.psql(
+            "CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk on fire'; END $$;"
+            "CREATE TRIGGER boom BEFORE DELETE ON runs FOR EACH ROW EXECUTE FUNCTION boom();",
+            dbname,
+        )
+        with pytest.raises(StoreError, match="disk on fire"):
+            store.delete_run("run-a")
+        assert len(store.list_entries("run-a")) == 2 and len(body_dirs(store)) == 1
+        pg_server.psql("DROP TRIGGER boom ON runs", dbname)
+        assert store.delete_run("run-a") == 2 and body_dirs(store) == set()
+
+
+# -- PostgreSQL restarted mid-run --------------------------------------------------------------
+
+
+def test_postgres_down_then_back_without_reopening(tmp_path: Path) -> None:
+    server = start_server()  # its own server: this test stops it
+    try:
+        url = server.create_database("restart") + "&connect_timeout=2"
+        store = shared(url, tmp_path / "b")
+        pad = store.scratchpad("r", "a")
+        before = pad.intercept(BIG, tool="dump")
+        server._kill_postmaster()  # down (by PID), data kept
+        t0 = time.monotonic()
+        with pytest.raises(StoreUnavailableError, match=r"unavailable.*retry when it is back"):
+            store.get_entry(pad.scope, "handle", before.handle)  # type: ignore[arg-type]
+        assert time.monotonic() - t0 < 15
+        down = pad.intercept(BIG + "\nwhile down", tool="dump")  # fails closed: a short pointer
+        assert not down.spilled and down.failure and "StoreUnavailableError" in down.failure
+        assert len(down.content.encode()) < 2000 and down.content != BIG + "\nwhile down"
+        res = pad.call_tool("head", {"handle": before.handle, "lines": 1})
+        assert not res.ok and len(res.text) < 2000
+        server._start()  # back: the same store object works again, no reopen
+        after = pad.intercept(BIG + "\nafter", tool="dump")
+        assert after.spilled
+        assert pad.call_tool("head", {"handle": before.handle, "lines": 1}).ok
+        assert pad.get(after.handle) == BIG + "\nafter"  # type: ignore[arg-type]
+        store.close()
+    finally:
+        server.stop()
+
+
+def test_an_unreachable_server_is_a_clear_error(tmp_path: Path) -> None:
+    url = f"postgresql://postgres@/postgres?host={tmp_path}/no-such-dir&port=1&connect_timeout=1"
+    with pytest.raises(StoreUnavailableError, match="unavailable") as info:
+        ScratchStore(url, bodies=tmp_path / "b")
+    assert len(str(info.value)) < 800
+
+
+def test_the_same_content_is_stored_once_under_a_race(pg_url: str, tmp_path: Path) -> None:
+    """Two stores (as two processes would) spill the same bytes into one scope: the unique
+    constraint, not a check-then-insert, keeps one entry and one body."""
+    a, b = shared(pg_url, tmp_path / "b"), shared(pg_url, tmp_path / "b")
+    try:
+        pa, pb = a.scratchpad("r", "fleet"), b.scratchpad("r", "fleet")
+        digest = hashlib.sha256(BIG.encode()).hexdigest()
+        # b cannot see a's entry when it checks (as if a committed right after b's check)
+        real = b.find_by_hash
+        b.find_by_hash = lambda scope, h: None  # type: ignore[method-assign]
+        ra = pa.intercept(BIG, tool="dump")
+        rb = pb.intercept(BIG, tool="other_tool")  # another name, same content
+        b.find_by_hash = real  # type: ignore[method-assign]
+        assert ra.spilled and rb.spilled and rb.handle == ra.handle
+        with psycopg.connect(pg_url) as conn:
+            n = conn.execute("SELECT count(*) FROM scratch_entries WHERE content_hash = %s", [digest]).fetchone()
+        assert n == (1,) and len(body_dirs(a)) == 1
+    finally:
+        a.close()
+        b.close()
