@@ -19,8 +19,11 @@ import struct
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
+
+from ..errors import NotFoundError
 
 __all__ = ["BodyReader", "BodyStats", "LineIndexer", "remove_body_dir", "write_body_dir"]
 
@@ -138,6 +141,15 @@ class BodyReader:
             directory / "lines.idx", dtype="<u8", mode="r", offset=_HEADER.size, shape=(int(count), 2)
         )
 
+    def _open(self, path: Path) -> BinaryIO:
+        try:
+            return open(path, "rb")
+        except FileNotFoundError:  # removed after its entry was looked up: a sweep or a delete
+            raise NotFoundError(
+                "the body of this handle was removed while it was being read (it expired or was "
+                "deleted, possibly by another process of a shared store); list live handles with scratch_list"
+            ) from None
+
     @property
     def raw_size(self) -> int:
         return os.path.getsize(self.raw_path)
@@ -149,7 +161,7 @@ class BodyReader:
         start = max(0, start)
         if end <= start:
             return b""
-        with open(self.raw_path, "rb") as fh:
+        with self._open(self.raw_path) as fh:
             fh.seek(start)
             return fh.read(end - start)
 
@@ -157,7 +169,7 @@ class BodyReader:
         start = max(0, start)
         if end <= start:
             return b""
-        with open(self.body_path, "rb") as fh:
+        with self._open(self.body_path) as fh:
             fh.seek(start)
             return fh.read(end - start)
 
@@ -176,7 +188,7 @@ class BodyReader:
         to_skip = line - base_line
         if to_skip == 0:
             return offset
-        with open(self.body_path, "rb") as fh:
+        with self._open(self.body_path) as fh:
             fh.seek(offset)
             while True:
                 chunk = fh.read(1 << 16)
@@ -224,7 +236,7 @@ class BodyReader:
 
     def iter_lines(self, chunk_bytes: int = 1 << 20) -> Iterator[str]:
         """Every line of the body, streamed."""
-        with open(self.body_path, "rb") as fh:
+        with self._open(self.body_path) as fh:
             rest = b""
             while True:
                 chunk = fh.read(chunk_bytes)
@@ -238,9 +250,9 @@ class BodyReader:
                 yield rest.decode("utf-8", errors="replace")
 
     def body_text(self) -> str:
-        with open(self.body_path, "rb") as fh:
+        with self._open(self.body_path) as fh:
             return fh.read().decode("utf-8", errors="replace")
 
     def body_bytes_all(self) -> bytes:
-        with open(self.body_path, "rb") as fh:
+        with self._open(self.body_path) as fh:
             return fh.read()

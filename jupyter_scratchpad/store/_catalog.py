@@ -159,22 +159,33 @@ class SqlCatalog(ABC):
     def insert_handle(self, row: Sequence[Any], *, dedupe: bool) -> tuple[Row | None, str | None]:
         """Insert a handle entry, replacing the one of the same key: ``(None, old_body_id)``.
 
-        With ``dedupe`` (an automatic spill), an engine shared by processes may find the same
-        content stored meanwhile by another: it then returns ``(that_row, None)`` and stores nothing.
+        When the key (or, with ``dedupe``, an automatic spill's content in the scope) was stored
+        meanwhile with the same content, by another thread or process, that row is returned as
+        ``(row, None)`` and nothing is stored: the caller drops its body and uses the winner's.
         """
         run_id, agent_id, _kind, key = row[:4]
+        content_hash = row[14]
         with self._tx(agent_id) as tx:
             old = tx.execute(
-                f"SELECT body_id FROM scratch_entries WHERE {_SCOPE} AND kind = 'handle' AND key = ?",
+                f"SELECT {COLUMNS} FROM scratch_entries WHERE {_SCOPE} AND kind = 'handle' AND key = ?",
                 [run_id, agent_id, key],
             ).fetchone()
+            if old is not None and old[14] == content_hash:
+                return tuple(old), None  # never delete a body others may be reading for the same bytes
             if old is not None:
                 tx.execute(
                     f"DELETE FROM scratch_entries WHERE {_SCOPE} AND kind = 'handle' AND key = ?",
                     [run_id, agent_id, key],
                 )
-            tx.execute(f"INSERT INTO scratch_entries ({COLUMNS}) VALUES ({', '.join('?' * 18)})", list(row))
-        return None, (old[0] if old else None)
+            winner = self._insert(tx, row, dedupe)
+            if winner is not None:
+                return winner, None
+        return None, (old[4] if old else None)
+
+    def _insert(self, tx: Tx, row: Sequence[Any], dedupe: bool) -> Row | None:
+        """Insert ``row``; an engine shared by processes may return another's row instead."""
+        tx.execute(f"INSERT INTO scratch_entries ({COLUMNS}) VALUES ({', '.join('?' * 18)})", list(row))
+        return None
 
     def put_note(self, row: Sequence[Any]) -> None:
         run_id, agent_id, _kind, key = row[:4]

@@ -306,36 +306,25 @@ class PgCatalog(SqlCatalog):
         row = tx.execute("SELECT scratchpad_run_owner(?)", [run_id]).fetchone()
         return row[0] if row else None
 
-    def insert_handle(self, row: Any, *, dedupe: bool) -> tuple[Row | None, str | None]:
-        """As the embedded catalog, plus a unique constraint on the content hash of automatic
-        spills: the loser of a race between processes gets the winner's row, and stores nothing."""
-        run_id, agent_id, _kind, key = row[:4]
-        content_hash = row[14]
-        with self._tx(agent_id) as tx:
-            old = tx.execute(
-                "SELECT body_id FROM scratch_entries WHERE run_id = ? AND agent_id = ? AND kind = 'handle' AND key = ?",
-                [run_id, agent_id, key],
-            ).fetchone()
-            if old is not None:
-                tx.execute(
-                    "DELETE FROM scratch_entries WHERE run_id = ? AND agent_id = ? AND kind = 'handle' AND key = ?",
-                    [run_id, agent_id, key],
-                )
-            inserted = tx.execute(
-                f"INSERT INTO scratch_entries ({COLUMNS}, dedupe_hash) VALUES ({', '.join('?' * 19)}) "
-                "ON CONFLICT DO NOTHING RETURNING key",
-                [*row, content_hash if dedupe else None],
-            ).fetchone()
-            if inserted is None:  # another process stored it first: use that row, drop ours
-                winner = tx.execute(
-                    f"SELECT {COLUMNS} FROM scratch_entries WHERE run_id = ? AND agent_id = ? "
-                    "AND kind = 'handle' AND (key = ? OR dedupe_hash = ?) ORDER BY created_at LIMIT 1",
-                    [run_id, agent_id, key, content_hash],
-                ).fetchone()
-                if winner is None:
-                    raise StoreError(f"handle {key!r} was written concurrently; spill again", handle=key)
-                return tuple(winner), None
-        return None, (old[0] if old else None)
+    def _insert(self, tx: Tx, row: Any, dedupe: bool) -> Row | None:
+        """A unique constraint on the content hash of automatic spills (and the primary key):
+        the loser of a race between processes gets the winner's row, and stores nothing."""
+        run_id, agent_id, key, content_hash = row[0], row[1], row[3], row[14]
+        inserted = tx.execute(
+            f"INSERT INTO scratch_entries ({COLUMNS}, dedupe_hash) VALUES ({', '.join('?' * 19)}) "
+            "ON CONFLICT DO NOTHING RETURNING key",
+            [*row, content_hash if dedupe else None],
+        ).fetchone()
+        if inserted is not None:
+            return None
+        winner = tx.execute(
+            f"SELECT {COLUMNS} FROM scratch_entries WHERE run_id = ? AND agent_id = ? AND kind = 'handle' "
+            "AND (key = ? OR dedupe_hash = ?) ORDER BY created_at LIMIT 1",
+            [run_id, agent_id, key, content_hash],
+        ).fetchone()
+        if winner is None or winner[14] != content_hash:
+            raise StoreError(f"handle {key!r} was written concurrently with other content; spill again", handle=key)
+        return tuple(winner)
 
     def sweep_expired(self, now: float) -> tuple[int, list[str]] | None:
         with self._tx(None) as tx:
