@@ -60,6 +60,11 @@ class SqlCatalog(ABC):
     def _tx(self, agent_id: str | None) -> Any:
         """A context manager: one transaction, scoped to ``agent_id`` where the engine enforces it."""
 
+    def _one(self, agent_id: str | None) -> Any:
+        """A context manager for one statement: a transaction only where the engine needs one
+        (PostgreSQL: to scope it with SET LOCAL)."""
+        return self._tx(agent_id)
+
     @abstractmethod
     def _run_owner(self, tx: Tx, run_id: str) -> str | None:
         """The agent owning ``run_id`` whoever asks (under row-level security: a vetted function)."""
@@ -102,12 +107,12 @@ class SqlCatalog(ABC):
         if now is not None:
             sql += " AND expires_at > ?"
             params.append(now)
-        with self._tx(scope.agent_id) as tx:
+        with self._one(scope.agent_id) as tx:
             row: Row | None = tx.execute(sql, params).fetchone()
         return row
 
     def row_by_hash(self, scope: Scope, content_hash: str, now: float) -> Row | None:
-        with self._tx(scope.agent_id) as tx:
+        with self._one(scope.agent_id) as tx:
             row: Row | None = tx.execute(
                 f"SELECT {COLUMNS} FROM scratch_entries WHERE {_SCOPE} AND kind = 'handle' "
                 "AND content_hash = ? AND expires_at > ? ORDER BY created_at, key LIMIT 1",
@@ -121,18 +126,18 @@ class SqlCatalog(ABC):
         if kind is not None:
             sql += " AND kind = ?"
             params.append(kind)
-        with self._tx(scope.agent_id) as tx:
+        with self._one(scope.agent_id) as tx:
             return list(tx.execute(sql + " ORDER BY created_at, key", params).fetchall())
 
     def run_rows(self, run_id: str, agent_id: str | None, now: float) -> list[Row]:
         """Live entries of a run. Every entry of a run is its owner's (``ensure_scope``), so the
         read runs in the owner's scope."""
         if agent_id is None:
-            with self._tx(None) as tx:
+            with self._one(None) as tx:
                 agent_id = self._run_owner(tx, run_id)
             if agent_id is None:
                 return []
-        with self._tx(agent_id) as tx:
+        with self._one(agent_id) as tx:
             return list(
                 tx.execute(
                     f"SELECT {COLUMNS} FROM scratch_entries WHERE {_SCOPE} AND expires_at > ? "
@@ -148,7 +153,7 @@ class SqlCatalog(ABC):
         source_tool: str | None, server: str | None, meta_json: str,
     ) -> None:  # fmt: skip
         """The same content spilled again under its handle: a new expiry, no new body."""
-        with self._tx(scope.agent_id) as tx:
+        with self._one(scope.agent_id) as tx:
             tx.execute(
                 "UPDATE scratch_entries SET expires_at = ?, created_at = CASE WHEN expires_at <= ? "
                 "THEN ? ELSE created_at END, tokens = coalesce(?, tokens), source_tool = ?, server = ?, "
@@ -196,7 +201,7 @@ class SqlCatalog(ABC):
             tx.execute(f"INSERT INTO scratch_entries ({COLUMNS}) VALUES ({', '.join('?' * 18)})", list(row))
 
     def set_expiry(self, scope: Scope, kind: str, key: str, expires: float) -> None:
-        with self._tx(scope.agent_id) as tx:
+        with self._one(scope.agent_id) as tx:
             tx.execute(
                 f"UPDATE scratch_entries SET expires_at = ? WHERE {_SCOPE} AND kind = ? AND key = ?",
                 [expires, scope.run_id, scope.agent_id, kind, key],
@@ -204,7 +209,7 @@ class SqlCatalog(ABC):
 
     def slide(self, scope: Scope, key: str, content_hash: str | None, target: float, now: float) -> None:
         """Move a live handle's expiry later to ``target`` (never earlier, never a dead one)."""
-        with self._tx(scope.agent_id) as tx:
+        with self._one(scope.agent_id) as tx:
             tx.execute(
                 f"UPDATE scratch_entries SET expires_at = ? WHERE {_SCOPE} AND kind = 'handle' AND key = ? "
                 "AND content_hash = ? AND expires_at < ? AND expires_at > ?",
@@ -212,7 +217,7 @@ class SqlCatalog(ABC):
             )
 
     def set_tokens(self, scope: Scope, handle: str, content_hash: str, tokens: int) -> bool:
-        with self._tx(scope.agent_id) as tx:
+        with self._one(scope.agent_id) as tx:
             row = tx.execute(
                 f"UPDATE scratch_entries SET tokens = ?, meta_json = {self._META_TOKENS_EXACT} "
                 f"WHERE {_SCOPE} AND kind = 'handle' AND key = ? AND content_hash = ? RETURNING key",
@@ -222,7 +227,7 @@ class SqlCatalog(ABC):
 
     def delete(self, scope: Scope, kind: str, key: str) -> tuple[str | None, float] | None:
         """Delete one entry: ``(body_id, expires_at)`` of what was deleted, or None."""
-        with self._tx(scope.agent_id) as tx:
+        with self._one(scope.agent_id) as tx:
             row = tx.execute(
                 f"DELETE FROM scratch_entries WHERE {_SCOPE} AND kind = ? AND key = ? RETURNING body_id, expires_at",
                 [scope.run_id, scope.agent_id, kind, key],
@@ -305,17 +310,26 @@ class DuckCatalog(SqlCatalog):
             except duckdb.Error as exc:
                 raise StoreError(f"catalog operation failed: {exc}", path=str(self.path)) from exc
 
+    @contextmanager
+    def _one(self, agent_id: str | None) -> Iterator[duckdb.DuckDBPyConnection]:
+        """One statement needs no explicit transaction in DuckDB (three statements would be slower)."""
+        with self._lock:
+            try:
+                yield self.conn
+            except duckdb.Error as exc:
+                raise StoreError(f"catalog operation failed: {exc}", path=str(self.path)) from exc
+
     def _run_owner(self, tx: Tx, run_id: str) -> str | None:
         row = tx.execute("SELECT agent_id FROM runs WHERE run_id = ?", [run_id]).fetchone()
         return row[0] if row else None
 
     def sweep_expired(self, now: float) -> tuple[int, list[str]] | None:
-        with self._tx(None) as tx:
+        with self._one(None) as tx:
             gone = tx.execute("DELETE FROM scratch_entries WHERE expires_at <= ? RETURNING body_id", [now]).fetchall()
         return len(gone), [r[0] for r in gone if r[0]]
 
     def referenced_bodies(self) -> set[str]:
-        with self._tx(None) as tx:
+        with self._one(None) as tx:
             return {
                 r[0] for r in tx.execute("SELECT body_id FROM scratch_entries WHERE body_id IS NOT NULL").fetchall()
             }
