@@ -82,10 +82,22 @@ class LineIndexer:
         return BodyStats(line_count, total, self._longest), entries
 
 
-def _write_index(path: Path, stats: BodyStats, entries: np.ndarray) -> None:
+def _write_index(path: Path, stats: BodyStats, entries: np.ndarray, durable: bool = False) -> None:
     with open(path, "wb") as fh:
         fh.write(_HEADER.pack(_MAGIC, stats.line_count, stats.body_bytes, stats.longest_line, len(entries)))
         fh.write(np.ascontiguousarray(entries, dtype="<u8").tobytes())
+        if durable:
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make the names in ``directory`` (a rename into it) durable."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _chunks(data: bytes) -> Iterator[memoryview]:
@@ -94,7 +106,9 @@ def _chunks(data: bytes) -> Iterator[memoryview]:
         yield view[start : start + _WRITE_CHUNK]
 
 
-def write_body_dir(directory: Path, raw: bytes | Iterable[bytes], body: bytes | None) -> BodyStats:
+def write_body_dir(
+    directory: Path, raw: bytes | Iterable[bytes], body: bytes | None, durable: bool = False
+) -> BodyStats:
     """Write a body directory (``directory`` must not exist); returns the body's stats.
 
     ``raw`` may be an iterable of chunks (a body streamed from a file); ``body`` is None when
@@ -108,13 +122,21 @@ def write_body_dir(directory: Path, raw: bytes | Iterable[bytes], body: bytes | 
             fh.write(piece)
             if body is None:
                 indexer.feed(piece)
+        if durable:
+            fh.flush()
+            os.fsync(fh.fileno())
     if body is not None:
         with open(directory / "body", "wb") as fh:
             for piece in _chunks(body):
                 fh.write(piece)
                 indexer.feed(piece)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
     stats, entries = indexer.finish()
-    _write_index(directory / "lines.idx", stats, entries)
+    _write_index(directory / "lines.idx", stats, entries, durable)
+    if durable:
+        fsync_dir(directory)
     return stats
 
 

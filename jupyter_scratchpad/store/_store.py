@@ -44,7 +44,7 @@ from ..errors import (
     StoreError,
     StoreFormatError,
 )
-from ._bodies import BodyReader, remove_body_dir, write_body_dir
+from ._bodies import BodyReader, fsync_dir, remove_body_dir, write_body_dir
 from ._catalog import DuckCatalog, SqlCatalog
 from ._entry import Entry, Scope, validate_handle, validate_id, validate_key, validate_ttl
 from ._lock import StoreLock
@@ -389,7 +389,8 @@ class ScratchStore:
             self._inflight.add(body_id)
         winner: Entry | None = None
         try:
-            stats = write_body_dir(tmp_dir, raw, body)
+            # a shared store's body outlives this machine's page cache: tmp -> fsync -> rename
+            stats = write_body_dir(tmp_dir, raw, body, durable=self.shared)
             now = self.now()
             entry = Entry(
                 scope.run_id, scope.agent_id, "handle", handle, body_id, None, fmt, size_bytes,
@@ -399,6 +400,8 @@ class ScratchStore:
             with self._lock:
                 cat = self.catalog
                 os.rename(tmp_dir, self.path / "bodies" / body_id)
+                if self.shared:
+                    fsync_dir(self.path / "bodies")
                 try:
                     won, old_body = cat.insert_handle(entry.as_row(), dedupe=dedupe)
                 except BaseException:

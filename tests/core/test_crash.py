@@ -32,7 +32,7 @@ CHILD = textwrap.dedent(
     pad.intercept("committed before the crash\\n" * 5000, tool="before")
 
     if stage == "writing":           # halfway through writing the body files
-        def slow_write(directory, raw, body):
+        def slow_write(directory, raw, body, durable=False):
             directory.mkdir(parents=True)
             (directory / "raw").write_bytes(raw[: len(raw) // 2])
             wait_for_kill()
