@@ -67,7 +67,7 @@ def _open_store(args: argparse.Namespace) -> Any:
     if args.store_url:
         if not args.store_url.startswith(("postgresql://", "postgres://")):
             raise UsageError(f"--store-url must be a postgresql:// URL, not {args.store_url[:60]!r}")
-        return ScratchStore(args.store_url, bodies=args.bodies or os.environ.get("SCRATCHPAD_BODIES"))
+        return ScratchStore(args.store_url, bodies=args.bodies)  # None: $SCRATCHPAD_BODIES, else per catalog
     if args.ephemeral:
         return ScratchStore(None)
     given = args.store or getattr(args, "store_global", None) or os.environ.get("SCRATCHPAD_STORE")

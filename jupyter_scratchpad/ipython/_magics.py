@@ -48,7 +48,7 @@ class ScratchMagics(Magics):
                         "(store_path). Default: $SCRATCHPAD_STORE_URL.").tag(config=True)
     store_bodies = Unicode(None, allow_none=True, help="With store_url: the directory of the shared bodies, "
                            "reachable by every process of the store. None: $SCRATCHPAD_BODIES, else "
-                           "~/.cache/jupyter-scratchpad/shared-bodies.").tag(config=True)
+                           "~/.cache/jupyter-scratchpad/shared-bodies/<catalog id> (one machine).").tag(config=True)
     ttl_s = Float(3600.0, help="Seconds an entry lives before it expires (each entry; extend with the "
                   "sidebar or Scratchpad.extend).").tag(config=True)
     run_id = Unicode("notebook", help="Run id of the notebook's scratchpad.").tag(config=True)

@@ -187,15 +187,16 @@ class PgCatalog(SqlCatalog):
 
         if isinstance(exc, StoreError):
             return exc
+        said = " ".join(str(exc).split())[:300]  # libpq's messages span lines; ours are one
         if isinstance(exc, PoolClosed):
             return StoreError(f"the connection pool to {self._where} is closed; open a new ScratchStore")
         if isinstance(exc, (PoolTimeout, psycopg.OperationalError, psycopg.InterfaceError)):
             return StoreUnavailableError(
-                f"the shared store's PostgreSQL ({self._where}) is unavailable: {str(exc).strip()[:300]}; "
+                f"the shared store's PostgreSQL ({self._where}) is unavailable: {said}; "
                 "nothing was changed, retry when it is back (the pool reconnects by itself)",
                 url=self._where,
             )
-        return StoreError(f"catalog operation failed on {self._where}: {str(exc).strip()[:300]}", url=self._where)
+        return StoreError(f"catalog operation failed on {self._where}: {said}", url=self._where)
 
     def _configure(self, conn: Any) -> None:
         """Every pooled connection acts as the application role (checked once, in ``_check_role``)."""

@@ -52,6 +52,7 @@ from ._lock import StoreLock
 if TYPE_CHECKING:
     from .._pad import Scratchpad
     from ..spill import SpillPolicy
+    from ._pgcatalog import PgCatalog
 
 __all__ = ["ScratchStore"]
 
@@ -65,13 +66,12 @@ SHARED_ORPHAN_GRACE_S = 900.0  # a body being written by another process is youn
 _STORE_ID_FILE = "STORE_ID"
 
 
-def default_shared_bodies() -> Path:
-    """Where a shared store keeps bodies when no ``bodies=`` is given: one machine's processes
-    share it; processes on several machines need a directory they all mount (``bodies=DIR``)."""
-    base = os.environ.get("SCRATCHPAD_BODIES") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "jupyter-scratchpad", "shared-bodies"
-    )
-    return Path(base)
+def default_shared_bodies(store_id: str) -> Path:
+    """Where a shared store keeps bodies when neither ``bodies=`` nor ``$SCRATCHPAD_BODIES`` says:
+    a directory per catalog in the user's cache, which one machine's processes share; processes
+    on several machines need a directory they all mount (``bodies=DIR``)."""
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return Path(cache) / "jupyter-scratchpad" / "shared-bodies" / store_id
 
 
 def claim_bodies_dir(path: Path, store_id: str, where: str) -> None:
@@ -132,9 +132,16 @@ class ScratchStore:
         self.max_ttl_s = validate_ttl(max_ttl_s)
         self._clock = clock
         self.url: str | None = None
+        pg_cat: PgCatalog | None = None
         if isinstance(path, str) and path.startswith(("postgresql://", "postgres://")):
+            from ._pgcatalog import PgCatalog
+
             self.url = path
-            path = bodies if bodies is not None else default_shared_bodies()
+            pg_cat = PgCatalog(path)
+            # by default, a directory per catalog: two catalogs never share one by accident
+            if bodies is None:
+                bodies = os.environ.get("SCRATCHPAD_BODIES") or default_shared_bodies(pg_cat.store_id)
+            path = bodies
         elif bodies is not None:
             raise InvalidArgumentError(
                 "bodies= is for a shared store: ScratchStore('postgresql://…', bodies=DIR); an embedded "
@@ -152,34 +159,11 @@ class ScratchStore:
         self._inflight: set[str] = set()
         self._readers: OrderedDict[str, BodyReader] = OrderedDict()
         try:
-            self.path.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(f"cannot create the store directory {self.path}: {exc}", path=str(self.path)) from exc
-        if not self.path.is_dir():
-            raise StoreFormatError(f"{self.path} is not a directory", path=str(self.path))
-        self._file_lock: StoreLock | None = None
-        self._cat: SqlCatalog
-        if self.url is None:
-            self._file_lock = StoreLock(self.path / "LOCK")
-            try:
-                (self.path / "bodies").mkdir(exist_ok=True)
-                (self.path / "tmp").mkdir(exist_ok=True)
-                self._cat = DuckCatalog(self.path)
-            except BaseException:
-                self._file_lock.release()
-                raise
-        else:
-            from ._pgcatalog import PgCatalog
-
-            (self.path / "bodies").mkdir(exist_ok=True)
-            (self.path / "tmp").mkdir(exist_ok=True)
-            cat = PgCatalog(self.url)
-            try:
-                claim_bodies_dir(self.path, cat.store_id, cat.describe())
-            except BaseException:
-                cat.close()
-                raise
-            self._cat = cat
+            self._open_catalog(pg_cat)
+        except BaseException:
+            if pg_cat is not None:
+                pg_cat.close()
+            raise
         # another process may be writing a body of a shared store right now: only bodies older
         # than this are orphans (the embedded store's lock makes its sweep exact)
         self.orphan_grace_s = float(
@@ -196,6 +180,32 @@ class ScratchStore:
             self._sweeper.start()
 
     # -- lifecycle ---------------------------------------------------------------------------
+
+    def _open_catalog(self, pg_cat: PgCatalog | None) -> None:
+        """Make the directory and open the catalog: DuckDB under a file lock, or the given
+        PostgreSQL catalog once the bodies directory is claimed for it."""
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the store directory {self.path}: {exc}", path=str(self.path)) from exc
+        if not self.path.is_dir():
+            raise StoreFormatError(f"{self.path} is not a directory", path=str(self.path))
+        self._file_lock: StoreLock | None = None
+        self._cat: SqlCatalog
+        if pg_cat is None:
+            self._file_lock = StoreLock(self.path / "LOCK")
+            try:
+                (self.path / "bodies").mkdir(exist_ok=True)
+                (self.path / "tmp").mkdir(exist_ok=True)
+                self._cat = DuckCatalog(self.path)
+            except BaseException:
+                self._file_lock.release()
+                raise
+            return
+        (self.path / "bodies").mkdir(exist_ok=True)
+        (self.path / "tmp").mkdir(exist_ok=True)
+        claim_bodies_dir(self.path, pg_cat.store_id, pg_cat.describe())
+        self._cat = pg_cat
 
     @property
     def shared(self) -> bool:

@@ -267,3 +267,42 @@ def test_the_same_content_is_stored_once_under_a_race(pg_url: str, tmp_path: Pat
     finally:
         a.close()
         b.close()
+
+
+def test_agent_sql_on_a_shared_store_never_reaches_postgres(pg_url: str, tmp_path: Path) -> None:
+    with shared(pg_url, tmp_path / "b") as store:
+        pad = store.scratchpad("r", "alice")
+        h = pad.intercept([{"id": i, "name": f"n{i}"} for i in range(3000)], tool="rows").handle
+        dsn = pg_url.replace("postgresql://", "postgres://")
+        for query in (
+            f"ATTACH '{pg_url}' AS pg (TYPE postgres)",
+            f"SELECT * FROM postgres_scan('{dsn}', 'public', 'scratch_entries')",
+            "INSTALL postgres",
+            "LOAD postgres",
+            f"SELECT * FROM postgres_query('{dsn}', 'SELECT 1')",
+        ):
+            res = pad.call_tool("sql", {"query": query})
+            assert not res.ok and res.error["error"] in ("sql_forbidden", "sql_error", "sql_not_read_only"), (
+                query,
+                res.text,
+            )
+            assert "scratch_entries" not in res.text.replace(query, "") and len(res.text) < 3000
+        ok = pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {h}"})
+        assert ok.ok and "3000" in ok.text
+
+
+def test_without_a_bodies_directory_each_catalog_gets_its_own(
+    pg_server: PgServer, pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("SCRATCHPAD_BODIES", raising=False)
+    other = pg_server.create_database("second_" + os.urandom(4).hex())
+    with ScratchStore(pg_url, sweep_interval_s=None) as a, ScratchStore(other, sweep_interval_s=None) as b:
+        assert (
+            a.path != b.path
+            and a.path.parent == b.path.parent == tmp_path / "cache" / "jupyter-scratchpad" / "shared-bodies"
+        )
+        assert a.path.name == a._cat.store_id  # type: ignore[attr-defined]
+    monkeypatch.setenv("SCRATCHPAD_BODIES", str(tmp_path / "env-bodies"))
+    with ScratchStore(pg_url, sweep_interval_s=None) as c:
+        assert c.path == tmp_path / "env-bodies"

@@ -25,7 +25,7 @@ LOG_CODE = f"for i in range({LOG_LINES}):\n    print(f'log line {{i}}: worker {{
 
 
 def expected_data() -> Any:
-    return eval(DATA_EXPR)  # noqa: S307 - our own literal, the one the kernel evaluates
+    return eval(DATA_EXPR)  # our own literal: the one the kernel evaluates
 
 
 def expected_log() -> str:
@@ -37,10 +37,12 @@ def digest(text: str) -> str:
 
 
 # In the kernels: a canonical digest of a value, so 100 KB need not cross iopub (which would spill it).
-DIGEST_FN = ("import hashlib, json\n"
-             "def _digest(v):\n"
-             "    t = v if isinstance(v, str) else json.dumps(v, sort_keys=True)\n"
-             "    return hashlib.sha256(t.encode()).hexdigest()\n")
+DIGEST_FN = (
+    "import hashlib, json\n"
+    "def _digest(v):\n"
+    "    t = v if isinstance(v, str) else json.dumps(v, sort_keys=True)\n"
+    "    return hashlib.sha256(t.encode()).hexdigest()\n"
+)
 
 
 def canonical(value: Any) -> str:
@@ -91,8 +93,11 @@ def text_of(messages: list[dict[str, Any]]) -> str:
 
 
 def stub_of(messages: list[dict[str, Any]]) -> dict[str, Any]:
-    [stub] = [m["content"]["data"][STUB_MIME] for m in messages
-              if m["msg_type"] in ("execute_result", "display_data") and STUB_MIME in m["content"]["data"]]
+    [stub] = [
+        m["content"]["data"][STUB_MIME]
+        for m in messages
+        if m["msg_type"] in ("execute_result", "display_data") and STUB_MIME in m["content"]["data"]
+    ]
     return stub
 
 
@@ -103,19 +108,23 @@ def kernel_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 def use_shared_store(kernel: Kernel, url: str, bodies: Path) -> None:
-    # bodies before the URL (else the URL opens with the default bodies directory), and the agent before
-    # the run (else the run is claimed by the default agent 'notebook').
+    # The agent comes from the configuration the extension loads with (as ipython_config.py would set it):
+    # once loaded, the pad's run is owned by its agent, so %config ScratchMagics.agent_id is refused.
+    # The bodies go before the URL, else the URL opens with the default bodies directory.
     out = kernel.run(
+        f"get_ipython().config.ScratchMagics.agent_id = {AGENT!r}\n"
         "%load_ext jupyter_scratchpad\n"
         f"%config ScratchMagics.store_bodies = {str(bodies)!r}\n"
         f"%config ScratchMagics.store_url = {url!r}\n"
-        f"%config ScratchMagics.agent_id = {AGENT!r}\n"
-        f"%config ScratchMagics.run_id = {RUN!r}\n")
+        f"%config ScratchMagics.run_id = {RUN!r}\n"
+    )
     assert "not applied" not in out and "ERROR" not in out, out
     # %config logs a value it could not apply instead of raising: check what is in force.
-    state = kernel.run(DIGEST_FN + "from jupyter_scratchpad.ipython import get_session\n"
-                       "_s = get_session()\nprint(_s.store.shared, _s.magics.store_url == "
-                       f"{url!r}, _s.pad.run_id, _s.pad.agent_id)")
+    state = kernel.run(
+        DIGEST_FN + "from jupyter_scratchpad.ipython import get_session\n"
+        "_s = get_session()\nprint(_s.store.shared, _s.magics.store_url == "
+        f"{url!r}, _s.pad.run_id, _s.pad.agent_id)"
+    )
     assert state.split() == ["True", "True", RUN, AGENT]
 
 
@@ -142,36 +151,38 @@ def test_what_one_kernel_spills_the_other_reads_back(pair: tuple[Kernel, Kernel]
     stub = stub_of(messages)
     handle = stub["handle"]
     assert stub["format"] == "json" and handle.startswith("cell_")
-    assert f"row-{ROWS - 1}" not in json.dumps([m["content"] for m in messages])  # the payload stayed out
+    wire = json.dumps([m["content"] for m in messages])
+    assert f"row-{ROWS // 2}" not in wire and len(wire) < 12_000  # the payload stayed out of the notebook
     # kernel 1: %%scratch --name stores a cell's stdout under a chosen handle
     reply, messages = k1.execute(f"%%scratch --name shared_log --force\n{LOG_CODE}")
     assert reply["status"] == "ok" and stub_of(messages)["handle"] == "shared_log"
-    assert "log line 5999" not in text_of(messages)
+    assert f"log line {LOG_LINES // 2}:" not in text_of(messages)
     bodies = tmp_path / "bodies"
     assert (bodies / "STORE_ID").is_file() and len(list((bodies / "bodies").iterdir())) == 2
     assert not (tmp_path / "xdg-cache" / "jupyter-scratchpad").exists()  # the configured bodies dir, only
 
     # kernel 2 (open since before the spills) reads both back: the magics, then the Python API
-    reply, messages = k2.execute(f"%scratch head shared_log -n 3")
+    reply, messages = k2.execute("%scratch head shared_log -n 3")
     assert reply["status"] == "ok", reply
     [result] = [m for m in messages if m["msg_type"] == "execute_result"]
     head = result["content"]["data"]["text/plain"]
     assert head.splitlines()[:3] == [f"     {n + 1}\t{line}" for n, line in enumerate(expected_log().splitlines()[:3])]
     assert f"of {LOG_LINES:,}" in head
-    lines = k2.run(f"r = %scratch items {handle} rows --limit 2\nprint(json.dumps(r.data['items']))")
-    assert json.loads(lines.splitlines()[-1]) == expected_data()["rows"][:2]
+    last = k2.run(f"r = %scratch get {handle} rows[{ROWS - 1}]\nprint(json.dumps(r))")
+    assert json.loads(last) == expected_data()["rows"][ROWS - 1]
     got = k2.run(f"_v = get_session().pad.get({handle!r})\nprint(len(_v['rows']), _digest(_v))").split()
     assert got == [str(ROWS), digest(canonical(expected_data()))]
     got = k2.run("_t = get_session().pad.get('shared_log')\nprint(len(_t), _digest(_t))").split()
     assert got == [str(len(expected_log())), digest(expected_log())]
-    listed = k2.run("print(sorted(get_session().pad.entries('handle')['handle'] if False else "
-                    "e['handle'] for e in get_session().pad.entries('handle')))")
+    listed = k2.run("print(sorted(e['handle'] for e in get_session().pad.entries('handle')))")
     assert listed.strip() == repr(sorted([handle, "shared_log"]))
 
     # and back: kernel 2 writes, kernel 1 (still open) reads
-    k2.run("get_session().pad.scratch_write('from_k2', {'step': 2, 'seen': %r})" % handle)
+    k2.run(f"get_session().pad.scratch_write('from_k2', {{'step': 2, 'seen': {handle!r}}})")
     assert json.loads(k1.run("print(json.dumps(get_session().pad.scratch_read('from_k2')))")) == {
-        "step": 2, "seen": handle}
+        "step": 2,
+        "seen": handle,
+    }
 
     # the sharing is by run: kernel 2 on another run sees none of it
     assert k2.run("%config ScratchMagics.run_id = 'another-run'\nprint(get_session().pad.entries())").strip() == "[]"
@@ -182,8 +193,9 @@ def test_what_one_kernel_spills_the_other_reads_back(pair: tuple[Kernel, Kernel]
 def test_a_store_url_that_cannot_be_used_is_one_clear_message(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-socket-dir"
     bad = f"postgresql://postgres@/nodb?host={missing}&port=5999"
-    k = Kernel(tmp_path, kernel_env(tmp_path, SCRATCHPAD_STORE_URL=bad,
-                                    SCRATCHPAD_BODIES=str(tmp_path / "bodies"))).wait()
+    k = Kernel(
+        tmp_path, kernel_env(tmp_path, SCRATCHPAD_STORE_URL=bad, SCRATCHPAD_BODIES=str(tmp_path / "bodies"))
+    ).wait()
     try:
         # $SCRATCHPAD_STORE_URL is the default: loading fails with a UsageError, no traceback
         reply, messages = k.execute("%load_ext jupyter_scratchpad")
@@ -204,8 +216,10 @@ def test_a_store_url_that_cannot_be_used_is_one_clear_message(tmp_path: Path) ->
         assert f"ScratchMagics.store_url = {bad!r} was not applied: jupyter-scratchpad: the shared store's" in out
         assert "is unavailable" in out and "Kept: a temporary store at " in out
         assert "Traceback" not in out and len(out) < 1000
-        state = ("from jupyter_scratchpad.ipython import get_session\n_s = get_session()\n"
-                 "print(_s.magics.store_url, _s.store.shared, _s.pad.scratch_read('kept'))")
+        state = (
+            "from jupyter_scratchpad.ipython import get_session\n_s = get_session()\n"
+            "print(_s.magics.store_url, _s.store.shared, _s.pad.scratch_read('kept'))"
+        )
         assert k.run(state).split() == ["None", "False", "41"]
 
         # another database is refused before anything is opened, naming what is accepted

@@ -17,6 +17,12 @@ import pytest
 from jupyter_scratchpad import Scratchpad, ScratchStore
 
 
+@pytest.fixture
+def store(backend_store: ScratchStore) -> ScratchStore:
+    """The sandbox holds on both backends; a shared store's agent SQL never reaches PostgreSQL."""
+    return backend_store
+
+
 def body_hashes(store: ScratchStore) -> dict[str, str]:
     root = Path(store.path) / "bodies"
     return {
