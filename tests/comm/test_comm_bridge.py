@@ -13,7 +13,7 @@ import comm.base_comm
 import pytest
 from comm_helpers import check
 
-from jupyter_scratchpad import Scratchpad
+from jupyter_scratchpad import Scratchpad, ScratchStore
 from jupyter_scratchpad.comm import (
     COMM_TARGET,
     PROTOCOL_VERSION,
@@ -24,6 +24,12 @@ from jupyter_scratchpad.comm import (
 )
 
 
+@pytest.fixture
+def store(backend_store: ScratchStore) -> ScratchStore:
+    """The explorer and the lab bridge work unchanged on both backends (embedded, shared PostgreSQL)."""
+    return backend_store
+
+
 class RecordingComm(comm.base_comm.BaseComm):
     """A comm whose messages to the front end are kept in ``sent``."""
 
@@ -31,8 +37,9 @@ class RecordingComm(comm.base_comm.BaseComm):
         self.sent: list[tuple[str, Any]] = []
         super().__init__(**kwargs)
 
-    def publish_msg(self, msg_type: str, data: Any = None, metadata: Any = None, buffers: Any = None,
-                    **keys: Any) -> None:
+    def publish_msg(
+        self, msg_type: str, data: Any = None, metadata: Any = None, buffers: Any = None, **keys: Any
+    ) -> None:
         self.sent.append((msg_type, data))
 
 
@@ -203,8 +210,15 @@ def test_a_landed_token_count_is_pushed_to_every_open_page(store: Any, manager: 
     exact = pad.stub(spilled.handle)["tokens"]
     for page in pages:
         events = [data for kind, data in page.sent if kind == "comm_msg" and data.get("type") == "event"]
-        assert events == [{"protocol": PROTOCOL_VERSION, "type": "event", "event": "tokens",
-                           "handle": spilled.handle, "tokens": exact}]
+        assert events == [
+            {
+                "protocol": PROTOCOL_VERSION,
+                "type": "event",
+                "event": "tokens",
+                "handle": spilled.handle,
+                "tokens": exact,
+            }
+        ]
         check("tokens_event", events[0])
     assert exact > spilled.stub["tokens"]
     unregister_comm_target(comm_manager=manager)

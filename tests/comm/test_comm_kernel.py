@@ -64,8 +64,12 @@ def comm_event(kc: BlockingKernelClient, comm_id: str) -> tuple[str, Any]:
 
 def open_comm(kc: BlockingKernelClient) -> tuple[str, tuple[str, Any]]:
     comm_id = uuid.uuid4().hex
-    kc.shell_channel.send(kc.session.msg("comm_open", {
-        "comm_id": comm_id, "target_name": COMM_TARGET, "data": {"protocol": PROTOCOL_VERSION, "id": "hello"}}))
+    kc.shell_channel.send(
+        kc.session.msg(
+            "comm_open",
+            {"comm_id": comm_id, "target_name": COMM_TARGET, "data": {"protocol": PROTOCOL_VERSION, "id": "hello"}},
+        )
+    )
     return comm_id, comm_event(kc, comm_id)
 
 
@@ -106,8 +110,7 @@ def test_the_bridge_through_a_real_kernel(kernel: BlockingKernelClient) -> None:
     check("hello_reply", hello)
     assert hello["id"] == "hello"
 
-    run(kernel, "big = {'items': [{'id': i, 'name': f'item-{i}', 'tags': ['a', 'b']} for i in range(4000)]}\n"
-                "big")
+    run(kernel, "big = {'items': [{'id': i, 'name': f'item-{i}', 'tags': ['a', 'b']} for i in range(4000)]}\nbig")
     listing = request(kernel, comm_id, {"protocol": "1.0", "id": "l1", "type": "list"})
     check("list_reply", listing)
     handles = [e["handle"] for e in listing["result"]["entries"]]
@@ -125,8 +128,12 @@ def test_the_bridge_through_a_real_kernel(kernel: BlockingKernelClient) -> None:
             EVENTS.append(data)
     [event] = [e for e in EVENTS if e["handle"] == handles[0]]
     check("tokens_event", event)
-    assert event["tokens"] == request(kernel, comm_id, {"protocol": "1.0", "id": "s2", "type": "stub",
-                                                        "handle": handles[0]})["result"]["stub"]["tokens"]
+    assert (
+        event["tokens"]
+        == request(kernel, comm_id, {"protocol": "1.0", "id": "s2", "type": "stub", "handle": handles[0]})["result"][
+            "stub"
+        ]["tokens"]
+    )
 
     run(kernel, "%unload_ext jupyter_scratchpad")
     closed = {}

@@ -46,8 +46,13 @@ def test_hello_names_the_pad(pad: Scratchpad) -> None:
     reply = handle_request(pad, req("hello"))
     check("hello_request", req("hello"))
     check("hello_reply", reply)
-    assert reply["result"] == {"protocol": PROTOCOL_VERSION, "package_version": __version__,
-                               "run_id": "run-1", "agent_id": "agent-1", "model": "gpt-4o"}
+    assert reply["result"] == {
+        "protocol": PROTOCOL_VERSION,
+        "package_version": __version__,
+        "run_id": "run-1",
+        "agent_id": "agent-1",
+        "model": "gpt-4o",
+    }
 
 
 def test_list_gives_entries_newest_first_and_notes_with_time_left(pad: Scratchpad, clock: Any) -> None:
@@ -66,9 +71,16 @@ def test_list_gives_entries_newest_first_and_notes_with_time_left(pad: Scratchpa
     assert small["size"] == 100
     assert small["ttl_left_s"] == pytest.approx(40)
     assert result["entries"][1]["tokens"] == pad.entry(first).tokens
-    assert result["notes"] == [{"key": "plan", "size": len('{"step": 2}'), "preview": result["notes"][0]["preview"],
-                                "created_at": clock.now - 20, "expires_at": clock.now + 100,
-                                "ttl_left_s": pytest.approx(100)}]
+    assert result["notes"] == [
+        {
+            "key": "plan",
+            "size": len('{"step": 2}'),
+            "preview": result["notes"][0]["preview"],
+            "created_at": clock.now - 20,
+            "expires_at": clock.now + 100,
+            "ttl_left_s": pytest.approx(100),
+        }
+    ]
     assert "step" in result["notes"][0]["preview"]
     assert (result["total_entries"], result["total_notes"], result["now"]) == (2, 1, clock.now)
 
@@ -105,8 +117,7 @@ def test_extend_moves_expiry_from_now(pad: Scratchpad, spilled: str, clock: Any)
     reply = handle_request(pad, req("extend", handle=spilled, ttl_s=7200))
     check("extend_request", req("extend", handle=spilled, ttl_s=7200))
     check("extend_reply", reply)
-    assert reply["result"] == {"kind": "handle", "key": spilled, "expires_at": clock.now + 7200,
-                               "ttl_left_s": 7200}
+    assert reply["result"] == {"kind": "handle", "key": spilled, "expires_at": clock.now + 7200, "ttl_left_s": 7200}
     assert pad.entry(spilled).expires_at == clock.now + 7200
     default = handle_request(pad, req("extend", handle=spilled))["result"]
     assert default["ttl_left_s"] == 7200  # the store's default TTL is shorter: the later expiry stays
@@ -143,29 +154,44 @@ BAD_REQUESTS = [
     ("extra field", {"protocol": "1.0", "id": "a", "type": "budget", "handle": "h"}, "invalid_request", "a"),
     ("stub without handle", {"protocol": "1.0", "id": "a", "type": "stub"}, "invalid_request", "a"),
     ("bad handle", {"protocol": "1.0", "id": "a", "type": "stub", "handle": "../etc"}, "invalid_request", "a"),
-    ("both handle and key", {"protocol": "1.0", "id": "a", "type": "delete", "handle": "h", "key": "k"},
-     "invalid_request", "a"),
+    (
+        "both handle and key",
+        {"protocol": "1.0", "id": "a", "type": "delete", "handle": "h", "key": "k"},
+        "invalid_request",
+        "a",
+    ),
     ("neither handle nor key", {"protocol": "1.0", "id": "a", "type": "extend"}, "invalid_request", "a"),
-    ("negative ttl", {"protocol": "1.0", "id": "a", "type": "extend", "key": "k", "ttl_s": -1},
-     "invalid_request", "a"),
-    ("bool ttl", {"protocol": "1.0", "id": "a", "type": "extend", "key": "k", "ttl_s": True},
-     "invalid_request", "a"),
+    ("negative ttl", {"protocol": "1.0", "id": "a", "type": "extend", "key": "k", "ttl_s": -1}, "invalid_request", "a"),
+    ("bool ttl", {"protocol": "1.0", "id": "a", "type": "extend", "key": "k", "ttl_s": True}, "invalid_request", "a"),
     ("empty key", {"protocol": "1.0", "id": "a", "type": "delete", "key": ""}, "invalid_request", "a"),
     ("unknown note", {"protocol": "1.0", "id": "a", "type": "extend", "key": "nope"}, "not_found", "a"),
     ("id with a trailing newline", {"protocol": "1.1", "id": "a\n", "type": "list"}, "invalid_request", None),
-    ("handle with a trailing newline", {"protocol": "1.1", "id": "a", "type": "stub", "handle": "h\n"},
-     "invalid_request", "a"),
+    (
+        "handle with a trailing newline",
+        {"protocol": "1.1", "id": "a", "type": "stub", "handle": "h\n"},
+        "invalid_request",
+        "a",
+    ),
     ("version with a trailing newline", {"protocol": "1.1\n", "id": "a", "type": "list"}, "invalid_request", "a"),
-    ("a tiny ttl", {"protocol": "1.1", "id": "a", "type": "extend", "key": "k", "ttl_s": 0.001},
-     "invalid_request", "a"),
+    (
+        "a tiny ttl",
+        {"protocol": "1.1", "id": "a", "type": "extend", "key": "k", "ttl_s": 0.001},
+        "invalid_request",
+        "a",
+    ),
     ("explorer without model id", {"protocol": "1.1", "id": "a", "type": "explorer"}, "invalid_request", "a"),
-    ("explorer with a bad model id", {"protocol": "1.1", "id": "a", "type": "explorer", "model_id": "x\n"},
-     "invalid_request", "a"),
+    (
+        "explorer with a bad model id",
+        {"protocol": "1.1", "id": "a", "type": "explorer", "model_id": "x\n"},
+        "invalid_request",
+        "a",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("message", "code", "echoed_id"), [b[1:] for b in BAD_REQUESTS],
-                         ids=[b[0] for b in BAD_REQUESTS])
+@pytest.mark.parametrize(
+    ("message", "code", "echoed_id"), [b[1:] for b in BAD_REQUESTS], ids=[b[0] for b in BAD_REQUESTS]
+)
 def test_bad_requests_get_error_replies(pad: Scratchpad, message: object, code: str, echoed_id: str | None) -> None:
     reply = handle_request(pad, message)
     check("error_reply", reply)
@@ -174,8 +200,11 @@ def test_bad_requests_get_error_replies(pad: Scratchpad, message: object, code: 
     assert reply["error"]["message"]
 
 
-@pytest.mark.parametrize("message", [b[1] for b in BAD_REQUESTS if b[2] == "invalid_request"],
-                         ids=[b[0] for b in BAD_REQUESTS if b[2] == "invalid_request"])
+@pytest.mark.parametrize(
+    "message",
+    [b[1] for b in BAD_REQUESTS if b[2] == "invalid_request"],
+    ids=[b[0] for b in BAD_REQUESTS if b[2] == "invalid_request"],
+)
 def test_the_schemas_refuse_what_the_kernel_refuses(message: object) -> None:
     kind = message.get("type", "list") if isinstance(message, dict) else "list"
     with pytest.raises(jsonschema.ValidationError):

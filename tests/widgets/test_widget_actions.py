@@ -10,13 +10,20 @@ from typing import Any
 import pytest
 from widget_helpers import ask
 
-from jupyter_scratchpad import Scratchpad
+from jupyter_scratchpad import Scratchpad, ScratchStore
 from jupyter_scratchpad.widgets import Explorer
 from jupyter_scratchpad.widgets._actions import MAX_PAGE_CHARS
 
 
-def test_preview_pages_lines_as_the_person(make_explorer: Callable[..., Explorer], pad: Scratchpad,
-                                           pods_handle: str) -> None:
+@pytest.fixture
+def store(backend_store: ScratchStore) -> ScratchStore:
+    """The explorer and the lab bridge work unchanged on both backends (embedded, shared PostgreSQL)."""
+    return backend_store
+
+
+def test_preview_pages_lines_as_the_person(
+    make_explorer: Callable[..., Explorer], pad: Scratchpad, pods_handle: str
+) -> None:
     explorer = make_explorer(pods_handle)
     used = pad.budget.used
     head = ask(explorer, "preview", tool="head", lines=5)["view"]
@@ -36,15 +43,18 @@ def test_as_the_model_would_see_it(make_explorer: Callable[..., Explorer], pad: 
     view = reply["view"]
     expected = pad.call_tool("head", {"handle": pods_handle, "lines": 5}, charge=False).data["lines"]
     assert view["kind"] == "text" and all(line in view["text"] for line in expected)
-    assert f"{view['tokens']} tokens, " in view["text"] and view["tokens"] > 0 and pad.budget.used == used + view["tokens"]
+    assert (
+        f"{view['tokens']} tokens, " in view["text"] and view["tokens"] > 0 and pad.budget.used == used + view["tokens"]
+    )
     assert explorer.budget["used"] == pad.budget.used  # the meter follows
     refused = ask(explorer, "preview", tool="slice", start=1, lines=2000)
     assert not refused["ok"] and refused["error"]["error"] == "slice_too_large"
     assert refused["error"]["suggestions"][0]["tool"] == "slice"
 
 
-def test_grep_defaults_a_person_would_choose_and_more(make_explorer: Callable[..., Explorer], pods_handle: str,
-                                                      pods: dict[str, Any]) -> None:
+def test_grep_defaults_a_person_would_choose_and_more(
+    make_explorer: Callable[..., Explorer], pods_handle: str, pods: dict[str, Any]
+) -> None:
     explorer = make_explorer(pods_handle)
     failed = sum(1 for p in pods["items"] if p["status"]["phase"] == "Failed")
     view = ask(explorer, "grep", pattern='"Failed"')["view"]
@@ -57,8 +67,9 @@ def test_grep_defaults_a_person_would_choose_and_more(make_explorer: Callable[..
     assert len(every["marked"]) == failed and every["more"] is False
 
 
-def test_schema_offers_the_array_paths_then_items_and_values(make_explorer: Callable[..., Explorer],
-                                                             pods_handle: str) -> None:
+def test_schema_offers_the_array_paths_then_items_and_values(
+    make_explorer: Callable[..., Explorer], pods_handle: str
+) -> None:
     explorer = make_explorer(pods_handle)
     schema = ask(explorer, "schema")["view"]
     assert schema["kind"] == "text" and "$.items" in schema["text"] and schema["paths"][0] == "$.items"
@@ -79,8 +90,9 @@ def test_iterate_rows_and_missing_fields(make_explorer: Callable[..., Explorer],
     assert not reply["ok"] and "name the fields" in reply["error"]["message"]
 
 
-def test_sql_pages_counts_and_describes(make_explorer: Callable[..., Explorer], pad: Scratchpad,
-                                        pods_handle: str) -> None:
+def test_sql_pages_counts_and_describes(
+    make_explorer: Callable[..., Explorer], pad: Scratchpad, pods_handle: str
+) -> None:
     explorer = make_explorer(pods_handle)
     used = pad.budget.used
     query = f"SELECT i.metadata.name AS name FROM (SELECT unnest(items) AS i FROM {pods_handle}) -- a comment"
@@ -94,8 +106,9 @@ def test_sql_pages_counts_and_describes(make_explorer: Callable[..., Explorer], 
     assert pad.budget.used == used
 
 
-def test_a_failed_query_names_the_relations_and_a_next_step(make_explorer: Callable[..., Explorer],
-                                                            pods_handle: str, events_handle: str) -> None:
+def test_a_failed_query_names_the_relations_and_a_next_step(
+    make_explorer: Callable[..., Explorer], pods_handle: str, events_handle: str
+) -> None:
     explorer = make_explorer(pods_handle)
     reply = ask(explorer, "sql", query="SELECT * FROM nowhere")
     assert not reply["ok"] and "nowhere" in reply["error"]["message"]
@@ -130,8 +143,9 @@ def test_spilled_content_is_data_never_markup(make_explorer: Callable[..., Explo
     assert "<script>" not in data["text/html"]
 
 
-def test_a_bug_of_ours_is_a_reply_not_a_raise(make_explorer: Callable[..., Explorer], pods_handle: str,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bug_of_ours_is_a_reply_not_a_raise(
+    make_explorer: Callable[..., Explorer], pods_handle: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from jupyter_scratchpad.widgets import _actions
 
     explorer = make_explorer(pods_handle)

@@ -15,6 +15,13 @@ from widget_helpers import ask
 from jupyter_scratchpad import NotFoundError, Scratchpad, ScratchStore
 from jupyter_scratchpad.widgets import CSS_CLASS, EXPLORER_MIME, Explorer, live_explorer, refresh_all
 
+
+@pytest.fixture
+def store(backend_store: ScratchStore) -> ScratchStore:
+    """The explorer and the lab bridge work unchanged on both backends (embedded, shared PostgreSQL)."""
+    return backend_store
+
+
 ESM = Path(__file__).parents[2] / "jupyter_scratchpad" / "widgets" / "explorer.js"
 
 
@@ -30,8 +37,9 @@ def test_one_widget_model_with_small_state(make_explorer: Callable[..., Explorer
     assert explorer._esm == ESM.read_text()
 
 
-def test_state_lists_entries_relations_and_budget(make_explorer: Callable[..., Explorer], pad: Scratchpad,
-                                                  pods_handle: str, events_handle: str) -> None:
+def test_state_lists_entries_relations_and_budget(
+    make_explorer: Callable[..., Explorer], pad: Scratchpad, pods_handle: str, events_handle: str
+) -> None:
     explorer = make_explorer()
     assert [e["handle"] for e in explorer.entries] == [e["handle"] for e in pad.entries("handle")]
     assert explorer.handle == explorer.entries[-1]["handle"]  # the newest spill is explored
@@ -43,7 +51,10 @@ def test_state_lists_entries_relations_and_budget(make_explorer: Callable[..., E
 
 
 def test_handle_argument_selects_it_and_bad_ones_are_clear_errors(
-    make_explorer: Callable[..., Explorer], pad: Scratchpad, pods_handle: str, events_handle: str,
+    make_explorer: Callable[..., Explorer],
+    pad: Scratchpad,
+    pods_handle: str,
+    events_handle: str,
 ) -> None:
     assert make_explorer(pods_handle).handle == pods_handle
     with pytest.raises(NotFoundError, match="no live handle 'nope_000'"):
@@ -54,8 +65,9 @@ def test_handle_argument_selects_it_and_bad_ones_are_clear_errors(
         Explorer(pad.store)  # type: ignore[arg-type]
 
 
-def test_select_and_refresh_follow_the_store(make_explorer: Callable[..., Explorer], pad: Scratchpad,
-                                             pods_handle: str, pods: dict[str, Any]) -> None:
+def test_select_and_refresh_follow_the_store(
+    make_explorer: Callable[..., Explorer], pad: Scratchpad, pods_handle: str, pods: dict[str, Any]
+) -> None:
     explorer = make_explorer(pods_handle)
     later = pad.spill("a later output\n" * 300, tool="later").handle
     assert later not in [e["handle"] for e in explorer.entries]
@@ -68,8 +80,9 @@ def test_select_and_refresh_follow_the_store(make_explorer: Callable[..., Explor
     assert explorer.handle == pods_handle  # the vanished handle was replaced by the newest live one
 
 
-def test_an_empty_run_says_to_spill_first(make_explorer: Callable[..., Explorer], pad: Scratchpad,
-                                          pods: dict[str, Any]) -> None:
+def test_an_empty_run_says_to_spill_first(
+    make_explorer: Callable[..., Explorer], pad: Scratchpad, pods: dict[str, Any]
+) -> None:
     explorer = make_explorer()
     assert explorer.handle is None and explorer.entries == []
     reply = ask(explorer, "preview", tool="head")
@@ -79,8 +92,9 @@ def test_an_empty_run_says_to_spill_first(make_explorer: Callable[..., Explorer]
     assert explorer.handle == handle
 
 
-def test_messages_from_the_page_get_replies(make_explorer: Callable[..., Explorer], pods_handle: str,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_messages_from_the_page_get_replies(
+    make_explorer: Callable[..., Explorer], pods_handle: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     explorer = make_explorer(pods_handle)
     sent: list[dict[str, Any]] = []
     monkeypatch.setattr(explorer, "send", lambda content, buffers=None: sent.append(content))
@@ -91,7 +105,9 @@ def test_messages_from_the_page_get_replies(make_explorer: Callable[..., Explore
 
 
 def test_the_bundle_carries_summaries_for_a_notebook_without_its_kernel(
-    make_explorer: Callable[..., Explorer], pods_handle: str, events_handle: str,
+    make_explorer: Callable[..., Explorer],
+    pods_handle: str,
+    events_handle: str,
 ) -> None:
     explorer = make_explorer(pods_handle)
     data, _meta = explorer._repr_mimebundle_()

@@ -29,10 +29,12 @@ print(reply["ok"], len(reply["view"]["marked"]), get_session().pad.budget.used =
 def test_explorer_in_a_real_kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in CELLS])
     # The kernel imports this checkout's package, whatever the environment has installed.
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(Path(__file__).parents[2]),
-                                                                   os.environ.get("PYTHONPATH")])))
-    client = NotebookClient(nb, timeout=180, kernel_name="python3", store_widget_state=True,
-                            resources={"metadata": {"path": str(tmp_path)}})
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [str(Path(__file__).parents[2]), os.environ.get("PYTHONPATH")]))
+    )
+    client = NotebookClient(
+        nb, timeout=180, kernel_name="python3", store_widget_state=True, resources={"metadata": {"path": str(tmp_path)}}
+    )
     client.execute()
     outputs = [cell.outputs for cell in nb.cells]
     assert not [o for cell in outputs for o in cell if o.output_type == "error"]
