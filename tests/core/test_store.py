@@ -367,3 +367,54 @@ def test_a_repeated_spill_is_one_entry_counted_once(tmp_path: Path) -> None:
     assert not (other.spill(payload, tool="list_things").stub or {}).get("reused")
     assert pad.get(first.handle) == payload
     store.close()
+
+
+def test_the_embedded_catalogs_memory_matches_its_table(tmp_path: Path, clock: FakeClock) -> None:
+    """Lookups of the embedded store read an in-memory copy of its rows: after every kind of
+    write (spill, refresh, replace, note, touch, slide, exact tokens, delete, cascade, sweep) it
+    must hold exactly what the table holds, and a reopened store must read the same."""
+    path = tmp_path / "s"
+    store = ScratchStore(path, sweep_interval_s=None, clock=clock)
+
+    def table() -> list[tuple]:  # type: ignore[type-arg]
+        with store._cat._tx(None) as conn:
+            rows = conn.execute("SELECT * FROM scratch_entries ORDER BY run_id, agent_id, kind, key").fetchall()
+        return [norm(r) for r in rows]
+
+    def norm(r: tuple) -> tuple:  # type: ignore[type-arg]
+        return (*r[:15], json.loads(r[15] or "{}"), *r[16:])  # meta: the same JSON, maybe spelt otherwise
+
+    def memory() -> list[tuple]:  # type: ignore[type-arg]
+        rows = [norm(r) for scope in store._cat._mirror.values() for r in scope.values()]  # type: ignore[attr-defined]
+        return sorted(rows, key=lambda r: (r[0], r[1], r[2], r[3]))
+
+    a, b = store.scratchpad("run-a", "alice"), store.scratchpad("run-b", "bob")
+    r1 = spill(a)
+    spill(a, BIG + "x", ttl_s=5)
+    a.spill(BIG + "named", tool="t", handle="named")
+    a.spill(BIG + "named again", tool="t", handle="named")  # replaced
+    clock.advance(100)
+    spill(a)  # refresh of the same bytes
+    a.scratch_write("n", {"v": 1}, ttl_s=50)
+    a.scratch_write("n", {"v": 2})
+    store.touch(a.scope, "handle", r1.handle, ttl_s=10_000)  # type: ignore[arg-type]
+    assert a.usage()["tokens_intercepted"] > 0  # waits for the exact counts (set_tokens)
+    spill(b)
+    b.scratch_write("m", 1)
+    assert b.wait_for_counts(30)
+    assert memory() == table()
+    clock.advance(2000)
+    a.call_tool("head", {"handle": r1.handle, "lines": 1})  # slides its expiry
+    assert memory() == table()
+    store.sweep()
+    assert memory() == table()
+    a.scratch_delete("n")
+    store.delete_agent("bob")
+    assert memory() == table() and table()
+    kept = table()
+    store.close()
+    store = ScratchStore(path, sweep_interval_s=None, clock=clock)
+    assert memory() == table() == kept
+    store.delete_run("run-a")
+    assert memory() == table() == []
+    store.close()
