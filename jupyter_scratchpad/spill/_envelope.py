@@ -31,9 +31,10 @@ def unwrap_call_tool_result(result: Any) -> str | None:
     """
     value = result
     if isinstance(result, (str, bytes, bytearray)):
-        raw = result.encode("utf-8", "surrogatepass") if isinstance(result, str) else bytes(result)
-        if not _LOOKS_LIKE.match(raw[:256]):
+        head = result[:256].encode("utf-8", "surrogatepass") if isinstance(result, str) else bytes(result[:256])
+        if not _LOOKS_LIKE.match(head):  # decided on the first bytes: no copy of a large output
             return None
+        raw = result.encode("utf-8", "surrogatepass") if isinstance(result, str) else bytes(result)
         try:
             value = loads(raw)
         except ValueError:
