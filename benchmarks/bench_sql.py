@@ -29,13 +29,11 @@ from benchmarks._harness import (
 )
 
 SQL_PROPOSAL = (
-    "infer each JSON handle's columns once, with every record (`DESCRIBE SELECT * FROM "
-    "read_json(raw, sample_size=-1)`), when it is first queried, keep them in the entry's "
-    "`meta_json`, and create the view in `explore/_sql.py::_view_sql` as "
-    "`read_json(path, format='array', columns={...})`: no inference at view creation nor at bind "
-    "time, the same every-record schema (the timing in these notes is that). Read the compact raw "
-    "file rather than the pretty body (fewer bytes), and pass `maximum_object_size` only when the "
-    "largest record needs it (the whole body's size as the bound slows the scan)."
+    "the warm query itself is a few milliseconds on the DuckDB tables; the rest of a call is fixed "
+    "per call: a fresh worker connection, ATTACH of the handle's tables file, a view per relation, "
+    "the sandbox settings, rendering and counting the rows. Keep the sandboxed worker's connection "
+    "with the caller's tables attached between calls (re-attaching only when the caller's handles "
+    "change), so that a warm query pays only for itself."
 )
 
 QUERIES = {
@@ -72,12 +70,21 @@ def _with_known_columns(path: Path, template: str, runs: int) -> list[float]:
 
 
 def run(quick: bool) -> list[dict[str, Any]]:
+    runs = 3 if quick else 5
+    # full mode adds ~100 MB of JSON: issue 14's size for warm queries against read_json (goal ≥ 20× faster)
+    counts = [20_000] if quick else [200_000, LARGE]
+    rows = [row for count in counts for row in _rows_for(count, runs)]
+    return propose_if_missed(rows, SQL_PROPOSAL)
+
+
+LARGE = 352_000  # order records: about 100 MB of compact JSON
+
+
+def _rows_for(count: int, runs: int) -> list[dict[str, Any]]:
     import duckdb
 
     from jupyter_scratchpad import ScratchStore
 
-    count = 20_000 if quick else 200_000
-    runs = 3 if quick else 5
     text = json.dumps(api_records(count, seed=41))
     size_mb = len(text) / 1e6
     rows = []
@@ -123,15 +130,15 @@ def run(quick: bool) -> list[dict[str, Any]]:
                 profile = profile_summary(lambda q=ours_query: pad.call_tool("sql", q))
                 rows.append(
                     result(
-                        f"sql {query_name}{suffix}",
+                        f"sql {query_name}{suffix}" + (f" ({size_mb:.0f} MB)" if count == LARGE else ""),
                         ours_s,
                         baseline_name,
                         base_s,
                         data,
                         notes=(
-                            f"`{template.format(rel='h')}`. Same rows on both sides. Ours reads "
-                            f"the pretty body ({body_mb:.0f} MB); the baseline the compact "
-                            f"file ({size_mb:.0f} MB). Profile of one call of ours: {profile}. "
+                            f"`{template.format(rel='h')}`. Same rows on both sides. Ours queries "
+                            f"DuckDB tables built from the body ({body_mb:.0f} MB pretty); the baseline "
+                            f"reads the compact file ({size_mb:.0f} MB). Profile of one call of ours: {profile}. "
                             f"Ours queries DuckDB tables loaded from the body by the handle's first "
                             f"query ({first_ms:,.0f} ms, once, not in these runs; the baseline's "
                             "connection has no such state to build). For scale: a fresh connection, "
@@ -139,8 +146,10 @@ def run(quick: bool) -> list[dict[str, Any]]:
                             f"{median(proposal) * 1e3:,.0f} ms in all."
                         ),
                         failure=failure,
-                        goal="within 1.2x of raw DuckDB",
-                        goal_ratio=1.2,
+                        goal="≥ 20× faster than read_json on the raw file (issue 14, warm)"
+                        if count == LARGE
+                        else "within 1.2x of raw DuckDB",
+                        goal_ratio=0.05 if count == LARGE else 1.2,
                     )
                 )
             late = pad.call_tool("sql", {"query": f"SELECT count(refund) AS n FROM {handle}"})
@@ -148,4 +157,4 @@ def run(quick: bool) -> list[dict[str, Any]]:
         finally:
             conn.close()
             store.close()
-    return propose_if_missed(rows, SQL_PROPOSAL)
+    return rows

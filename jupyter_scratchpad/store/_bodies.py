@@ -204,7 +204,7 @@ class BodyReader:
         if line <= 1:
             return 0
         lines = self._entries[:, 0]
-        pos = int(np.searchsorted(lines, line, side="right")) - 1
+        pos = int(np.searchsorted(lines, np.uint64(line), side="right")) - 1  # a uint64 key: no copy of the column
         base_line = int(lines[pos])
         offset = int(self._entries[pos, 1])
         to_skip = line - base_line
@@ -232,7 +232,7 @@ class BodyReader:
     def line_at(self, offset: int) -> int:
         """The 1-based line that contains byte ``offset`` (reads at most ~2 index steps)."""
         offsets = self._entries[:, 1]
-        pos = int(np.searchsorted(offsets, offset, side="right")) - 1
+        pos = int(np.searchsorted(offsets, np.uint64(offset), side="right")) - 1
         base_line, base_offset = int(self._entries[pos, 0]), int(self._entries[pos, 1])
         return base_line + self.read_body(base_offset, offset).count(b"\n")
 

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import codecs
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -99,6 +100,20 @@ def looks_like_markdown(text: str | bytes) -> bool:
     return False
 
 
+def _valid_utf8(raw: bytes, step: int = 1 << 20) -> bool:
+    """Whether ``raw`` is UTF-8, without decoding it into a second full-size copy."""
+    if raw.isascii():
+        return True
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(raw)
+    try:
+        for start in range(0, len(raw), step):
+            decoder.decode(view[start : start + step], final=start + step >= len(raw))
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def normalise(result: Any, text: str | None = None) -> Normalised:
     """Detect the format of ``result`` and build the body the line tools read.
 
@@ -111,11 +126,7 @@ def normalise(result: Any, text: str | None = None) -> Normalised:
         raw = to_raw(result)
     if isinstance(result, (dict, list)):
         return Normalised(raw=raw, body=pretty_json(result), format="json", value=result)
-    try:
-        raw.decode("utf-8")
-        utf8_errors = False
-    except UnicodeDecodeError:
-        utf8_errors = True
+    utf8_errors = not _valid_utf8(raw)
     if utf8_errors:
         body = raw.decode("utf-8", errors="replace").encode("utf-8")
         return Normalised(raw=raw, body=body, format="text", utf8_errors=True)
