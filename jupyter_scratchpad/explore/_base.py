@@ -114,7 +114,6 @@ class _ValueCache:
                     self._bytes -= old
         return value
 
-
     def put(self, key: str, size: int, value: Any) -> None:
         """Remember a value parsed elsewhere (the spill already parsed the body it wrote)."""
         self.get(key, size, lambda: value)

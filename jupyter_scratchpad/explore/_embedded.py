@@ -125,12 +125,14 @@ def find_embedded(value: Any, limit: int = MAX_EMBEDDED) -> list[dict[str, Any]]
         elif isinstance(node, str):
             fmt = _embedded_format(node)
             if fmt is not None:
-                found.append({
-                    "path": format_path([*path, step] if step is not None else path),
-                    "format": fmt,
-                    "lines": node.count("\n") + 1,
-                    "bytes": len(node.encode("utf-8", "surrogatepass")),
-                })
+                found.append(
+                    {
+                        "path": format_path([*path, step] if step is not None else path),
+                        "format": fmt,
+                        "lines": node.count("\n") + 1,
+                        "bytes": len(node.encode("utf-8", "surrogatepass")),
+                    }
+                )
     return found
 
 

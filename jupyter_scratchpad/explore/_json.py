@@ -153,8 +153,21 @@ def _past_the_end(
     if offset == 0 or offset < total:
         return
     last = max(0, total - page)
-    sugg = [suggestion(ctx.tool, f"the last {min(page, total):,} {unit}", handle=entry.key, path=path, **extra,
-                       offset=last, limit=max(1, min(page, total)))] if total else []
+    sugg = (
+        [
+            suggestion(
+                ctx.tool,
+                f"the last {min(page, total):,} {unit}",
+                handle=entry.key,
+                path=path,
+                **extra,
+                offset=last,
+                limit=max(1, min(page, total)),
+            )
+        ]
+        if total
+        else []
+    )
     raise ToolError(
         "offset_out_of_range",
         f"offset {offset:,} is past the end: {path} has {total:,} {unit}",
@@ -237,7 +250,7 @@ def _fold_same_shape(rows: list[dict[str, Any]], canonical: str) -> list[dict[st
     prefixes = sorted({k.split(".", 1)[0] for k in keys if "." in k})
     for p in prefixes:
         dotted = p + "."
-        inner = {k[len(dotted):] for k in keys if k.startswith(dotted)}
+        inner = {k[len(dotted) :] for k in keys if k.startswith(dotted)}
         outer = {k for k in keys if not k.startswith(dotted) and k != p}
         same = len(inner & outer)
         if len(inner) < 5 or same < 0.8 * max(len(inner), len(outer)):

@@ -83,8 +83,11 @@ class _SchemaWriter:
             for i, (key, child) in enumerate(value.items()):
                 if i >= MAX_KEYS_SHOWN:
                     rest = sum(_pretty_lines(v) for v in list(value.values())[i:]) if self.lines else 1
-                    self._row(f"{path}.…", f"{len(value) - i} more keys",
-                              f"lines {line}-{line + rest - 1}" if self.lines else "")
+                    self._row(
+                        f"{path}.…",
+                        f"{len(value) - i} more keys",
+                        f"lines {line}-{line + rest - 1}" if self.lines else "",
+                    )
                     lines += rest
                     break
                 child_lines = self.concrete(child, _child_path(path, key), depth + 1, line)
@@ -101,7 +104,8 @@ class _SchemaWriter:
                 depth + 1,
                 len(value),
                 f"{len(value)} items, lines {first_line + 1}-{first_line + item_lines}"
-                if self.lines else f"{len(value):,} items",
+                if self.lines
+                else f"{len(value):,} items",
             )
         if index < len(self.rows) and self.lines:
             self.rows[index]["where"] = (
@@ -244,16 +248,30 @@ def _schema_at(ctx: ToolContext, entry: Entry, max_depth: int, path: str) -> Out
     if writer.truncated:
         text += f"\n… {writer.truncated:,} more nodes: lower max_depth, or item_schema / get_in a path"
     steps = _json_next_steps(entry, rows)
-    data = {"handle": entry.key, "path": path, "format": "json", "embedded": doc is not None,
-            "max_depth": max_depth, "nodes": rows, "truncated_nodes": writer.truncated}
+    data = {
+        "handle": entry.key,
+        "path": path,
+        "format": "json",
+        "embedded": doc is not None,
+        "max_depth": max_depth,
+        "nodes": rows,
+        "truncated_nodes": writer.truncated,
+    }
     return Output(text + "\nnext: " + "; ".join(steps), data, budget_footer(f"schema · {shown}"))
 
 
 def _json_next_steps(entry: Entry, rows: list[dict[str, Any]]) -> list[str]:
-    maps = [r["path"] for r in rows if r["path"].endswith("{*}") and r["path"].count("{*}") == 1
-            and "[*]" not in r["path"] and r["kind"].startswith("object")]
-    arrays = [r["path"] for r in rows if r["kind"].startswith("array") and "[*]" not in r["path"]
-              and "{*}" not in r["path"]]
+    maps = [
+        r["path"]
+        for r in rows
+        if r["path"].endswith("{*}")
+        and r["path"].count("{*}") == 1
+        and "[*]" not in r["path"]
+        and r["kind"].startswith("object")
+    ]
+    arrays = [
+        r["path"] for r in rows if r["kind"].startswith("array") and "[*]" not in r["path"] and "{*}" not in r["path"]
+    ]
     arrays = maps[:1] + arrays
     if arrays:
         p = arrays[0] if arrays[0] != "$" else "$"

@@ -143,8 +143,13 @@ def _enum_values(values: list[Any]) -> list[tuple[str, int]] | None:
     return sorted(distinct.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def _flat_counts(values: list[Any], name: str, counts: dict[str, Counter[str]], depth: int,
-                 enums: dict[str, list[tuple[str, int]]] | None = None) -> None:
+def _flat_counts(
+    values: list[Any],
+    name: str,
+    counts: dict[str, Counter[str]],
+    depth: int,
+    enums: dict[str, list[tuple[str, int]]] | None = None,
+) -> None:
     """Kinds per dotted key (``metadata.score``) over every value at ``name``, column by column."""
     nested = _objects_to_descend(values) if depth < 8 else []
     counter = counts.get(name)
@@ -164,9 +169,7 @@ def _flat_counts(values: list[Any], name: str, counts: dict[str, Counter[str]], 
         _flat_counts(column, f"{name}.{key}", counts, depth + 1, enums)
 
 
-def item_key_counts(
-    items: list[Any], enums: dict[str, list[tuple[str, int]]] | None = None
-) -> dict[str, Counter[str]]:
+def item_key_counts(items: list[Any], enums: dict[str, list[tuple[str, int]]] | None = None) -> dict[str, Counter[str]]:
     """Kinds per dotted key over ``items``; with ``enums``, also the distinct values (and how many
     items have each) of each string field that takes at most ``ENUM_MAX_VALUES`` of them."""
     counts: dict[str, Counter[str]] = {}

@@ -84,16 +84,26 @@ def relation_names(ctx: ToolContext) -> list[dict[str, Any]]:
     for e in ctx.store.entries(ctx.pad.scope, "handle"):
         out.append({"name": e.key, "format": e.format, "source_tool": e.source_tool})
         for name, keys in e.meta.get("sql_arrays") or []:
-            out.append({"name": f"{e.key}.{name}", "format": "rows of $." + ".".join(keys),
-                        "source_tool": e.source_tool})
+            out.append(
+                {"name": f"{e.key}.{name}", "format": "rows of $." + ".".join(keys), "source_tool": e.source_tool}
+            )
         for doc in e.meta.get("embedded") or []:
             if doc.get("relation"):
-                out.append({"name": f"{e.key}.{doc['relation']}", "format": f"the JSON inside {doc['path']}",
-                             "source_tool": e.source_tool})
+                out.append(
+                    {
+                        "name": f"{e.key}.{doc['relation']}",
+                        "format": f"the JSON inside {doc['path']}",
+                        "source_tool": e.source_tool,
+                    }
+                )
                 for name, keys in doc.get("arrays") or []:
-                    out.append({"name": f"{e.key}.{name}",
-                                "format": f"rows of {doc['path']} → $." + ".".join(keys),
-                                "source_tool": e.source_tool})
+                    out.append(
+                        {
+                            "name": f"{e.key}.{name}",
+                            "format": f"rows of {doc['path']} → $." + ".".join(keys),
+                            "source_tool": e.source_tool,
+                        }
+                    )
     out.append({"name": "scratch_notes", "format": "notes", "source_tool": None})
     return out
 
@@ -257,8 +267,13 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
     data = [dict(zip(columns, row, strict=True)) for row in rows]
     if text is not None and "<store>" in text:  # a host path was in a cell: redact the data alike
         data = [{k: _redact(ctx, v) if isinstance(v, str) else v for k, v in row.items()} for row in data]
-    meta = {"columns": columns, "rows": len(rows), "truncated": truncated, "max_rows": max_rows,
-            "inferred_now": reply.get("inferred_now", [])}
+    meta = {
+        "columns": columns,
+        "rows": len(rows),
+        "truncated": truncated,
+        "max_rows": max_rows,
+        "inferred_now": reply.get("inferred_now", []),
+    }
     short = f"{len(rows)} row{'s' if len(rows) != 1 else ''}" + (", more exist: LIMIT/OFFSET" if truncated else "")
     return Output(text, data, budget_footer(f"{len(rows):,} rows × {len(columns)} columns{more}", short), meta)
 

@@ -86,8 +86,7 @@ def _view(conn: Any, rel: dict[str, Any], inferred: dict[str, Any], fresh: list[
         fmt = "newline_delimited" if rel["format"] == "jsonl" else "auto"
         size = rel["longest_line"] if rel["format"] == "jsonl" else rel["body_bytes"]
         source = (
-            f"read_json({quote_literal(path)}, format='{fmt}', sample_size=-1, "
-            f"maximum_object_size={_max_object(size)})"
+            f"read_json({quote_literal(path)}, format='{fmt}', sample_size=-1, maximum_object_size={_max_object(size)})"
         )
         return path, f"SELECT * FROM {source}"
     path = rel["body_path"]
@@ -135,8 +134,11 @@ def _embedded_views(conn: Any, rel: dict[str, Any], path: str) -> None:
         pointer = quote_literal(doc["pointer"])
         # a string's text parsed as JSON; or (not in a string) an array of the document itself,
         # when DuckDB cannot type the whole document
-        picked = (f"json(json_extract_string(content, {pointer}))" if doc.get("in_string", True)
-                  else f"json_extract(content, {pointer})")
+        picked = (
+            f"json(json_extract_string(content, {pointer}))"
+            if doc.get("in_string", True)
+            else f"json_extract(content, {pointer})"
+        )
         source = f"(SELECT {picked} AS j FROM read_text({quote_literal(path)}))"
         parts: list[tuple[str, str, bool]] = [(doc["relation"], "", bool(doc.get("rows")))]
         parts += [(name, "/" + "/".join(str(k) for k in keys), True) for name, keys in doc.get("arrays") or []]
@@ -182,17 +184,24 @@ def _materialise(rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str]
         return None
     tmp = target.with_name(f".{TABLES_FILE}.{uuid.uuid4().hex}")
     try:
-        build = duckdb.connect(str(tmp), config={"autoinstall_known_extensions": "false",
-                                                  "autoload_known_extensions": "false",
-                                                  "memory_limit": "1GB", "threads": "2"})
+        build = duckdb.connect(
+            str(tmp),
+            config={
+                "autoinstall_known_extensions": "false",
+                "autoload_known_extensions": "false",
+                "memory_limit": "1GB",
+                "threads": "2",
+            },
+        )
         try:
             _, select = _view(build, rel, inferred, fresh)
             build.execute(f"CREATE TABLE doc AS {select}")
             for name, keys in rel.get("arrays") or []:
                 column = ".".join(quote_ident(k) for k in keys)
                 try:
-                    build.execute(f"CREATE TABLE {quote_ident(name)} AS SELECT u.* FROM "
-                                  f"(SELECT unnest({column}) AS u FROM doc)")
+                    build.execute(
+                        f"CREATE TABLE {quote_ident(name)} AS SELECT u.* FROM (SELECT unnest({column}) AS u FROM doc)"
+                    )
                 except duckdb.Error:  # mixed items DuckDB typed otherwise: no table for this one
                     continue
             build.execute("CHECKPOINT")
@@ -215,18 +224,22 @@ def _attach_tables(conn: Any, rel: dict[str, Any], path: Path, alias: str) -> No
     conn.execute(f"ATTACH {quote_literal(str(path))} AS {quote_ident(alias)} (READ_ONLY)")
     name = quote_ident(rel["name"])
     conn.execute(f"CREATE VIEW {name} AS SELECT * FROM {quote_ident(alias)}.main.doc")
-    tables = {r[0] for r in conn.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE database_name = ?", [alias]).fetchall()}
+    tables = {
+        r[0] for r in conn.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = ?", [alias]).fetchall()
+    }
     arrays = [a for a, _ in rel.get("arrays") or [] if a in tables]
     if arrays:
         conn.execute(f"CREATE SCHEMA IF NOT EXISTS {name}")
         for array in arrays:
-            conn.execute(f"CREATE VIEW {name}.{quote_ident(array)} AS "
-                         f"SELECT * FROM {quote_ident(alias)}.main.{quote_ident(array)}")
+            conn.execute(
+                f"CREATE VIEW {name}.{quote_ident(array)} AS "
+                f"SELECT * FROM {quote_ident(alias)}.main.{quote_ident(array)}"
+            )
 
 
-def build_views(conn: Any, relations: list[dict[str, Any]], notes: list[tuple[Any, ...]],
-                inferred: dict[str, Any]) -> tuple[list[str], list[str]]:
+def build_views(
+    conn: Any, relations: list[dict[str, Any]], notes: list[tuple[Any, ...]], inferred: dict[str, Any]
+) -> tuple[list[str], list[str]]:
     """Create the views and the notes table on ``conn``, then lock it down.
 
     Returns ``(failed, inferred_now)``: the handles whose view could not be made, and those whose
@@ -263,8 +276,12 @@ def build_views(conn: Any, relations: list[dict[str, Any]], notes: list[tuple[An
                 # the document is beyond DuckDB's types (nested thousands deep, say): its arrays of
                 # records can still be rows, read out of the file by pointer
                 arrays = [
-                    {"relation": name, "pointer": "/" + "/".join(str(k) for k in keys), "rows": True,
-                     "in_string": False}
+                    {
+                        "relation": name,
+                        "pointer": "/" + "/".join(str(k) for k in keys),
+                        "rows": True,
+                        "in_string": False,
+                    }
                     for name, keys in rel["arrays"]
                 ]
                 _embedded_views(conn, {**rel, "embedded": arrays}, rel["body_path"])

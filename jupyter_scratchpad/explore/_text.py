@@ -351,8 +351,10 @@ def grep(
         text = f"lines{where}:\n{text}"
     elif entry.meta.get("embedded"):
         first = entry.meta["embedded"][0]
-        text += (f"\nnote: {first['path']} holds a {first['format']} document; "
-                 f'grep(handle="{entry.key}", pattern=…, path="{first["path"]}") searches its own lines')
+        text += (
+            f"\nnote: {first['path']} holds a {first['format']} document; "
+            f'grep(handle="{entry.key}", pattern=…, path="{first["path"]}") searches its own lines'
+        )
     data = {
         "handle": entry.key,
         "pattern": pattern,
