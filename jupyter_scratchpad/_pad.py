@@ -96,7 +96,7 @@ class Scratchpad:
             turn_depth_bonus=self.policy.turn_depth_bonus if turn_depth_bonus is None else turn_depth_bonus,
         )
         self._usage_lock = threading.Lock()
-        self._pending: list[Future[int]] = []
+        self._pending: list[Future[Any]] = []
         # called as listener(handle, tokens) when a large spill's exact count lands (the notebook
         # card and sidebar refresh from it)
         self.token_listeners: list[Callable[[str, int], None]] = []
@@ -300,6 +300,15 @@ class Scratchpad:
             # parse once: the JSON tools start from the value the spill parsed (never from a
             # caller's object, which the caller may still change)
             VALUE_CACHE.put(entry.body_id, entry.body_bytes or len(norm.body), norm.value)
+            if norm.format == "json" and existing is None and _created:
+                # parse once: the schema's shape comes from this value, off the stub's path
+                from .explore._schema import precompute_schema
+
+                future = precompute_schema(
+                    self.store.reader(entry).directory, entry.body_id, entry.line_count, norm.value
+                )
+                with self._usage_lock:
+                    self._pending.append(future)
         progress.handle = entry.key
         progress.phase("stub")
         stub = self._build_stub(entry, norm.value if norm.format == "json" else None)
@@ -350,7 +359,8 @@ class Scratchpad:
             self._pending.append(future)
 
     def wait_for_counts(self, timeout_s: float | None = None) -> bool:
-        """Wait until the exact token counts of this pad's spills are in; False on timeout."""
+        """Wait until the exact token counts (and the JSON schemas computed after the spill) of
+        this pad's spills are in; False on timeout."""
         with self._usage_lock:
             pending = list(self._pending)
         _done, not_done = wait(pending, timeout=timeout_s)

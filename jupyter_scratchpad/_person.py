@@ -35,9 +35,7 @@ def _pandas() -> Any:
     try:
         import pandas
     except ImportError:
-        raise InvalidArgumentError(
-            "DataFrames need pandas: pip install 'jupyter-scratchpad[jupyter]'"
-        ) from None
+        raise InvalidArgumentError("DataFrames need pandas: pip install 'jupyter-scratchpad[jupyter]'") from None
     return pandas
 
 

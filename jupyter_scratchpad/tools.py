@@ -687,13 +687,19 @@ def _echo(ctx: ToolContext, name: str, args: dict[str, Any]) -> dict[str, Any]:
         if args.get("limit") is not None:
             out["limit"] = int(args["limit"])
         if name != "get_in":
-            out["window_size"] = int(args["limit"]) if args.get("limit") is not None else (
-                50 if name == "iterate_over" else None)
+            out["window_size"] = (
+                int(args["limit"]) if args.get("limit") is not None else (50 if name == "iterate_over" else None)
+            )
             with contextlib.suppress(Exception):  # the echo is a courtesy
                 out["array_length"] = len(_json._items_at(ctx, ctx.entry(args.get("handle")), args.get("path") or "$"))
     elif name == "grep":
-        out.update({"pattern": str(args.get("pattern"))[:200], "max_matches": int(args.get("max_matches") or 100),
-                    "context": 3 if args.get("context") is None else int(args["context"])})
+        out.update(
+            {
+                "pattern": str(args.get("pattern"))[:200],
+                "max_matches": int(args.get("max_matches") or 100),
+                "context": 3 if args.get("context") is None else int(args["context"]),
+            }
+        )
     elif name == "sql":
         out["max_rows"] = int(args.get("max_rows") or 200)
     elif name == "schema":
@@ -774,7 +780,12 @@ def _slide(pad: Any, ctx: ToolContext) -> None:
 
 
 def dispatch(
-    pad: Scratchpad, name: str, arguments: Any = None, *, charge: bool = True, prefix: str = "",
+    pad: Scratchpad,
+    name: str,
+    arguments: Any = None,
+    *,
+    charge: bool = True,
+    prefix: str = "",
     slide: bool = True,
 ) -> ToolResult:
     """Run tool ``name`` with ``arguments`` for ``pad``; see the module docstring.

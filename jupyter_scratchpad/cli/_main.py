@@ -51,8 +51,12 @@ def default_store_dir() -> Path:
 def _store_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("store")
     g.add_argument("--store", metavar="DIR", help=f"store directory (default {default_store_dir()})")
-    g.add_argument("--store-url", metavar="URL", default=os.environ.get("SCRATCHPAD_STORE_URL"),
-                   help="a shared PostgreSQL catalog (postgresql://…; env SCRATCHPAD_STORE_URL)")
+    g.add_argument(
+        "--store-url",
+        metavar="URL",
+        default=os.environ.get("SCRATCHPAD_STORE_URL"),
+        help="a shared PostgreSQL catalog (postgresql://…; env SCRATCHPAD_STORE_URL)",
+    )
     g.add_argument("--bodies", metavar="DIR", help="with --store-url: the shared directory of the bodies")
     g.add_argument("--ephemeral", action="store_true", help="a temporary store, deleted on exit")
     g.add_argument("--run-id", help="the run (default: a new one per server session; 'default' for reads)")
@@ -182,8 +186,11 @@ def _cmd_spill(args: argparse.Namespace) -> int:
         pad = _pad(store, args, "default")
         r = pad.intercept(data, args.tool, force=not args.policy_decides, ttl_s=args.ttl)
         if args.json:
-            print(json.dumps({"spilled": r.spilled, "handle": r.handle, "stub": r.stub, "failure": r.failure},
-                             default=str))
+            print(
+                json.dumps(
+                    {"spilled": r.spilled, "handle": r.handle, "stub": r.stub, "failure": r.failure}, default=str
+                )
+            )
         elif r.spilled:
             print(r.content)
         else:  # under the policy's threshold: the output itself, as a pipe would pass it
@@ -245,9 +252,12 @@ def _cmd_export(args: argparse.Namespace) -> int:
     with _open_store(args) as store:
         pad = _pad(store, args, "default")
         written = export(pad, args.handle, Path(args.to), path=args.path)
-        print(json.dumps(written) if args.json else
-              f"wrote {written['rows'] if written['rows'] is not None else 'the'} "
-              f"{'rows' if written['rows'] is not None else 'document'} of {args.handle} to {args.to}")
+        print(
+            json.dumps(written)
+            if args.json
+            else f"wrote {written['rows'] if written['rows'] is not None else 'the'} "
+            f"{'rows' if written['rows'] is not None else 'document'} of {args.handle} to {args.to}"
+        )
         return 0
 
 
@@ -288,8 +298,12 @@ def _cmd_usage(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jupyter-scratchpad", description=__doc__.split("\n")[0] if __doc__ else "")
     parser.add_argument("--version", action="version", version=f"jupyter-scratchpad {__version__}")
-    parser.add_argument("--store", dest="store_global", metavar="DIR",
-                        help="store directory (also after the subcommand; env SCRATCHPAD_STORE)")
+    parser.add_argument(
+        "--store",
+        dest="store_global",
+        metavar="DIR",
+        help="store directory (also after the subcommand; env SCRATCHPAD_STORE)",
+    )
     sub = parser.add_subparsers(dest="cmd", required=True)
 
     mcp = sub.add_parser("mcp", help="MCP server and proxy").add_subparsers(dest="mcp_cmd", required=True)
@@ -318,8 +332,11 @@ def build_parser() -> argparse.ArgumentParser:
     _store_args(p)
     p.add_argument("--tool", default="stdin", help="the tool name the handle starts with (default stdin)")
     p.add_argument("--ttl", type=float, help="seconds to keep it (default the store's)")
-    p.add_argument("--policy-decides", action="store_true",
-                   help="spill only what the policy would (else print the output unchanged)")
+    p.add_argument(
+        "--policy-decides",
+        action="store_true",
+        help="spill only what the policy would (else print the output unchanged)",
+    )
     p.add_argument("--json", action="store_true")
     p = sub.add_parser("show", help="the stub of a handle")
     _store_args(p)
@@ -361,8 +378,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _SHORTCUTS = {
-    "schema": [], "head": [], "tail": [], "slice": [], "grep": [], "get_in": ["get"],
-    "item_schema": ["item-schema"], "iterate_over": ["iter"], "sql": [], "read": [],
+    "schema": [],
+    "head": [],
+    "tail": [],
+    "slice": [],
+    "grep": [],
+    "get_in": ["get"],
+    "item_schema": ["item-schema"],
+    "iterate_over": ["iter"],
+    "sql": [],
+    "read": [],
 }
 _SHORTCUT_HELP = (
     "handle and arguments: schema H [PATH]; head/tail H [N]; slice H START END; grep H PATTERN [PATH]; "
@@ -381,8 +406,13 @@ def _shortcut(cmd: str, rest: list[str]) -> dict[str, Any]:
     args: dict[str, Any] = {"handle": rest[0]}
     more = rest[1:]
     names = {
-        "grep": ["pattern", "path"], "get_in": ["path"], "item_schema": ["path"], "schema": ["path"],
-        "iterate_over": ["path", "fields", "limit"], "head": ["lines"], "tail": ["lines"],
+        "grep": ["pattern", "path"],
+        "get_in": ["path"],
+        "item_schema": ["path"],
+        "schema": ["path"],
+        "iterate_over": ["path", "fields", "limit"],
+        "head": ["lines"],
+        "tail": ["lines"],
         "slice": ["start", "end"],
     }.get(cmd, [])
     if len(more) > len(names):
@@ -393,8 +423,16 @@ def _shortcut(cmd: str, rest: list[str]) -> dict[str, Any]:
 
 
 _COMMANDS = {
-    "list": _cmd_list, "ls": _cmd_list, "usage": _cmd_usage, "spill": _cmd_spill, "show": _cmd_show,
-    "rm": _cmd_rm, "sweep": _cmd_sweep, "notes": _cmd_notes, "export": _cmd_export, "replay": _cmd_replay,
+    "list": _cmd_list,
+    "ls": _cmd_list,
+    "usage": _cmd_usage,
+    "spill": _cmd_spill,
+    "show": _cmd_show,
+    "rm": _cmd_rm,
+    "sweep": _cmd_sweep,
+    "notes": _cmd_notes,
+    "export": _cmd_export,
+    "replay": _cmd_replay,
 }
 
 
@@ -426,4 +464,3 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"jupyter-scratchpad: {' '.join(str(exc).split())[:600]}", file=sys.stderr)
         return 2
-

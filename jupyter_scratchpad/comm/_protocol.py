@@ -108,9 +108,7 @@ def check_request(message: object) -> dict[str, Any]:
     JSON Schema library at run time.
     """
     if not isinstance(message, dict):
-        raise ProtocolError(
-            "invalid_request", f"a request is a JSON object, not {type(message).__name__}"
-        )
+        raise ProtocolError("invalid_request", f"a request is a JSON object, not {type(message).__name__}")
     if _major(message.get("protocol")) is None:
         raise ProtocolError("invalid_request", "'protocol' must be a version string like \"1.0\"")
     if _major(message["protocol"]) != _major(PROTOCOL_VERSION):
@@ -121,14 +119,10 @@ def check_request(message: object) -> dict[str, Any]:
         )
     request_id = message.get("id")
     if not isinstance(request_id, str) or not _ID.match(request_id):
-        raise ProtocolError(
-            "invalid_request", f"'id' must be 1-{MAX_ID_CHARS} characters of [A-Za-z0-9_.:-]"
-        )
+        raise ProtocolError("invalid_request", f"'id' must be 1-{MAX_ID_CHARS} characters of [A-Za-z0-9_.:-]")
     kind = message.get("type")
     if kind not in REQUEST_TYPES:
-        raise ProtocolError(
-            "unknown_type", f"unknown request type {kind!r}; known: {', '.join(REQUEST_TYPES)}"
-        )
+        raise ProtocolError("unknown_type", f"unknown request type {kind!r}; known: {', '.join(REQUEST_TYPES)}")
     _check_arguments(kind, message)
     return message
 
@@ -137,9 +131,7 @@ def _check_arguments(kind: str, message: dict[str, Any]) -> None:
     allowed = {"protocol", "id", "type"} | set(_ARGUMENTS[kind])
     extra = sorted(set(message) - allowed)
     if extra:
-        raise ProtocolError(
-            "invalid_request", f"{kind} does not take {', '.join(map(repr, extra))}"
-        )
+        raise ProtocolError("invalid_request", f"{kind} does not take {', '.join(map(repr, extra))}")
     if kind in ("delete", "extend"):
         if ("handle" in message) == ("key" in message):
             raise ProtocolError("invalid_request", f"{kind} takes exactly one of 'handle' or 'key'")
@@ -147,13 +139,9 @@ def _check_arguments(kind: str, message: dict[str, Any]) -> None:
         raise ProtocolError("invalid_request", "stub needs a 'handle'")
     elif kind == "explorer" and not (isinstance(message.get("model_id"), str) and _MODEL_ID.match(message["model_id"])):
         raise ProtocolError("invalid_request", "explorer needs a 'model_id' (1-64 characters of [A-Za-z0-9_-])")
-    if "handle" in message and (
-        not isinstance(message["handle"], str) or not _HANDLE.match(message["handle"])
-    ):
+    if "handle" in message and (not isinstance(message["handle"], str) or not _HANDLE.match(message["handle"])):
         raise ProtocolError("invalid_request", "'handle' must be 1-64 characters of [a-z0-9_]")
-    if "key" in message and (
-        not isinstance(message["key"], str) or not 1 <= len(message["key"]) <= 256
-    ):
+    if "key" in message and (not isinstance(message["key"], str) or not 1 <= len(message["key"]) <= 256):
         raise ProtocolError("invalid_request", "'key' must be a string of 1-256 characters")
     if "ttl_s" in message:
         ttl = message["ttl_s"]

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
 import re
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -13,7 +20,9 @@ from ._base import Output, ToolContext, ToolError, fmt_bytes, suggestion
 from ._shape import Shape
 from ._text import _positive_int, budget_footer
 
-__all__ = ["schema"]
+__all__ = ["precompute_schema", "schema", "wait_for_schema"]
+
+log = logging.getLogger("jupyter_scratchpad")
 
 MAX_SCHEMA_NODES = 400
 MAX_KEYS_SHOWN = 60
@@ -135,6 +144,78 @@ class _SchemaWriter:
 
 
 _SCHEMAS: dict[tuple[str, int], _SchemaWriter] = {}
+_SCHEMA_LOCK = threading.Lock()
+DEFAULT_DEPTH = 4  # schema's default max_depth: the one computed at spill time
+_SCHEMA_FILE = "schema-d{depth}.json"
+
+
+_EXECUTOR: ThreadPoolExecutor | None = None
+_PENDING: dict[str, Future[None]] = {}
+
+
+def precompute_schema(body_dir: Path, body_id: str, line_count: int | None, value: Any) -> Future[None]:
+    """Compute (and save beside the body) the default-depth schema of a JSON body just spilled,
+    from the value the spill parsed, on a worker thread: the stub does not wait for it, and a
+    ``schema`` call, in this process or another, later finds it done."""
+    global _EXECUTOR
+
+    def job() -> None:
+        try:
+            json_schema(body_dir, body_id, DEFAULT_DEPTH, line_count, lambda: value)
+        except Exception:
+            log.exception("computing the schema of a spilled body failed (the tool will compute it)")
+        finally:
+            with _SCHEMA_LOCK:
+                _PENDING.pop(body_id, None)
+
+    with _SCHEMA_LOCK:
+        if _EXECUTOR is None:
+            _EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scratch-schema")
+        future = _EXECUTOR.submit(job)
+        _PENDING[body_id] = future
+    return future
+
+
+def wait_for_schema(body_id: str | None, timeout_s: float) -> None:
+    """Wait (at most ``timeout_s``) for a schema being computed for ``body_id`` after its spill."""
+    with _SCHEMA_LOCK:
+        future = _PENDING.get(body_id or "")
+    if future is not None:
+        with contextlib.suppress(Exception):
+            future.result(timeout=max(0.0, timeout_s))
+
+
+def json_schema(
+    body_dir: Path, body_id: str, max_depth: int, line_count: int | None, value: Callable[[], Any]
+) -> _SchemaWriter:
+    """The schema rows of a JSON body: from memory, else the body's ``schema-d<depth>.json``
+    (written by the spill's worker, or by any process that computed it), else computed from
+    ``value()`` and saved beside the body. A body never changes, so neither does its schema."""
+    key = (body_id, max_depth)
+    with _SCHEMA_LOCK:
+        writer = _SCHEMAS.get(key)
+    if writer is not None:
+        return writer
+    path = body_dir / _SCHEMA_FILE.format(depth=max_depth)
+    try:
+        saved = orjson.loads(path.read_bytes())
+        writer = _SchemaWriter(max_depth)
+        writer.rows, writer.truncated = list(saved["rows"]), int(saved["truncated"])
+    except (OSError, ValueError, KeyError, TypeError):
+        writer = _SchemaWriter(max_depth)
+        writer.concrete(value(), "$", 0, 1, line_count or None)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+        try:  # written whole, then renamed: a reader never sees half a file
+            tmp.write_bytes(orjson.dumps({"rows": writer.rows, "truncated": writer.truncated}))
+            os.replace(tmp, path)
+        except OSError:  # a read-only or vanished body: the schema is still in memory
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+    with _SCHEMA_LOCK:
+        _SCHEMAS[key] = writer
+        while len(_SCHEMAS) > 64:
+            _SCHEMAS.pop(next(iter(_SCHEMAS)), None)
+    return writer
 
 
 def _child_path(path: str, key: str) -> str:
@@ -159,13 +240,11 @@ def schema(ctx: ToolContext, handle: str, max_depth: int = 4, path: str | None =
     title = f"schema of {entry.key} ({entry.format}, {fmt_bytes(entry.size_bytes)}, {entry.line_count or 0:,} lines)"
     if entry.format == "json":
         assert entry.body_id is not None
-        writer = _SCHEMAS.get((entry.body_id, max_depth))
-        if writer is None:  # bodies never change: a schema is computed once per body and depth
-            writer = _SchemaWriter(max_depth)
-            writer.concrete(ctx.json_value(entry), "$", 0, 1, entry.line_count or None)
-            _SCHEMAS[(entry.body_id, max_depth)] = writer
-            while len(_SCHEMAS) > 64:
-                _SCHEMAS.pop(next(iter(_SCHEMAS)), None)
+        if max_depth == DEFAULT_DEPTH:  # computed after the spill, on a worker thread: let it land
+            wait_for_schema(entry.body_id, ctx.time_left())
+        writer = json_schema(
+            ctx.reader(entry).directory, entry.body_id, max_depth, entry.line_count, lambda: ctx.json_value(entry)
+        )
         rows = writer.rows
         text = _render_rows(rows)
         if writer.truncated:

@@ -47,8 +47,11 @@ def load_ipython_extension(ipython: Any) -> ScratchSession:
     ipython.register_magics(magics)
     session.start()
     policy = session.pad.policy
-    state = (f"outputs of {policy.min_tokens:,}+ tokens ({session.pad.model}) are spilled"
-             if session.auto_spill else "auto-spill off")
+    state = (
+        f"outputs of {policy.min_tokens:,}+ tokens ({session.pad.model}) are spilled"
+        if session.auto_spill
+        else "auto-spill off"
+    )
     print(f"jupyter-scratchpad: {state}; %scratch --help for the commands")
     return session
 

@@ -83,8 +83,9 @@ def split_first(text: str) -> tuple[str, str]:
     return parts[0], parts[1].strip() if len(parts) > 1 else ""
 
 
-AGENT_HELP = ("read as the model would: apply its per-call cap and charge its context budget "
-              "(default: read as you, not charged)")
+AGENT_HELP = (
+    "read as the model would: apply its per-call cap and charge its context budget (default: read as you, not charged)"
+)
 
 
 class HelpShown(Exception):
@@ -94,11 +95,15 @@ class HelpShown(Exception):
 class ScratchArgumentParser(argparse.ArgumentParser):
     """An argparse parser for one subcommand that raises ``UsageError`` instead of exiting."""
 
-    def __init__(self, command: str, description: str, epilog: str | None = None,
-                 prog: str | None = None) -> None:
-        super().__init__(prog=prog or f"%scratch {command}", description=description, epilog=epilog,
-                         formatter_class=argparse.RawDescriptionHelpFormatter, add_help=True,
-                         allow_abbrev=False)
+    def __init__(self, command: str, description: str, epilog: str | None = None, prog: str | None = None) -> None:
+        super().__init__(
+            prog=prog or f"%scratch {command}",
+            description=description,
+            epilog=epilog,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            add_help=True,
+            allow_abbrev=False,
+        )
         self.command = command
 
     def error(self, message: str) -> NoReturn:
@@ -140,8 +145,7 @@ _MAGIC_FORMS: dict[str, tuple[str, Sequence[str], dict[str, str]]] = {
     "schema": ("schema", ("handle",), {"max_depth": "--depth"}),
     "item_schema": ("items", ("handle", "path"), {"offset": "--offset", "limit": "--limit"}),
     "get_in": ("get", ("handle", "path"), {"offset": "--offset", "limit": "--limit"}),
-    "iterate_over": ("iter", ("handle", "path"), {"fields": "--fields", "offset": "--offset",
-                                                  "limit": "--limit"}),
+    "iterate_over": ("iter", ("handle", "path"), {"fields": "--fields", "offset": "--offset", "limit": "--limit"}),
     "read": ("get", ("handle",), {}),
     "scratch_list": ("list", (), {}),
     "scratch_read": ("read", ("key",), {}),

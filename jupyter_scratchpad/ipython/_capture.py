@@ -33,10 +33,13 @@ __all__ = ["run_capture"]
 log = logging.getLogger("jupyter_scratchpad.ipython")
 
 PARSER = ScratchArgumentParser(
-    "capture", "%%scratch: run the cell and store its output (stdout, stderr, displays and the last value) as one "
+    "capture",
+    "%%scratch: run the cell and store its output (stdout, stderr, displays and the last value) as one "
     "entry when it reaches the spill threshold (always with --force), shown as one stub.",
     epilog="example:\n  %%scratch --name pods --force\n  fetch_pods()        # a list of dicts\n\n"
-           "  then: %scratch sql SELECT count(*) FROM pods", prog="%%scratch")
+    "  then: %scratch sql SELECT count(*) FROM pods",
+    prog="%%scratch",
+)
 PARSER.add_argument("--name", default=None, metavar="NAME", help="the entry's handle ([a-z0-9_], at most 64)")
 PARSER.add_argument("--tool", default=None, metavar="TOOL", help="source tool recorded (default cell_<n>)")
 PARSER.add_argument("--force", action="store_true", help="store it whatever its size")
@@ -73,8 +76,9 @@ class _RecordingPublisher(DisplayPublisher):
         super().__init__(**kwargs)
         self._events = events
 
-    def publish(self, data: Any, metadata: Any = None, *args: Any, transient: Any = None,
-                update: bool = False, **kwargs: Any) -> None:
+    def publish(
+        self, data: Any, metadata: Any = None, *args: Any, transient: Any = None, update: bool = False, **kwargs: Any
+    ) -> None:
         self._events.append(("display", (data, metadata, transient, update)))
 
     def clear_output(self, wait: bool = False) -> None:
@@ -138,8 +142,7 @@ def _document(shell: Any, pieces: list[Event]) -> Any:
             title = f"display {displays}"
         else:
             title = kind
-        text = content if isinstance(content, str) else json.dumps(content, indent=2, ensure_ascii=False,
-                                                                     default=str)
+        text = content if isinstance(content, str) else json.dumps(content, indent=2, ensure_ascii=False, default=str)
         sections.append(f"## {title}\n\n{text.rstrip()}\n")
     return "\n".join(sections)
 
@@ -154,8 +157,7 @@ def _replay(session: ScratchSession, events: list[Event]) -> None:
             getattr(sys, kind).write(payload)
 
 
-def _finish(session: ScratchSession, events: list[Event], value: Any, tool: str, name: str | None,
-            force: bool) -> Any:
+def _finish(session: ScratchSession, events: list[Event], value: Any, tool: str, name: str | None, force: bool) -> Any:
     pieces = [*events, *([("result", value)] if value is not None else [])]
     if not pieces:
         print("[scratchpad] the cell produced no output: nothing stored")
@@ -168,8 +170,7 @@ def _finish(session: ScratchSession, events: list[Event], value: Any, tool: str,
     _replay(session, events)
     if name and not result.failure:
         decision = result.decision
-        print(f"[scratchpad] not stored as {name}: {decision.detail or decision.rule} "
-              "(add --force to store it anyway)")
+        print(f"[scratchpad] not stored as {name}: {decision.detail or decision.rule} (add --force to store it anyway)")
     return value
 
 

@@ -16,41 +16,85 @@ if TYPE_CHECKING:
 
 __all__ = ["ScratchMagics"]
 
-_LIVE_OPTIONS = ("auto_spill", "spill_threshold", "spill_bytes", "policy_file", "model", "context_window",
-                 "max_extraction_tokens", "preview_lines", "store_path", "store_url", "store_bodies", "ttl_s",
-                 "run_id", "agent_id")
+_LIVE_OPTIONS = (
+    "auto_spill",
+    "spill_threshold",
+    "spill_bytes",
+    "policy_file",
+    "model",
+    "context_window",
+    "max_extraction_tokens",
+    "preview_lines",
+    "store_path",
+    "store_url",
+    "store_bodies",
+    "ttl_s",
+    "run_id",
+    "agent_id",
+)
 
 
 @magics_class
 class ScratchMagics(Magics):
     """The scratchpad magics; every option is ``%config ScratchMagics.<name>`` or ``c.ScratchMagics``."""
 
-    auto_spill = Bool(True, help="Replace large cell outputs (the last value, display(...) of text/HTML/JSON, "
-                      "stdout/stderr) with a stub before they reach the front end.").tag(config=True)
-    spill_threshold = Int(None, allow_none=True, help="Spill outputs of at least this many tokens. None: "
-                          "the policy file's min_tokens, else 5,120.").tag(config=True)
-    spill_bytes = Int(None, allow_none=True, help="Also spill outputs of at least this many UTF-8 bytes. "
-                      "None: the policy file's min_bytes, else no byte rule.").tag(config=True)
-    policy_file = Unicode(None, allow_none=True, help="An Aura TOML spill policy ([agent.scratchpad], "
-                          "[mcp.servers.<s>.scratchpad]); patterns like cell_*_stdout apply to cell "
-                          "outputs.").tag(config=True)
-    model = Unicode("gpt-4o", help="The model whose tokens are counted and whose context window sizes "
-                    "the budget.").tag(config=True)
-    context_window = Int(None, allow_none=True, help="Context window in tokens. None: the model's "
-                         "published window.").tag(config=True)
-    max_extraction_tokens = Int(None, allow_none=True, help="Most tokens one exploration may return. None: "
-                                "the policy's (10,000).").tag(config=True)
+    auto_spill = Bool(
+        True,
+        help="Replace large cell outputs (the last value, display(...) of text/HTML/JSON, "
+        "stdout/stderr) with a stub before they reach the front end.",
+    ).tag(config=True)
+    spill_threshold = Int(
+        None,
+        allow_none=True,
+        help="Spill outputs of at least this many tokens. None: the policy file's min_tokens, else 5,120.",
+    ).tag(config=True)
+    spill_bytes = Int(
+        None,
+        allow_none=True,
+        help="Also spill outputs of at least this many UTF-8 bytes. "
+        "None: the policy file's min_bytes, else no byte rule.",
+    ).tag(config=True)
+    policy_file = Unicode(
+        None,
+        allow_none=True,
+        help="An Aura TOML spill policy ([agent.scratchpad], "
+        "[mcp.servers.<s>.scratchpad]); patterns like cell_*_stdout apply to cell "
+        "outputs.",
+    ).tag(config=True)
+    model = Unicode("gpt-4o", help="The model whose tokens are counted and whose context window sizes the budget.").tag(
+        config=True
+    )
+    context_window = Int(
+        None, allow_none=True, help="Context window in tokens. None: the model's published window."
+    ).tag(config=True)
+    max_extraction_tokens = Int(
+        None, allow_none=True, help="Most tokens one exploration may return. None: the policy's (10,000)."
+    ).tag(config=True)
     preview_lines = Int(20, help="Lines of preview in a stub.").tag(config=True)
-    store_path = Unicode(None, allow_none=True, help="Directory of the scratch store; kept after the kernel "
-                         "exits. None: a temporary directory, deleted when the kernel shuts down.").tag(config=True)
-    store_url = Unicode(None, allow_none=True, help="A shared store's PostgreSQL catalog (postgresql://…); "
-                        "kernels, MCP proxies and the CLI pointed at it share runs. None: the embedded store "
-                        "(store_path). Default: $SCRATCHPAD_STORE_URL.").tag(config=True)
-    store_bodies = Unicode(None, allow_none=True, help="With store_url: the directory of the shared bodies, "
-                           "reachable by every process of the store. None: $SCRATCHPAD_BODIES, else "
-                           "~/.cache/jupyter-scratchpad/shared-bodies/<catalog id> (one machine).").tag(config=True)
-    ttl_s = Float(3600.0, help="Seconds an entry lives before it expires (each entry; extend with the "
-                  "sidebar or Scratchpad.extend).").tag(config=True)
+    store_path = Unicode(
+        None,
+        allow_none=True,
+        help="Directory of the scratch store; kept after the kernel "
+        "exits. None: a temporary directory, deleted when the kernel shuts down.",
+    ).tag(config=True)
+    store_url = Unicode(
+        None,
+        allow_none=True,
+        help="A shared store's PostgreSQL catalog (postgresql://…); "
+        "kernels, MCP proxies and the CLI pointed at it share runs. None: the embedded store "
+        "(store_path). Default: $SCRATCHPAD_STORE_URL.",
+    ).tag(config=True)
+    store_bodies = Unicode(
+        None,
+        allow_none=True,
+        help="With store_url: the directory of the shared bodies, "
+        "reachable by every process of the store. None: $SCRATCHPAD_BODIES, else "
+        "~/.cache/jupyter-scratchpad/shared-bodies/<catalog id> (one machine).",
+    ).tag(config=True)
+    ttl_s = Float(
+        3600.0,
+        help="Seconds an entry lives before it expires (each entry; extend with the sidebar or Scratchpad.extend).",
+    ).tag(config=True)
     run_id = Unicode("notebook", help="Run id of the notebook's scratchpad.").tag(config=True)
     agent_id = Unicode("notebook", help="Agent id of the notebook's scratchpad.").tag(config=True)
 
@@ -65,8 +109,9 @@ class ScratchMagics(Magics):
     def _positive_or_none(self, proposal: Any) -> Any:
         value = proposal["value"]
         if value is not None and value <= 0:
-            raise TraitError(f"ScratchMagics.{proposal['trait'].name} must be a positive integer or None, "
-                             f"not {value!r}")
+            raise TraitError(
+                f"ScratchMagics.{proposal['trait'].name} must be a positive integer or None, not {value!r}"
+            )
         return value
 
     @validate("preview_lines")
@@ -89,8 +134,10 @@ class ScratchMagics(Magics):
     @validate("ttl_s")
     def _ttl(self, proposal: Any) -> Any:
         if not 0 < proposal["value"] <= 10 * 365 * 86400:
-            raise TraitError(f"ScratchMagics.ttl_s must be a positive number of seconds (at most ten "
-                             f"years), not {proposal['value']!r}")
+            raise TraitError(
+                f"ScratchMagics.ttl_s must be a positive number of seconds (at most ten "
+                f"years), not {proposal['value']!r}"
+            )
         return proposal["value"]
 
     @validate("policy_file")
@@ -123,8 +170,10 @@ class ScratchMagics(Magics):
             # A value that could not be applied is not kept: the option and the live session agree.
             self._put_back(name, change["old"])
             reason = exc.message if isinstance(exc, ScratchpadError) else str(exc)
-            raise UsageError(f"ScratchMagics.{name} = {change['new']!r} was not applied: {reason.rstrip('.')}. Kept: "
-                             f"{session.describe(name)}.") from None
+            raise UsageError(
+                f"ScratchMagics.{name} = {change['new']!r} was not applied: {reason.rstrip('.')}. Kept: "
+                f"{session.describe(name)}."
+            ) from None
         if name == "model":
             session.warn_unknown_model()
 

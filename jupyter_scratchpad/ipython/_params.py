@@ -38,8 +38,10 @@ _NOT_BEFORE_PARAM = set(":[]'\")}_") | set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJ
 def lookup(namespace: Mapping[str, Any] | None, name: str, command: str, form: str) -> Any:
     """``namespace[name]``, or a ``UsageError`` that says which reference has no variable."""
     if namespace is None or name not in namespace:
-        raise UsageError(f"%scratch {command}: {form} names no variable {name!r} in the notebook; define it "
-                         "first (IPython's {x} and $x are not expanded in %scratch)")
+        raise UsageError(
+            f"%scratch {command}: {form} names no variable {name!r} in the notebook; define it "
+            "first (IPython's {x} and $x are not expanded in %scratch)"
+        )
     return namespace[name]
 
 

@@ -14,16 +14,19 @@ from typing import Any
 
 from ..explore._base import fmt_bytes
 
-__all__ = ["STUB_MIME", "next_commands", "rows_html", "stub_bundle", "stub_html", "stub_text",
-           "tool_result_html"]
+__all__ = ["STUB_MIME", "next_commands", "rows_html", "stub_bundle", "stub_html", "stub_text", "tool_result_html"]
 
 STUB_MIME = "application/vnd.jupyter.scratchpad.stub+json"
 
-_CARD = ("border:1px solid #b9c4d0;border-left:4px solid #4a7ab5;border-radius:3px;padding:6px 10px;"
-         "margin:2px 0;font-family:var(--jp-ui-font-family,sans-serif);font-size:var(--jp-ui-font-size1,13px);"
-         "max-width:72em")
-_PRE = ("margin:4px 0;padding:4px 6px;background:var(--jp-layout-color2,#f5f5f5);max-height:18em;"
-        "overflow:auto;font-size:var(--jp-code-font-size,12px)")
+_CARD = (
+    "border:1px solid #b9c4d0;border-left:4px solid #4a7ab5;border-radius:3px;padding:6px 10px;"
+    "margin:2px 0;font-family:var(--jp-ui-font-family,sans-serif);font-size:var(--jp-ui-font-size1,13px);"
+    "max-width:72em"
+)
+_PRE = (
+    "margin:4px 0;padding:4px 6px;background:var(--jp-layout-color2,#f5f5f5);max-height:18em;"
+    "overflow:auto;font-size:var(--jp-code-font-size,12px)"
+)
 _MUTED = "color:var(--jp-ui-font-color2,#666)"
 
 
@@ -32,11 +35,21 @@ def next_commands(stub: dict[str, Any]) -> list[str]:
     h = stub["handle"]
     if stub.get("format") in ("json", "jsonl"):
         path = _first_array_path(stub.get("schema") or []) or "PATH"
-        return [f"%scratch schema {h}", f"%scratch items {h} {path}",
-                f"%scratch iter {h} {path} --fields a,b --limit 20", f"%scratch grep {h} PATTERN",
-                f"%scratch sql SELECT count(*) FROM {h}", f"%scratch explore {h}"]
-    return [f"%scratch grep {h} PATTERN", f"%scratch head {h} -n 50", f"%scratch slice {h} START END",
-            f"%scratch schema {h}", f"%scratch explore {h}"]
+        return [
+            f"%scratch schema {h}",
+            f"%scratch items {h} {path}",
+            f"%scratch iter {h} {path} --fields a,b --limit 20",
+            f"%scratch grep {h} PATTERN",
+            f"%scratch sql SELECT count(*) FROM {h}",
+            f"%scratch explore {h}",
+        ]
+    return [
+        f"%scratch grep {h} PATTERN",
+        f"%scratch head {h} -n 50",
+        f"%scratch slice {h} START END",
+        f"%scratch schema {h}",
+        f"%scratch explore {h}",
+    ]
 
 
 def _first_array_path(sketch: list[str]) -> str | None:
@@ -51,16 +64,17 @@ def _first_array_path(sketch: list[str]) -> str | None:
 def _headline(stub: dict[str, Any]) -> str:
     est = " (estimate)" if stub.get("tokens_estimate") else ""
     model = f" for {stub['tokens_model']}" if stub.get("tokens_model") else ""
-    return (f"{stub.get('format')}, {fmt_bytes(stub.get('size'))}, {stub.get('lines') or 0:,} lines, "
-            f"{'' if stub.get('tokens_exact', True) else '≥ '}{stub.get('tokens') or 0:,} tokens{est}{model}")
+    return (
+        f"{stub.get('format')}, {fmt_bytes(stub.get('size'))}, {stub.get('lines') or 0:,} lines, "
+        f"{'' if stub.get('tokens_exact', True) else '≥ '}{stub.get('tokens') or 0:,} tokens{est}{model}"
+    )
 
 
 def stub_text(stub: dict[str, Any], where: str | None = None) -> str:
     """``text/plain`` of a stub: what was stored, a preview with what was cut, what to run next."""
     source = stub.get("source_tool") or "output"
     stored = "was already stored (same bytes)" if stub.get("reused") else "was stored"
-    lines = [f"[scratchpad] The output of {source} {stored} as handle \"{stub['handle']}\": "
-             f"{_headline(stub)}."]
+    lines = [f'[scratchpad] The output of {source} {stored} as handle "{stub["handle"]}": {_headline(stub)}.']
     note = str(stub.get("note") or "preview")
     lines.append(f"{note[:1].upper()}{note[1:]}:")
     lines += ["  " + line for line in str(stub.get("preview") or "").split("\n")]
@@ -80,9 +94,9 @@ def stub_html(stub: dict[str, Any], where: str | None = None) -> str:
     preview = str(stub.get("preview") or "")
     parts = [
         f'<div class="jp-scratchpad-stub" style="{_CARD}">',
-        f'<div><b>scratchpad</b> · <code>{esc(stub["handle"])}</code> · {esc(_headline(stub))}</div>',
+        f"<div><b>scratchpad</b> · <code>{esc(stub['handle'])}</code> · {esc(_headline(stub))}</div>",
         f'<div style="{_MUTED}">from <code>{esc(str(stub.get("source_tool") or "output"))}</code>'
-        f' · {esc(str(stub.get("note") or ""))}</div>',
+        f" · {esc(str(stub.get('note') or ''))}</div>",
         f'<details><summary>preview</summary><pre style="{_PRE}">{esc(preview)}</pre></details>',
     ]
     if stub.get("schema"):
@@ -97,8 +111,7 @@ def stub_html(stub: dict[str, Any], where: str | None = None) -> str:
 
 def stub_bundle(stub: dict[str, Any], where: str | None = None) -> dict[str, Any]:
     """The MIME bundle that replaces a spilled output (all three parts, always)."""
-    return {"text/plain": stub_text(stub, where), "text/html": stub_html(stub, where),
-            STUB_MIME: _jsonable(stub)}
+    return {"text/plain": stub_text(stub, where), "text/html": stub_html(stub, where), STUB_MIME: _jsonable(stub)}
 
 
 def _jsonable(stub: dict[str, Any]) -> dict[str, Any]:

@@ -40,10 +40,16 @@ class StubView(dict):
 
 
 _BUDGET_ROWS = (
-    ("model", "model"), ("context_window", "context window"), ("safety_margin", "safety margin"),
-    ("usable", "usable"), ("used", "used"), ("remaining", "remaining"),
-    ("max_extraction_tokens", "per-call cap"), ("tokens_intercepted", "tokens intercepted (spilled)"),
-    ("tokens_extracted", "tokens extracted (explored)"), ("spills", "spills"),
+    ("model", "model"),
+    ("context_window", "context window"),
+    ("safety_margin", "safety margin"),
+    ("usable", "usable"),
+    ("used", "used"),
+    ("remaining", "remaining"),
+    ("max_extraction_tokens", "per-call cap"),
+    ("tokens_intercepted", "tokens intercepted (spilled)"),
+    ("tokens_extracted", "tokens extracted (explored)"),
+    ("spills", "spills"),
 )
 
 
@@ -68,6 +74,8 @@ class BudgetReport(dict):
         p.text("\n".join(f"{label:<{width}}  {value}" for label, value in self._lines()))
 
     def _repr_html_(self) -> str:
-        rows = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
-                       for k, v in self._lines())
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
+            for k, v in self._lines()
+        )
         return f"<table class='jp-scratchpad-budget'>{rows}</table>"

@@ -89,10 +89,16 @@ class ScratchSession:
         policy = self.build_policy()
         try:
             pad = self.store.scratchpad(
-                run_id=m.run_id, agent_id=m.agent_id, model=m.model, context_window=m.context_window,
+                run_id=m.run_id,
+                agent_id=m.agent_id,
+                model=m.model,
+                context_window=m.context_window,
                 safety_margin=policy.context_safety_margin,
                 max_extraction_tokens=m.max_extraction_tokens or policy.max_extraction_tokens,
-                policy=policy, turn_depth_bonus=policy.turn_depth_bonus, preview_lines=m.preview_lines)
+                policy=policy,
+                turn_depth_bonus=policy.turn_depth_bonus,
+                preview_lines=m.preview_lines,
+            )
         except ScratchpadError as exc:
             raise UsageError(f"jupyter-scratchpad: {exc.message}") from None
         pad.progress_listeners.append(ProgressLine())  # a spill over a second shows a progress line
@@ -134,8 +140,9 @@ class ScratchSession:
         try:
             function(self, self.shell)
         except Exception:
-            log.warning("jupyter_scratchpad.comm.%s failed; the JupyterLab panel will not see this kernel",
-                        name, exc_info=True)
+            log.warning(
+                "jupyter_scratchpad.comm.%s failed; the JupyterLab panel will not see this kernel", name, exc_info=True
+            )
 
     @property
     def closed(self) -> bool:
@@ -225,9 +232,11 @@ class ScratchSession:
         if is_known_model(model):
             return
         hint = close_match_hint(model, [*CONTEXT_WINDOWS, "claude-sonnet-4", "claude-opus-4", "gpt-4o-mini"])
-        print(f"jupyter-scratchpad: unknown model {model!r}: tokens are counted with o200k_base and the window "
-              f"is {self.pad.budget.context_window:,} tokens{hint or ' (set ScratchMagics.context_window)'}",
-              file=sys.stderr)
+        print(
+            f"jupyter-scratchpad: unknown model {model!r}: tokens are counted with o200k_base and the window "
+            f"is {self.pad.budget.context_window:,} tokens{hint or ' (set ScratchMagics.context_window)'}",
+            file=sys.stderr,
+        )
 
     def _reopen(self, store: bool) -> None:
         old_store = self.store
@@ -244,16 +253,18 @@ class ScratchSession:
             old_store.close()
 
     def retarget(self) -> None:
-        """Point the pad at the configured model and window, keeping the tokens already used.
-
-        """
+        """Point the pad at the configured model and window, keeping the tokens already used."""
         m, pad = self.magics, self.pad
         policy = pad.policy
         if policy.context_safety_margin != pad.budget.safety_margin:
             old = pad.budget
-            pad.budget = ContextBudget(old.context_window, policy.context_safety_margin, initial_used=old.used,
-                                       max_extraction_tokens=old.max_extraction_tokens,
-                                       turn_depth_bonus=policy.turn_depth_bonus)
+            pad.budget = ContextBudget(
+                old.context_window,
+                policy.context_safety_margin,
+                initial_used=old.used,
+                max_extraction_tokens=old.max_extraction_tokens,
+                turn_depth_bonus=policy.turn_depth_bonus,
+            )
         pad.set_model(m.model, m.context_window, m.max_extraction_tokens or policy.max_extraction_tokens)
 
 
@@ -261,7 +272,9 @@ def _locked_message(exc: StoreLockedError) -> str:
     """A store held by another process: who holds it, and what this kernel can do instead."""
     path = getattr(exc, "path", "?")
     holder = getattr(exc, "holder", "another process")
-    return (f"jupyter-scratchpad: the store at {path} is open in process {holder} (another kernel or "
-            "program; one process at a time may write an embedded store). Give this kernel its own: "
-            f"%config ScratchMagics.store_path = '{path}-2' (or None for a temporary store), or shut process "
-            f"{holder} down and set store_path to {path!r} again.")
+    return (
+        f"jupyter-scratchpad: the store at {path} is open in process {holder} (another kernel or "
+        "program; one process at a time may write an embedded store). Give this kernel its own: "
+        f"%config ScratchMagics.store_path = '{path}-2' (or None for a temporary store), or shut process "
+        f"{holder} down and set store_path to {path!r} again."
+    )

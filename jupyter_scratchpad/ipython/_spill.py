@@ -78,8 +78,7 @@ class OutputSpiller:
         stub = self._intercept(value, tool, text)
         return _bundle(stub, where) if stub else None
 
-    def spill_bundle(self, data: Mapping[str, Any], tool: str,
-                     where: str | None = None) -> dict[str, Any] | None:
+    def spill_bundle(self, data: Mapping[str, Any], tool: str, where: str | None = None) -> dict[str, Any] | None:
         """The stub bundle replacing a MIME bundle, or None when it stays as it is."""
         if not data or any(mime not in SPILLABLE_MIMES for mime in data):
             return None
@@ -95,8 +94,9 @@ class OutputSpiller:
                 return _bundle(stub, where)
         return None
 
-    def for_result(self, result: Any, tool: str, where: str | None,
-                   format_data: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    def for_result(
+        self, result: Any, tool: str, where: str | None, format_data: Any
+    ) -> tuple[dict[str, Any], dict[str, Any]] | None:
         """Displayhook: ``(bundle, metadata)`` replacing ``result``'s display, or None.
 
         A JSON-like value is decided on before it is formatted, so a spilled 100 MB list is never

@@ -38,9 +38,11 @@ Writer = Callable[[str], Any]
 def _shell_is_rendering(shell: Any) -> bool:
     """The shell itself is printing a result, a display or a traceback (a terminal writes those
     to stdout): already decided on by the other hooks, or an error, which is never spilled."""
-    return bool(getattr(shell.display_pub, "is_publishing", False)
-                or getattr(shell.displayhook, "is_active", False)
-                or getattr(shell, "showing_traceback", False))
+    return bool(
+        getattr(shell.display_pub, "is_publishing", False)
+        or getattr(shell.displayhook, "is_active", False)
+        or getattr(shell, "showing_traceback", False)
+    )
 
 
 class StreamGate:

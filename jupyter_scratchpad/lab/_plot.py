@@ -118,7 +118,10 @@ def _by_threshold(ax: Any, table: pd.DataFrame) -> None:
 
 
 def comparison_figure(
-    table: pd.DataFrame, rows: pd.DataFrame | None = None, *, kind: str = "compare",
+    table: pd.DataFrame,
+    rows: pd.DataFrame | None = None,
+    *,
+    kind: str = "compare",
     policies: dict[str, Any] | None = None,
 ) -> Any:
     """A ``Figure``: output sizes with the thresholds, context vs. calls, and for a sweep the threshold."""

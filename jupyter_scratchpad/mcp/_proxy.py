@@ -252,7 +252,7 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         route = state().tools.get(params.name)
         if route is None:
-            ours = params.name[len(prefix):] if prefix and params.name.startswith(prefix) else params.name
+            ours = params.name[len(prefix) :] if prefix and params.name.startswith(prefix) else params.name
             if ours == USAGE_TOOL and params.name == prefix + USAGE_TOOL:
                 return await run_usage(pad)
             if ours in TOOL_NAMES and (not prefix or params.name.startswith(prefix)):

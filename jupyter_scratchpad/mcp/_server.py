@@ -132,7 +132,7 @@ def build_server(pad: Scratchpad, *, prefix: str = "") -> Server[Any]:
         return types.ListToolsResult(tools=our_tools(prefix))
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        name = params.name[len(prefix):] if prefix and params.name.startswith(prefix) else params.name
+        name = params.name[len(prefix) :] if prefix and params.name.startswith(prefix) else params.name
         if name == USAGE_TOOL and params.name == prefix + USAGE_TOOL:
             return await run_usage(pad)
         if name not in TOOL_NAMES:

@@ -202,8 +202,10 @@ def build_stub(
         if doc.get("relation"):
             arrays = doc.get("arrays") or []
             name = arrays[0][0] if arrays else doc["relation"]
-            relations = [*(relations or [{"name": entry.key, "rows": "the document"}]),
-                         {"name": f"{entry.key}.{name}", "path": doc["path"], "rows": "inside a string"}]
+            relations = [
+                *(relations or [{"name": entry.key, "rows": "the document"}]),
+                {"name": f"{entry.key}.{name}", "path": doc["path"], "rows": "inside a string"},
+            ]
             break
     if relations:
         stub["relations"] = relations
@@ -286,8 +288,10 @@ def _next_line(stub: dict[str, Any]) -> str:
         inside = [e for e in stub.get("embedded") or [] if e.get("format") == "json"]
         if inside:  # the payload is inside a string: go through it
             p = inside[0]["path"]
-            return (f'Next, with this handle: schema path="{p}" (a JSON document inside a string) → item_schema / '
-                    f"get_in through it ({p}.…); grep path=…; sql over {rel}.")
+            return (
+                f'Next, with this handle: schema path="{p}" (a JSON document inside a string) → item_schema / '
+                f"get_in through it ({p}.…); grep path=…; sql over {rel}."
+            )
         return f"Next, with this handle: schema → {steps}; grep; sql over {rel}."
     return f"Next, with this handle: grep pattern=…; slice start=… end=…; tail; sql over {h}(line_no, line)."
 

@@ -74,8 +74,13 @@ def _agent_view(result: ToolResult, **extra: Any) -> dict[str, Any]:
     text = result.text
     cut = len(text) > MAX_PAGE_CHARS
     shown = text[:MAX_PAGE_CHARS] + (f"\n… {len(text) - MAX_PAGE_CHARS:,} more characters" if cut else "")
-    return {"kind": "text", "text": shown, "summary": f"as the model sees it · {result.tokens:,} tokens charged",
-            "tokens": result.tokens, **extra}
+    return {
+        "kind": "text",
+        "text": shown,
+        "summary": f"as the model sees it · {result.tokens:,} tokens charged",
+        "tokens": result.tokens,
+        **extra,
+    }
 
 
 def _lines_view(result: ToolResult) -> dict[str, Any]:
@@ -86,8 +91,16 @@ def _lines_view(result: ToolResult) -> dict[str, Any]:
     summary = f"lines {data['start']:,}-{end:,} of {total:,}" if lines else f"no lines ({total:,} in the entry)"
     if left:
         summary += f" ({left:,} more lines did not fit one page)"
-    return {"kind": "lines", "first": data["start"], "lines": lines, "marked": [], "start": data["start"],
-            "end": end, "total": total, "summary": summary}
+    return {
+        "kind": "lines",
+        "first": data["start"],
+        "lines": lines,
+        "marked": [],
+        "start": data["start"],
+        "end": end,
+        "total": total,
+        "summary": summary,
+    }
 
 
 def preview(pad: Scratchpad, handle: str, args: dict[str, Any], as_agent: bool) -> dict[str, Any]:
@@ -112,8 +125,13 @@ def grep(pad: Scratchpad, handle: str, args: dict[str, Any], as_agent: bool) -> 
     if not pattern:
         raise ActionError({"error": "invalid_argument", "message": "type a pattern to search for"})
     max_matches = _int(args, "max_matches", GREP_PAGE, 1, GREP_MAX)
-    arguments = {"handle": handle, "pattern": pattern, "context": _int(args, "context", GREP_CONTEXT, 0, 50),
-                 "ignore_case": bool(args.get("ignore_case")), "max_matches": max_matches}
+    arguments = {
+        "handle": handle,
+        "pattern": pattern,
+        "context": _int(args, "context", GREP_CONTEXT, 0, 50),
+        "ignore_case": bool(args.get("ignore_case")),
+        "max_matches": max_matches,
+    }
     result = _call(pad, as_agent, "grep", arguments)
     data = result.data
     shown = len(data["matches"])
@@ -121,8 +139,10 @@ def grep(pad: Scratchpad, handle: str, args: dict[str, Any], as_agent: bool) -> 
     if as_agent:
         return _agent_view(result, more=more, max_matches=max_matches)
     by_line = {row["line"]: row["text"] for row in data.get("lines", [])}
-    windows = [{"first": lo, "lines": [clip(by_line.get(n, ""), MAX_LINE_CHARS) for n in range(lo, hi + 1)]}
-               for lo, hi in data.get("windows", [])]
+    windows = [
+        {"first": lo, "lines": [clip(by_line.get(n, ""), MAX_LINE_CHARS) for n in range(lo, hi + 1)]}
+        for lo, hi in data.get("windows", [])
+    ]
     windows, left = _bounded(windows, lambda w: sum(len(line) for line in w["lines"]))
     total = f"{data['total_matches']:,}{'' if data.get('total_complete', True) else '+'}"
     summary = f"{shown:,} of {total} matching lines shown · {data['total_lines']:,} lines"
@@ -130,8 +150,14 @@ def grep(pad: Scratchpad, handle: str, args: dict[str, Any], as_agent: bool) -> 
         summary += f" ({left:,} windows did not fit one page)"
     if data.get("literal_fallback"):
         summary = "not a valid RE2 regex: searched for the literal text · " + summary
-    return {"kind": "windows", "windows": windows, "marked": [m["line"] for m in data["matches"]],
-            "summary": summary, "more": more, "max_matches": max_matches}
+    return {
+        "kind": "windows",
+        "windows": windows,
+        "marked": [m["line"] for m in data["matches"]],
+        "summary": summary,
+        "more": more,
+        "max_matches": max_matches,
+    }
 
 
 def _table(columns: list[str], rows: list[list[Any]], summary: str) -> dict[str, Any]:
@@ -161,8 +187,7 @@ def item_schema(pad: Scratchpad, handle: str, args: dict[str, Any], as_agent: bo
         return _agent_view(result)
     data = result.data
     rows = [[k["key"], k["types"], f"{k['present']:,}/{k['of']:,}"] for k in data["keys"]]
-    return _table(["key", "type", "present"], rows,
-                  f"keys of the {data['total_items']:,} items at {data['path']}")
+    return _table(["key", "type", "present"], rows, f"keys of the {data['total_items']:,} items at {data['path']}")
 
 
 def get_in(pad: Scratchpad, handle: str, args: dict[str, Any], as_agent: bool) -> dict[str, Any]:
@@ -176,12 +201,21 @@ def get_in(pad: Scratchpad, handle: str, args: dict[str, Any], as_agent: bool) -
 def iterate(pad: Scratchpad, handle: str, args: dict[str, Any], as_agent: bool) -> dict[str, Any]:
     fields = str(args.get("fields") or "").strip()
     if not fields:
-        raise ActionError({"error": "invalid_argument", "message": "name the fields to show (comma-separated dot "
-                           "paths, e.g. metadata.name,status); Schema → Item schema lists the keys"})
+        raise ActionError(
+            {
+                "error": "invalid_argument",
+                "message": "name the fields to show (comma-separated dot "
+                "paths, e.g. metadata.name,status); Schema → Item schema lists the keys",
+            }
+        )
     offset = _int(args, "offset", 0, 0, 10**12)
     limit = _int(args, "limit", 20, 1, MAX_PAGE_ROWS)
-    result = _call(pad, as_agent, "iterate_over", {"handle": handle, "path": str(args.get("path") or "$"),
-                                                  "fields": fields, "offset": offset, "limit": limit})
+    result = _call(
+        pad,
+        as_agent,
+        "iterate_over",
+        {"handle": handle, "path": str(args.get("path") or "$"), "fields": fields, "offset": offset, "limit": limit},
+    )
     rows = list(result.data or [])
     if as_agent:
         return _agent_view(result, offset=offset, count=len(rows))
@@ -234,8 +268,13 @@ def sql(pad: Scratchpad, handle: str | None, args: dict[str, Any], as_agent: boo
         except ScratchpadError as exc:
             relations = getattr(exc, "relations", None) or []
             where = f" (relations: {', '.join(relations)})" if relations else ""
-            raise ActionError({"error": getattr(exc, "code", "sql_error"), "message": exc.message + where,
-                               "suggestions": getattr(exc, "suggestions", [])}) from None
+            raise ActionError(
+                {
+                    "error": getattr(exc, "code", "sql_error"),
+                    "message": exc.message + where,
+                    "suggestions": getattr(exc, "suggestions", []),
+                }
+            ) from None
         total, offset = None, 0
     rows = [[_plain(v) for v in row] for row in frame.itertuples(index=False, name=None)]
     if total is None:
@@ -251,8 +290,7 @@ def sql(pad: Scratchpad, handle: str | None, args: dict[str, Any], as_agent: boo
 def describe(pad: Scratchpad, handle: str | None, args: dict[str, Any], as_agent: bool) -> dict[str, Any]:
     name = str(args.get("relation") or "")
     quoted = '"' + name.replace('"', '""') + '"'
-    return {**sql(pad, handle, {"query": f"DESCRIBE {quoted}", "page_size": MAX_PAGE_ROWS}, as_agent),
-            "relation": name}
+    return {**sql(pad, handle, {"query": f"DESCRIBE {quoted}", "page_size": MAX_PAGE_ROWS}, as_agent), "relation": name}
 
 
 Action = Callable[[Scratchpad, Any, dict[str, Any], bool], dict[str, Any]]

@@ -61,9 +61,16 @@ def live_explorer(model_id: str) -> Explorer | None:
 
 
 def _entry_row(entry: dict[str, Any]) -> dict[str, Any]:
-    return {"handle": entry["handle"], "source_tool": entry.get("source_tool"), "format": entry.get("format"),
-            "size": entry.get("size"), "lines": entry.get("lines"), "tokens": entry.get("tokens"),
-            "created_at": entry["created_at"].timestamp(), "expires_at": entry["expires_at"].timestamp()}
+    return {
+        "handle": entry["handle"],
+        "source_tool": entry.get("source_tool"),
+        "format": entry.get("format"),
+        "size": entry.get("size"),
+        "lines": entry.get("lines"),
+        "tokens": entry.get("tokens"),
+        "created_at": entry["created_at"].timestamp(),
+        "expires_at": entry["expires_at"].timestamp(),
+    }
 
 
 class Explorer(anywidget.AnyWidget):
@@ -91,13 +98,20 @@ class Explorer(anywidget.AnyWidget):
             validate_handle(handle)
             if pad.store.get_entry(pad.scope, "handle", handle) is None:
                 live = [e["handle"] for e in pad.entries("handle")]
-                raise NotFoundError(f"no live handle {handle!r} in run {pad.run_id!r}; live handles: "
-                                    f"{', '.join(live[-10:]) or 'none'}", handle=handle)
+                raise NotFoundError(
+                    f"no live handle {handle!r} in run {pad.run_id!r}; live handles: {', '.join(live[-10:]) or 'none'}",
+                    handle=handle,
+                )
         super().__init__(**kwargs)
         self.pad = pad
         self.title = f"run {pad.run_id} · agent {pad.agent_id} · model {pad.model}"
-        self.defaults = {"grep_context": GREP_CONTEXT, "grep_max": GREP_PAGE, "preview_lines": 50,
-                         "sql_page": 20, "iterate_rows": 20}
+        self.defaults = {
+            "grep_context": GREP_CONTEXT,
+            "grep_max": GREP_PAGE,
+            "preview_lines": 50,
+            "sql_page": 20,
+            "iterate_rows": 20,
+        }
         self.add_class(CSS_CLASS)
         self.results: list[dict[str, Any]] = []  # every reply sent, in order (what tests read back)
         self.refresh(prefer=handle)
@@ -154,9 +168,16 @@ class Explorer(anywidget.AnyWidget):
             reply = {"type": "reply", "id": request_id, "ok": False, "action": action, "error": exc.error}
         except Exception as exc:  # a bug of ours is shown in the explorer, never raised into the kernel
             log.exception("explorer action %s failed", action)
-            reply = {"type": "reply", "id": request_id, "ok": False, "action": action,
-                     "error": {"error": "internal_error", "message": f"{type(exc).__name__}: {exc}. The explorer "
-                               "and the kernel keep working."}}
+            reply = {
+                "type": "reply",
+                "id": request_id,
+                "ok": False,
+                "action": action,
+                "error": {
+                    "error": "internal_error",
+                    "message": f"{type(exc).__name__}: {exc}. The explorer and the kernel keep working.",
+                },
+            }
         self.budget = meter_state(self.pad)
         self.results.append(reply)
         return reply

@@ -75,9 +75,13 @@ def _timestamp(value: Any) -> float:
 def entry_label(entry: dict[str, Any], now: float) -> str:
     """The picker's line for one entry: handle · tool · size · tokens · age."""
     tokens = entry.get("tokens")
-    parts = [str(entry.get("handle")), str(entry.get("source_tool") or "?"), fmt_bytes(entry.get("size")),
-             f"{tokens:,} tokens" if isinstance(tokens, int) else "? tokens",
-             fmt_age(_timestamp(entry["created_at"]), now)]
+    parts = [
+        str(entry.get("handle")),
+        str(entry.get("source_tool") or "?"),
+        fmt_bytes(entry.get("size")),
+        f"{tokens:,} tokens" if isinstance(tokens, int) else "? tokens",
+        fmt_age(_timestamp(entry["created_at"]), now),
+    ]
     return " · ".join(parts)
 
 
@@ -86,9 +90,12 @@ def entry_info(entry: dict[str, Any], now: float) -> str:
     lines = entry.get("lines")
     tokens = entry.get("tokens")
     left = _timestamp(entry["expires_at"]) - now
-    parts = [str(entry.get("format") or "?"), fmt_bytes(entry.get("size")),
-             f"{lines:,} lines" if isinstance(lines, int) else "? lines",
-             f"{tokens:,} tokens" if isinstance(tokens, int) else "? tokens",
-             f"from {entry.get('source_tool') or '?'}" + (f" on {entry['server']}" if entry.get("server") else ""),
-             f"expires in {fmt_duration(left)}"]
+    parts = [
+        str(entry.get("format") or "?"),
+        fmt_bytes(entry.get("size")),
+        f"{lines:,} lines" if isinstance(lines, int) else "? lines",
+        f"{tokens:,} tokens" if isinstance(tokens, int) else "? tokens",
+        f"from {entry.get('source_tool') or '?'}" + (f" on {entry['server']}" if entry.get("server") else ""),
+        f"expires in {fmt_duration(left)}",
+    ]
     return " · ".join(parts)

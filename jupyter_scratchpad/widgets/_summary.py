@@ -14,8 +14,15 @@ from typing import Any
 
 from ._render import entry_label, esc
 
-__all__ = ["EXPLORER_MIME", "MAX_LISTED", "meter_state", "meter_text", "summary_html", "summary_payload",
-           "summary_text"]
+__all__ = [
+    "EXPLORER_MIME",
+    "MAX_LISTED",
+    "meter_state",
+    "meter_text",
+    "summary_html",
+    "summary_payload",
+    "summary_text",
+]
 
 EXPLORER_MIME = "application/vnd.jupyter.scratchpad.explorer+json"
 MAX_LISTED = 20
@@ -25,18 +32,27 @@ def meter_state(pad: Any) -> dict[str, Any]:
     """The numbers the budget meter shows: the pad's budget and usage, in one dict."""
     budget = pad.budget
     usage = pad.usage()
-    return {"used": budget.used, "usable": budget.usable, "remaining": budget.remaining,
-            "context_window": budget.context_window, "per_call_limit": budget.max_extraction_tokens,
-            "tokens_intercepted": usage.get("tokens_intercepted", 0),
-            "tokens_extracted": usage.get("tokens_extracted", 0), "spills": pad.spill_count, "model": pad.model}
+    return {
+        "used": budget.used,
+        "usable": budget.usable,
+        "remaining": budget.remaining,
+        "context_window": budget.context_window,
+        "per_call_limit": budget.max_extraction_tokens,
+        "tokens_intercepted": usage.get("tokens_intercepted", 0),
+        "tokens_extracted": usage.get("tokens_extracted", 0),
+        "spills": pad.spill_count,
+        "model": pad.model,
+    }
 
 
 def meter_text(state: dict[str, Any]) -> str:
     """``"used 3,414 / 102,400 usable tokens (3.3%) · 98,986 left · … · intercepted … · extracted …"``."""
     share = 100.0 * state["used"] / state["usable"] if state["usable"] else 100.0
-    return (f"used {state['used']:,} / {state['usable']:,} usable tokens ({share:.1f}%) · "
-            f"{state['remaining']:,} left · ≤ {state['per_call_limit']:,} a call · "
-            f"intercepted {state['tokens_intercepted']:,} · extracted {state['tokens_extracted']:,}")
+    return (
+        f"used {state['used']:,} / {state['usable']:,} usable tokens ({share:.1f}%) · "
+        f"{state['remaining']:,} left · ≤ {state['per_call_limit']:,} a call · "
+        f"intercepted {state['tokens_intercepted']:,} · extracted {state['tokens_extracted']:,}"
+    )
 
 
 def _facts(pad: Any) -> tuple[list[dict[str, Any]], str, float | None]:
@@ -54,12 +70,17 @@ def _again(handle: str | None) -> str:
 
 def _lines(pad: Any, handle: str | None) -> tuple[list[str], list[str], str]:
     entries, budget, now = _facts(pad)
-    listed = [("*" if e["handle"] == handle else "-", entry_label(e, now or 0.0))
-              for e in list(reversed(entries))[:MAX_LISTED]]
+    listed = [
+        ("*" if e["handle"] == handle else "-", entry_label(e, now or 0.0))
+        for e in list(reversed(entries))[:MAX_LISTED]
+    ]
     more = f"… {len(entries) - MAX_LISTED:,} more" if len(entries) > MAX_LISTED else ""
-    head = [f"Scratchpad explorer — run {pad.run_id} · agent {pad.agent_id} · model {pad.model}",
-            f"exploring: {handle or '(nothing selected)'}", budget,
-            f"{len(entries):,} live spilled {'entry' if len(entries) == 1 else 'entries'}" + (":" if entries else "")]
+    head = [
+        f"Scratchpad explorer — run {pad.run_id} · agent {pad.agent_id} · model {pad.model}",
+        f"exploring: {handle or '(nothing selected)'}",
+        budget,
+        f"{len(entries):,} live spilled {'entry' if len(entries) == 1 else 'entries'}" + (":" if entries else ""),
+    ]
     items = [f"{mark} {label}" for mark, label in listed] + ([more] if more else [])
     return head, items, f"(a static summary: run the notebook and `{_again(handle)}` for the live explorer)"
 
@@ -74,14 +95,15 @@ def summary_html(pad: Any, handle: str | None) -> str:
     """The same summary as a compact HTML card (carries the explorer's CSS class)."""
     head, items, again = _lines(pad, handle)
     listing = "".join(f"<li>{esc(item)}</li>" for item in items)
-    return (f"<div class='jp-scratchpad-explorer-summary' style='border:1px solid #ccc;padding:6px;"
-            f"border-radius:4px'><b>{esc(head[0])}</b><br><small>{esc(head[1])}</small><br>"
-            f"<small>{esc(head[2])}</small><br><small>{esc(head[3])}</small>"
-            f"<ul style='margin:2px 0'>{listing}</ul><small><i>{esc(again)}</i></small></div>")
+    return (
+        f"<div class='jp-scratchpad-explorer-summary' style='border:1px solid #ccc;padding:6px;"
+        f"border-radius:4px'><b>{esc(head[0])}</b><br><small>{esc(head[1])}</small><br>"
+        f"<small>{esc(head[2])}</small><br><small>{esc(head[3])}</small>"
+        f"<ul style='margin:2px 0'>{listing}</ul><small><i>{esc(again)}</i></small></div>"
+    )
 
 
 def summary_payload(pad: Any, handle: str | None, model_id: str | None) -> dict[str, Any]:
     """The summary as data for JupyterLab's renderer, with the widget's model id."""
     head, items, again = _lines(pad, handle)
-    return {"model_id": model_id or "", "handle": handle, "title": head[0], "lines": head[1:] + items,
-            "again": again}
+    return {"model_id": model_id or "", "handle": handle, "title": head[0], "lines": head[1:] + items, "again": again}

@@ -99,3 +99,28 @@ def test_item_schema_lists_the_values_of_a_field_that_takes_few(pad: Scratchpad)
     assert "values: Running ×280, Failed ×10, Pending ×10" in res.text
     assert "values" not in rows["name"]  # 300 distinct names: not a list of values
     assert '"a, b" ×150' in res.text  # a value with a comma is quoted
+
+
+def test_the_schema_is_computed_once_after_the_spill_and_kept_beside_the_body(pad: Scratchpad) -> None:
+    """Parse once: a JSON spill's default schema is built from the value the spill parsed (on a
+    worker thread) and saved with the body; a cold call anywhere reads it, and says the same as
+    one computed from scratch."""
+    import json as _json
+
+    from jupyter_scratchpad.explore import _schema
+
+    text = _json.dumps({"items": [{"id": i, "tags": ["a"] * (i % 3), "meta": {"n": i}} for i in range(4000)]})
+    r = pad.intercept(text, tool="rows")
+    assert r.spilled and pad.wait_for_counts(60)
+    entry = pad.store.require_entry(pad.scope, "handle", r.handle)  # type: ignore[arg-type]
+    saved = pad.store.reader(entry).directory / "schema-d4.json"
+    assert saved.exists()
+    warm = pad.call_tool("schema", {"handle": r.handle}).text
+    _schema._SCHEMAS.clear()  # as a fresh process would be: only the file is left
+    from_file = pad.call_tool("schema", {"handle": r.handle}).text
+    saved.unlink()
+    _schema._SCHEMAS.clear()
+    from_scratch = pad.call_tool("schema", {"handle": r.handle}).text
+    strip = lambda t: t.rsplit("\n---", 1)[0]  # noqa: E731 - the footer counts tokens left
+    assert strip(warm) == strip(from_file) == strip(from_scratch) and "$.items[*].meta.n" in warm
+    assert saved.exists()  # written again by the call that computed it

@@ -48,11 +48,32 @@ __all__ = ["COMMANDS", "overview", "run_cell_magic", "run_line_magic"]
 
 log = logging.getLogger("jupyter_scratchpad.ipython")
 
-COMMANDS: dict[str, Command] = {m.COMMAND.name: m.COMMAND for m in (
-    cmd_list, cmd_show, cmd_head, cmd_tail, cmd_slice, cmd_grep, cmd_schema, cmd_items, cmd_get,
-    cmd_iter, cmd_sql, cmd_df, cmd_export, cmd_write, cmd_read, cmd_delete, cmd_budget, cmd_auto,
-    cmd_explore, cmd_replay, cmd_policy,
-)}
+COMMANDS: dict[str, Command] = {
+    m.COMMAND.name: m.COMMAND
+    for m in (
+        cmd_list,
+        cmd_show,
+        cmd_head,
+        cmd_tail,
+        cmd_slice,
+        cmd_grep,
+        cmd_schema,
+        cmd_items,
+        cmd_get,
+        cmd_iter,
+        cmd_sql,
+        cmd_df,
+        cmd_export,
+        cmd_write,
+        cmd_read,
+        cmd_delete,
+        cmd_budget,
+        cmd_auto,
+        cmd_explore,
+        cmd_replay,
+        cmd_policy,
+    )
+}
 
 _HELP_WORDS = ("", "help", "-h", "--help")
 
@@ -62,12 +83,17 @@ def overview() -> str:
     width = max(len(c.usage) for c in COMMANDS.values())
     lines = ["usage: %scratch SUBCOMMAND [ARGS]   (%scratch SUBCOMMAND --help for details)", ""]
     lines += [f"  {c.usage:<{width}}  {c.summary}" for c in COMMANDS.values()]
-    lines += ["", "cell forms:", "  %%scratch [--name NAME] [--tool TOOL] [--force]   store the cell's output",
-              "  %%scratch sql                                   the cell is the query",
-              "  %%scratch write KEY                             the cell is the note's value",
-              "", "Reads are yours: nothing is charged to the agent's budget unless --as-agent.",
-              "Arguments are used as typed ({x} and $x are not expanded); {{name}} inserts a notebook",
-              "variable's text, and in SQL :name binds it as a parameter."]
+    lines += [
+        "",
+        "cell forms:",
+        "  %%scratch [--name NAME] [--tool TOOL] [--force]   store the cell's output",
+        "  %%scratch sql                                   the cell is the query",
+        "  %%scratch write KEY                             the cell is the note's value",
+        "",
+        "Reads are yours: nothing is charged to the agent's budget unless --as-agent.",
+        "Arguments are used as typed ({x} and $x are not expanded); {{name}} inserts a notebook",
+        "variable's text, and in SQL :name binds it as a parameter.",
+    ]
     return "\n".join(lines)
 
 
@@ -85,8 +111,10 @@ def _run(session: ScratchSession, command: Command, text: str, cell: str | None)
         raise UsageError(f"%scratch {command.name}: {exc}") from None
     except Exception as exc:  # a bug of ours: one line here, the traceback in the kernel's log
         log.exception("%%scratch %s failed", command.name)
-        raise UsageError(f"%scratch {command.name} failed: {type(exc).__name__}: {exc} (a bug in "
-                         "jupyter-scratchpad; the traceback is in the kernel log)") from None
+        raise UsageError(
+            f"%scratch {command.name} failed: {type(exc).__name__}: {exc} (a bug in "
+            "jupyter-scratchpad; the traceback is in the kernel log)"
+        ) from None
     finally:
         NAMESPACE.reset(token)
 
@@ -119,6 +147,8 @@ def run_cell_magic(session: ScratchSession, line: str, cell: str) -> Any:
     command = _lookup(name)
     if not command.cell_form:
         forms = ", ".join(f"%%scratch {c.name}" for c in COMMANDS.values() if c.cell_form)
-        raise UsageError(f"%%scratch {name} has no cell form (those are: {forms}, and %%scratch "
-                         f"[--name NAME] to store a cell's output); use %scratch {name} on one line")
+        raise UsageError(
+            f"%%scratch {name} has no cell form (those are: {forms}, and %%scratch "
+            f"[--name NAME] to store a cell's output); use %scratch {name} on one line"
+        )
     return _run(session, command, rest, cell)

@@ -62,8 +62,9 @@ def error_line(command: str, err: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def call_tool(session: ScratchSession, command: str, tool: str, arguments: dict[str, Any],
-              as_agent: bool = False) -> ToolResult:
+def call_tool(
+    session: ScratchSession, command: str, tool: str, arguments: dict[str, Any], as_agent: bool = False
+) -> ToolResult:
     """``pad.call_tool``: for the person (not charged), or ``as_agent``; a refusal is a ``UsageError``."""
     args = {k: v for k, v in arguments.items() if v is not None}
     result = session.pad.call_tool(tool, args, charge=as_agent)
@@ -95,6 +96,7 @@ def need_pandas(command: str) -> Any:
     try:
         import pandas
     except ImportError:
-        raise UsageError(f"%scratch {command} returns a pandas DataFrame: pip install "
-                         "'jupyter-scratchpad[jupyter]'") from None
+        raise UsageError(
+            f"%scratch {command} returns a pandas DataFrame: pip install 'jupyter-scratchpad[jupyter]'"
+        ) from None
     return pandas

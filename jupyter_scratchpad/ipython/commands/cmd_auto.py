@@ -7,8 +7,11 @@ from typing import Any
 from .._args import ScratchArgumentParser
 from ._base import Command
 
-PARSER = ScratchArgumentParser("auto", "Automatic spill of large outputs (on by default); without an "
-                               "argument, say whether it is on. Same as %config ScratchMagics.auto_spill.")
+PARSER = ScratchArgumentParser(
+    "auto",
+    "Automatic spill of large outputs (on by default); without an "
+    "argument, say whether it is on. Same as %config ScratchMagics.auto_spill.",
+)
 PARSER.add_argument("state", nargs="?", choices=("on", "off"))
 
 

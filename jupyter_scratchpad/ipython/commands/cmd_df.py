@@ -8,10 +8,13 @@ from .._args import ScratchArgumentParser
 from ._base import Command, need_pandas, require_stub
 
 PARSER = ScratchArgumentParser(
-    "df", "Every item of the array at PATH (default $, the root) of handle H as a pandas DataFrame: "
+    "df",
+    "Every item of the array at PATH (default $, the root) of handle H as a pandas DataFrame: "
     "objects are rows with nested keys as dotted columns (metadata.name), scalars one 'value' column. "
     "A text handle gives its lines (line_no, line). Read as you: not charged. Same as "
-    "session.pad.dataframe(H, PATH).", epilog="example: pods = %scratch df cell_3_ab12 items")
+    "session.pad.dataframe(H, PATH).",
+    epilog="example: pods = %scratch df cell_3_ab12 items",
+)
 PARSER.add_argument("handle", metavar="H")
 PARSER.add_argument("path", metavar="PATH", nargs="?", default="$")
 

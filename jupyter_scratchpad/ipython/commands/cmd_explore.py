@@ -9,10 +9,13 @@ from IPython.core.error import UsageError
 from .._args import ScratchArgumentParser
 from ._base import Command, require_stub
 
-PARSER = ScratchArgumentParser("explore", "Open the explorer (entries, preview, schema, grep, iterate, SQL, "
-                               "budget meter) on handle H if given. It reads as you (not charged) until "
-                               "its \"as the model would see it\" switch is on. In JupyterLab the stub "
-                               "card's Explore opens the same explorer in a panel beside the notebook.")
+PARSER = ScratchArgumentParser(
+    "explore",
+    "Open the explorer (entries, preview, schema, grep, iterate, SQL, "
+    "budget meter) on handle H if given. It reads as you (not charged) until "
+    'its "as the model would see it" switch is on. In JupyterLab the stub '
+    "card's Explore opens the same explorer in a panel beside the notebook.",
+)
 PARSER.add_argument("handle", metavar="H", nargs="?", default=None)
 
 

@@ -13,11 +13,13 @@ from ._base import Command, require_stub
 FORMATS = ("parquet", "csv", "json", "jsonl")
 
 PARSER = ScratchArgumentParser(
-    "export", "Write handle H (or the array at PATH in it) to a file: parquet, csv, json or jsonl. The file "
+    "export",
+    "Write handle H (or the array at PATH in it) to a file: parquet, csv, json or jsonl. The file "
     "is FILE (-o), else <H>.<format> in the current directory; the format is --to, else FILE's "
     "extension; an existing file is kept unless --overwrite. Same as session.pad.export(H, FILE, fmt=..., "
     "path=...).",
-    epilog="example: %scratch export cell_3_ab12 items --to parquet -o pods.parquet")
+    epilog="example: %scratch export cell_3_ab12 items --to parquet -o pods.parquet",
+)
 PARSER.add_argument("handle", metavar="H")
 PARSER.add_argument("path", metavar="PATH", nargs="?", default=None, help="a JSON path (default: the whole value)")
 PARSER.add_argument("--to", choices=FORMATS, default=None, dest="fmt", help="the file format")
@@ -31,8 +33,10 @@ def _format_of(output: str | None, fmt: str | None) -> str:
     suffix = Path(output).suffix.lstrip(".").lower() if output else ""
     if suffix in FORMATS:
         return suffix
-    raise UsageError("%scratch export: say the format with --to parquet|csv|json|jsonl (or give -o FILE with "
-                     "one of those extensions)")
+    raise UsageError(
+        "%scratch export: say the format with --to parquet|csv|json|jsonl (or give -o FILE with "
+        "one of those extensions)"
+    )
 
 
 def run(session: Any, text: str, cell: str | None) -> Any:
@@ -42,10 +46,13 @@ def run(session: Any, text: str, cell: str | None) -> Any:
     dest = Path(args.output).expanduser() if args.output else Path(f"{args.handle}.{fmt}")
     done = session.pad.export(args.handle, dest, fmt=fmt, path=args.path, overwrite=args.overwrite)
     rows = f"{done['rows']:,} rows, " if done.get("rows") is not None else ""
-    print(f"%scratch export: wrote {args.handle}{' ' + args.path if args.path else ''} as {done.get('format', fmt)} "
-          f"({rows}{done.get('bytes', 0):,} bytes) to {done.get('file', dest)}")
+    print(
+        f"%scratch export: wrote {args.handle}{' ' + args.path if args.path else ''} as {done.get('format', fmt)} "
+        f"({rows}{done.get('bytes', 0):,} bytes) to {done.get('file', dest)}"
+    )
     return None
 
 
-COMMAND = Command("export", "export H [PATH] --to FMT", "write a handle to parquet/csv/json/jsonl", run,
-                  completes=("handle",))
+COMMAND = Command(
+    "export", "export H [PATH] --to FMT", "write a handle to parquet/csv/json/jsonl", run, completes=("handle",)
+)

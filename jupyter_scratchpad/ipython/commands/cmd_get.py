@@ -11,10 +11,13 @@ from .._args import AGENT_HELP, ScratchArgumentParser
 from ._base import Command, call_tool, error_line, unknown_handle
 
 PARSER = ScratchArgumentParser(
-    "get", "Without PATH: the whole spilled value as Python data (parsed JSON, or the text), read from "
+    "get",
+    "Without PATH: the whole spilled value as Python data (parsed JSON, or the text), read from "
     "the store (displaying a large value shows its stub). With PATH: get_in, the value at PATH (a.b.0, "
-    "$.a[0], a[\"dotted.key\"], [-1]). Read as you (not charged) unless --as-agent (then without PATH it "
-    "is the model's `read`, refused when too large).", epilog="example: x = %scratch get cell_3_ab12 items.0.metadata")
+    '$.a[0], a["dotted.key"], [-1]). Read as you (not charged) unless --as-agent (then without PATH it '
+    "is the model's `read`, refused when too large).",
+    epilog="example: x = %scratch get cell_3_ab12 items.0.metadata",
+)
 PARSER.add_argument("handle", metavar="H")
 PARSER.add_argument("path", metavar="PATH", nargs="?", default=None)
 PARSER.add_argument("--offset", type=int, default=None, metavar="N", help="long strings: first line")

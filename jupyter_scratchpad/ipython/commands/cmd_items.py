@@ -7,10 +7,13 @@ from typing import Any
 from .._args import AGENT_HELP, ScratchArgumentParser
 from ._base import Command, call_tool
 
-PARSER = ScratchArgumentParser("items", "item_schema: the keys across the items of the array at PATH "
-                               "(default $, the root), their types and how many items have each (c/n). "
-                               "Read as you (not charged) unless --as-agent.",
-                               epilog="example: %scratch items cell_3_ab12 items --limit 1000")
+PARSER = ScratchArgumentParser(
+    "items",
+    "item_schema: the keys across the items of the array at PATH "
+    "(default $, the root), their types and how many items have each (c/n). "
+    "Read as you (not charged) unless --as-agent.",
+    epilog="example: %scratch items cell_3_ab12 items --limit 1000",
+)
 PARSER.add_argument("handle", metavar="H")
 PARSER.add_argument("path", metavar="PATH", nargs="?", default=None)
 PARSER.add_argument("--offset", type=int, default=None, metavar="N", help="first item (default 0)")

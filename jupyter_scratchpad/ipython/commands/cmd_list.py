@@ -7,15 +7,27 @@ from typing import Any
 from .._args import ScratchArgumentParser
 from ._base import Command, need_pandas
 
-COLUMNS = ("handle", "key", "kind", "source_tool", "server", "format", "size", "lines", "tokens",
-           "created_at", "expires_at")
+COLUMNS = (
+    "handle",
+    "key",
+    "kind",
+    "source_tool",
+    "server",
+    "format",
+    "size",
+    "lines",
+    "tokens",
+    "created_at",
+    "expires_at",
+)
 # Counts stay integers when some rows have none (a note has no lines): pandas' nullable Int64,
 # shown as <NA>, never as 1234.0 or NaN.
 COUNTS = ("size", "lines", "tokens")
 TEXTS = ("handle", "key", "kind", "source_tool", "server", "format")
 
-PARSER = ScratchArgumentParser("list", "The live entries of the notebook's scratchpad (metadata only; "
-                               "not charged to the budget).")
+PARSER = ScratchArgumentParser(
+    "list", "The live entries of the notebook's scratchpad (metadata only; not charged to the budget)."
+)
 PARSER.add_argument("--kind", choices=("handle", "note"), help="only spilled outputs, or only notes")
 
 
@@ -28,5 +40,4 @@ def run(session: Any, text: str, cell: str | None) -> Any:
     return session.mark_own(frame)
 
 
-COMMAND = Command("list", "list [--kind handle|note]", "live entries as a DataFrame", run,
-                  completes=("--kind",))
+COMMAND = Command("list", "list [--kind handle|note]", "live entries as a DataFrame", run, completes=("--kind",))

@@ -12,9 +12,11 @@ from .._args import ScratchArgumentParser
 from ._base import Command
 
 PARSER = ScratchArgumentParser(
-    "policy", "show: print the notebook's spill policy (or FILE's, as read) in Aura's TOML, ready to "
+    "policy",
+    "show: print the notebook's spill policy (or FILE's, as read) in Aura's TOML, ready to "
     "paste into an Aura configuration. load: make FILE the notebook's policy (same as %config "
-    "ScratchMagics.policy_file = FILE; spill_threshold/spill_bytes, when set, still apply on top).")
+    "ScratchMagics.policy_file = FILE; spill_threshold/spill_bytes, when set, still apply on top).",
+)
 PARSER.add_argument("action", choices=("show", "load"))
 PARSER.add_argument("file", metavar="FILE", nargs="?", default=None)
 
@@ -35,8 +37,10 @@ def run(session: Any, text: str, cell: str | None) -> Any:
         else:
             session.magics.policy_file = args.file  # applied by ScratchMagics' observer
         policy = session.pad.policy
-        print(f"spill policy loaded from {args.file}: default threshold {policy.min_tokens:,} tokens, "
-              f"{len(policy.patterns or {}) + sum(map(len, (policy.server_patterns or {}).values()))} patterns")
+        print(
+            f"spill policy loaded from {args.file}: default threshold {policy.min_tokens:,} tokens, "
+            f"{len(policy.patterns or {}) + sum(map(len, (policy.server_patterns or {}).values()))} patterns"
+        )
         return None
     try:
         policy = SpillPolicy.from_toml(args.file) if args.file else session.pad.policy

@@ -12,10 +12,12 @@ from .._args import ScratchArgumentParser
 from ._base import Command
 
 PARSER = ScratchArgumentParser(
-    "replay", "Replay a tool-output trace (JSON Lines, or an OpenAI/Anthropic conversation log) through a "
+    "replay",
+    "Replay a tool-output trace (JSON Lines, or an OpenAI/Anthropic conversation log) through a "
     "spill policy: one row per call (decision, rule, tokens, stub tokens, tokens saved, threshold). "
     "Displays the summary per server/tool and returns the per-call DataFrame. Default policy: the "
-    "notebook's; default model: the notebook's.")
+    "notebook's; default model: the notebook's.",
+)
 PARSER.add_argument("trace", metavar="TRACE")
 PARSER.add_argument("--policy", default=None, metavar="FILE.toml", help="an Aura TOML policy")
 PARSER.add_argument("--model", default=None, metavar="M", help="model whose tokens are counted")
@@ -26,8 +28,9 @@ def run(session: Any, text: str, cell: str | None) -> Any:
     try:
         from ...lab import replay, summary
     except ImportError as exc:
-        raise UsageError("%scratch replay needs the policy lab: pip install "
-                         f"'jupyter-scratchpad[lab]' ({exc})") from None
+        raise UsageError(
+            f"%scratch replay needs the policy lab: pip install 'jupyter-scratchpad[lab]' ({exc})"
+        ) from None
     try:
         policy = SpillPolicy.from_toml(args.policy) if args.policy else session.pad.policy
         frame = replay(args.trace, policy, model=args.model or session.pad.model)

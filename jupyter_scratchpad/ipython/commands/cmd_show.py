@@ -8,8 +8,11 @@ from .._args import ScratchArgumentParser
 from .._results import StubView
 from ._base import Command, require_stub
 
-PARSER = ScratchArgumentParser("show", "The stub of handle H (preview, schema sketch, next steps) and its "
-                               "metadata, displayed as the stub card and returned as a dict.")
+PARSER = ScratchArgumentParser(
+    "show",
+    "The stub of handle H (preview, schema sketch, next steps) and its "
+    "metadata, displayed as the stub card and returned as a dict.",
+)
 PARSER.add_argument("handle", metavar="H")
 
 

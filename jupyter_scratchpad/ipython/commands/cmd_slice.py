@@ -7,9 +7,12 @@ from typing import Any
 from .._args import AGENT_HELP, ScratchArgumentParser
 from ._base import Command, call_tool
 
-PARSER = ScratchArgumentParser("slice", "Lines START to END of handle H (1-indexed, inclusive), numbered; "
-                               "an END past the last line is clamped. Read as you (not charged) unless "
-                               "--as-agent.")
+PARSER = ScratchArgumentParser(
+    "slice",
+    "Lines START to END of handle H (1-indexed, inclusive), numbered; "
+    "an END past the last line is clamped. Read as you (not charged) unless "
+    "--as-agent.",
+)
 PARSER.add_argument("handle", metavar="H")
 PARSER.add_argument("start", type=int, metavar="START")
 PARSER.add_argument("end", type=int, metavar="END")

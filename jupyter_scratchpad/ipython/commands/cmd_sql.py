@@ -79,8 +79,10 @@ def _as_agent(session: Any, pd: Any, options: _Options) -> Any:
     result = call_tool(session, "sql", "sql", {"query": options.query, "max_rows": options.max_rows}, True)
     frame = pd.DataFrame(list(result.data or []), columns=result.meta.get("columns") or None)
     if result.meta.get("truncated"):
-        _note(f"cut to the first {len(frame):,} rows, as the model sees it ({result.tokens:,} tokens charged); "
-              "without --as-agent you get every row")
+        _note(
+            f"cut to the first {len(frame):,} rows, as the model sees it ({result.tokens:,} tokens charged); "
+            "without --as-agent you get every row"
+        )
     return frame
 
 
@@ -95,26 +97,36 @@ def run(session: Any, text: str, cell: str | None) -> Any:
     pd = need_pandas("sql")
     if options.as_agent:
         if params:
-            raise UsageError("%scratch sql: a model's query has no parameters; write the values in the query "
-                             "to run it --as-agent")
+            raise UsageError(
+                "%scratch sql: a model's query has no parameters; write the values in the query to run it --as-agent"
+            )
         return session.mark_own(_as_agent(session, pd, options))
     if options.max_rows is not None and options.limit is None:
         options.limit = options.max_rows  # --max-rows, read as you, is a --limit
     if options.limit is not None and options.all_rows:
         raise UsageError("%scratch sql: --limit N or --all, not both")
     try:
-        frame = session.pad.sql_df(query, options.limit, params=params or None,
-                                   max_rows=None if options.all_rows else SQL_DF_MAX_ROWS)
+        frame = session.pad.sql_df(
+            query, options.limit, params=params or None, max_rows=None if options.all_rows else SQL_DF_MAX_ROWS
+        )
     except Exception as exc:
         rows_over = getattr(exc, "rows_over", None)
         if rows_over is not None:
-            raise UsageError(f"%scratch sql: the query returns more than {rows_over:,} rows; add --limit N (or "
-                             "a LIMIT) for some, or --all for every one") from None
+            raise UsageError(
+                f"%scratch sql: the query returns more than {rows_over:,} rows; add --limit N (or "
+                "a LIMIT) for some, or --all for every one"
+            ) from None
         raise
     if frame.attrs.get("truncated"):
         _note(f"the first {len(frame):,} rows (--limit {options.limit:,}); the query has more: --all for every row")
     return session.mark_own(frame)
 
 
-COMMAND = Command("sql", "sql QUERY", "SQL over the spills, as a DataFrame", run, cell_form=True,
-                  completes=("--limit", "--all", "--as-agent", "SELECT", "DESCRIBE", "SUMMARIZE"))
+COMMAND = Command(
+    "sql",
+    "sql QUERY",
+    "SQL over the spills, as a DataFrame",
+    run,
+    cell_form=True,
+    completes=("--limit", "--all", "--as-agent", "SELECT", "DESCRIBE", "SUMMARIZE"),
+)

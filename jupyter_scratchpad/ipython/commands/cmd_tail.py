@@ -7,9 +7,12 @@ from typing import Any
 from .._args import AGENT_HELP, ScratchArgumentParser
 from ._base import Command, call_tool
 
-PARSER = ScratchArgumentParser("tail", "The last N lines of handle H, numbered, with a footer of totals. "
-                               "Returns the ToolResult (.text, .data). Read as you (not charged) unless "
-                               "--as-agent.")
+PARSER = ScratchArgumentParser(
+    "tail",
+    "The last N lines of handle H, numbered, with a footer of totals. "
+    "Returns the ToolResult (.text, .data). Read as you (not charged) unless "
+    "--as-agent.",
+)
 PARSER.add_argument("handle", metavar="H")
 PARSER.add_argument("-n", "--lines", type=int, default=None, metavar="N", help="how many lines (default 50)")
 PARSER.add_argument("--as-agent", action="store_true", help=AGENT_HELP)

@@ -51,8 +51,7 @@ def run(session: Any, text: str, cell: str | None) -> Any:
     raw = cell if cell is not None else rest
     if cell is None and not rest:
         raise UsageError(f"%scratch write: give a VALUE for {key!r} (or use %%scratch write {key})")
-    result = call_tool(session, "write", "scratch_write", {"key": key, "value": _value(raw.strip()),
-                                                           "ttl_s": ttl_s})
+    result = call_tool(session, "write", "scratch_write", {"key": key, "value": _value(raw.strip()), "ttl_s": ttl_s})
     print(result.text)
 
 
