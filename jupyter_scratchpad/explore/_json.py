@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import hashlib
 import json
 import math
+import os
+import threading
+from collections import Counter
+from pathlib import Path
 from typing import Any
+
+import orjson
 
 from .._bounded import clip_middle
 from ..store import Entry
@@ -179,11 +187,16 @@ def _past_the_end(
 
 def item_schema(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0, limit: int | None = None) -> Output:
     entry = ctx.entry(handle)
-    items = _items_at(ctx, entry, path)
-    total = len(items)
-    lo, hi = _window(offset, limit, total, None)
-    _past_the_end(ctx, entry, _canonical(path), lo, total, "items", max(1, hi - lo) if limit else 50)
-    counts, enums = _item_counts(entry, _canonical(path), lo, hi, items)
+    saved = _saved_item_counts(ctx, entry, path) if not offset and limit is None else None
+    if saved is not None:  # the whole array, counted after the spill: no parse, no pass
+        total, counts, enums = saved
+        lo, hi = 0, total
+    else:
+        items = _items_at(ctx, entry, path)
+        total = len(items)
+        lo, hi = _window(offset, limit, total, None)
+        _past_the_end(ctx, entry, _canonical(path), lo, total, "items", max(1, hi - lo) if limit else 50)
+        counts, enums = _item_counts(entry, _canonical(path), lo, hi, items)
     n = hi - lo
     rows: list[dict[str, Any]] = [
         {"key": k, "types": "|".join(t for t, _ in c.most_common()), "present": sum(c.values()), "of": n}
@@ -224,6 +237,79 @@ def _value_text(value: str) -> str:
 
 _ITEM_COUNTS: dict[tuple[Any, ...], Any] = {}
 _ITEM_COUNTS_MAX = 64
+_ITEMS_FILE = "items-{digest}.json"
+
+
+def _items_file(body_dir: Path, canonical: str) -> Path:
+    return body_dir / _ITEMS_FILE.format(digest=hashlib.sha1(canonical.encode()).hexdigest()[:16])
+
+
+def precompute_item_counts(body_dir: Path, body_id: str, value: Any) -> None:
+    """item_schema of every array of records a spill found (the root array, ``$.items``,
+    ``$.data.rows`` …), over all its items, from the value the spill parsed: kept in memory and
+    saved beside the body, so a cold item_schema of the whole array is a file read."""
+    from ._relations import array_relations
+
+    targets: list[tuple[str, Any]] = []
+    if isinstance(value, list):
+        targets.append(("$", value))
+    for _name, keys in array_relations(value):
+        node = value
+        for k in keys:
+            node = node[k]
+        targets.append((_canonical("$." + ".".join(keys)), node))
+    for canonical, items in targets:
+        enums: dict[str, list[tuple[str, int]]] = {}
+        counts = item_key_counts(items, enums)
+        _remember_counts((body_id, canonical, 0, len(items)), (counts, enums))
+        _remember_counts((body_id, canonical, "all"), (len(items), counts, enums))
+        path = _items_file(body_dir, canonical)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+        try:  # written whole, then renamed
+            tmp.write_bytes(
+                orjson.dumps(
+                    {"path": canonical, "total": len(items), "counts": {k: dict(c) for k, c in counts.items()},
+                     "enums": enums}
+                )
+            )  # fmt: skip
+            os.replace(tmp, path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+
+
+def _remember_counts(key: tuple[Any, ...], value: Any) -> None:
+    _ITEM_COUNTS[key] = value
+    while len(_ITEM_COUNTS) > _ITEM_COUNTS_MAX:
+        _ITEM_COUNTS.pop(next(iter(_ITEM_COUNTS)), None)
+
+
+def _saved_item_counts(ctx: ToolContext, entry: Entry, path: str) -> tuple[int, Any, Any] | None:
+    """``(total, counts, enums)`` of the whole array at ``path`` if the spill counted it, else None."""
+    if entry.format != "json" or entry.body_id is None or not isinstance(path, str) or path.rstrip().endswith("{*}"):
+        return None
+    try:
+        canonical = _canonical(path)
+    except ToolError:
+        return None  # the normal path explains a bad path
+    from ._schema import wait_for_schema
+
+    wait_for_schema(entry.body_id, ctx.time_left())  # the spill's worker may still be on it
+    whole = _ITEM_COUNTS.get((entry.body_id, canonical, "all"))
+    if whole is not None:
+        return whole  # type: ignore[no-any-return]
+    try:
+        saved = orjson.loads(_items_file(ctx.reader(entry).directory, canonical).read_bytes())
+        if saved["path"] != canonical:
+            return None
+        counts = {k: Counter(v) for k, v in saved["counts"].items()}
+        enums = {k: [(v, n) for v, n in pairs] for k, pairs in saved["enums"].items()}
+        total = int(saved["total"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    _remember_counts((entry.body_id, canonical, 0, total), (counts, enums))
+    _remember_counts((entry.body_id, canonical, "all"), (total, counts, enums))
+    return total, counts, enums
 
 
 def _item_counts(entry: Entry, canonical: str, lo: int, hi: int, items: list[Any]) -> Any:
@@ -237,9 +323,7 @@ def _item_counts(entry: Entry, canonical: str, lo: int, hi: int, items: list[Any
     enums: dict[str, list[tuple[str, int]]] = {}
     counts = item_key_counts(items[lo:hi], enums)
     if entry.body_id is not None:
-        _ITEM_COUNTS[key] = (counts, enums)
-        while len(_ITEM_COUNTS) > _ITEM_COUNTS_MAX:
-            _ITEM_COUNTS.pop(next(iter(_ITEM_COUNTS)), None)
+        _remember_counts(key, (counts, enums))
     return counts, enums
 
 

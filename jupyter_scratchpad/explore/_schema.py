@@ -155,13 +155,17 @@ _PENDING: dict[str, Future[None]] = {}
 
 def precompute_schema(body_dir: Path, body_id: str, line_count: int | None, value: Any) -> Future[None]:
     """Compute (and save beside the body) the default-depth schema of a JSON body just spilled,
-    from the value the spill parsed, on a worker thread: the stub does not wait for it, and a
-    ``schema`` call, in this process or another, later finds it done."""
+    and the item_schema of each of its arrays of records, from the value the spill parsed, on a
+    worker thread: the stub does not wait for them, and a cold call, in this process or another,
+    finds them done."""
     global _EXECUTOR
 
     def job() -> None:
+        from ._json import precompute_item_counts
+
         try:
             json_schema(body_dir, body_id, DEFAULT_DEPTH, line_count, lambda: value)
+            precompute_item_counts(body_dir, body_id, value)
         except Exception:
             log.exception("computing the schema of a spilled body failed (the tool will compute it)")
         finally:

@@ -124,3 +124,33 @@ def test_the_schema_is_computed_once_after_the_spill_and_kept_beside_the_body(pa
     strip = lambda t: t.rsplit("\n---", 1)[0]  # noqa: E731 - the footer counts tokens left
     assert strip(warm) == strip(from_file) == strip(from_scratch) and "$.items[*].meta.n" in warm
     assert saved.exists()  # written again by the call that computed it
+
+
+def test_item_schema_of_each_array_is_counted_after_the_spill_and_kept(pad: Scratchpad) -> None:
+    import json as _json
+
+    from jupyter_scratchpad.explore import _json as json_tools
+
+    doc = {
+        "kind": "List",
+        "items": [
+            {"id": i, "phase": ["Running", "Pending"][i % 2], **({"x": 1} if i % 7 else {})} for i in range(3000)
+        ],
+    }
+    r = pad.intercept(_json.dumps(doc), tool="rows")
+    assert r.spilled and pad.wait_for_counts(60)
+    entry = pad.store.require_entry(pad.scope, "handle", r.handle)  # type: ignore[arg-type]
+    files = sorted(p.name for p in pad.store.reader(entry).directory.glob("items-*.json"))
+    assert len(files) == 1
+    saved = pad.call_tool("item_schema", {"handle": r.handle, "path": "$.items"}).text
+    json_tools._ITEM_COUNTS.clear()  # a fresh process: only the file
+    from_file = pad.call_tool("item_schema", {"handle": r.handle, "path": "items"}).text
+    for f in pad.store.reader(entry).directory.glob("items-*.json"):
+        f.unlink()
+    json_tools._ITEM_COUNTS.clear()
+    computed = pad.call_tool("item_schema", {"handle": r.handle, "path": "$.items"}).text
+    window = pad.call_tool("item_schema", {"handle": r.handle, "path": "$.items", "limit": 10}).text
+    strip = lambda t: t.rsplit("\n---", 1)[0]  # noqa: E731
+    assert strip(saved) == strip(from_file) == strip(computed)
+    assert "2571/3000" in saved  # x is in every item but each 7th
+    assert "items 0-9 of 3,000" in window and "2571/3000" not in window  # a window is not the whole
