@@ -195,12 +195,16 @@ class SqlCatalog(ABC):
         return None
 
     def put_note(self, row: Sequence[Any]) -> None:
-        run_id, agent_id, _kind, key = row[:4]
-        with self._tx(agent_id) as tx:
+        """Write a note, replacing the one of the same key: one upsert, so two writers of one key
+        (threads, or processes of a shared store) never collide on the primary key."""
+        columns = [c.strip() for c in COLUMNS.split(",")]
+        updates = ", ".join(f"{c} = excluded.{c}" for c in columns[4:])
+        with self._tx(row[1]) as tx:
             tx.execute(
-                f"DELETE FROM scratch_entries WHERE {_SCOPE} AND kind = 'note' AND key = ?", [run_id, agent_id, key]
+                f"INSERT INTO scratch_entries ({COLUMNS}) VALUES ({', '.join('?' * 18)}) "
+                f"ON CONFLICT (run_id, agent_id, kind, key) DO UPDATE SET {updates}",
+                list(row),
             )
-            tx.execute(f"INSERT INTO scratch_entries ({COLUMNS}) VALUES ({', '.join('?' * 18)})", list(row))
 
     def set_expiry(self, scope: Scope, kind: str, key: str, expires: float) -> None:
         with self._one(scope.agent_id) as tx:

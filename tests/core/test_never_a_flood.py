@@ -255,8 +255,12 @@ def test_an_envelope_whose_structured_content_repeats_the_text_is_unwrapped(pad:
     payload = {"items": [{"id": i} for i in range(3000)]}
     import json as _json
 
-    env = {"content": [{"type": "text", "text": _json.dumps(payload)}], "structuredContent": payload,
-           "isError": False, "resultType": "complete"}
+    env = {
+        "content": [{"type": "text", "text": _json.dumps(payload)}],
+        "structuredContent": payload,
+        "isError": False,
+        "resultType": "complete",
+    }
     r = pad.intercept(env, tool="list_items")
     assert r.spilled and "unwrapped from an MCP CallToolResult" in r.content
     assert pad.call_tool("get_in", {"handle": r.handle, "path": "$.items[2999].id"}).data == 2999

@@ -115,6 +115,10 @@ KILL_CHILD = textwrap.dedent(
 )
 
 
+def _stderr(proc: subprocess.Popen[bytes]) -> str:
+    return proc.stderr.read().decode()[-2000:] if proc.stderr else ""
+
+
 def _env() -> dict[str, str]:
     root = str(Path(__file__).resolve().parents[2])
     return {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -172,35 +176,36 @@ def test_writers_killed_at_random_points_leave_no_half_entry(pg_url: str, tmp_pa
     ScratchStore(pg_url, bodies=bodies, sweep_interval_s=None).close()
     rng = random.Random(20)
     killed = 0
-    for wave in range(5):  # 20 writers, four at a time
-        procs = []
-        for k in range(4):
-            idx = wave * 4 + k
-            ready = tmp_path / f"ready-{idx}"
-            procs.append(
-                (
-                    subprocess.Popen(
-                        [sys.executable, "-c", KILL_CHILD, pg_url, str(bodies), str(idx), str(ready)],
-                        env=_env(),
-                        stderr=subprocess.PIPE,
-                    ),
-                    ready,
-                )
-            )
-        for proc, ready in procs:
-            deadline = time.monotonic() + 60
-            while not ready.exists():
-                assert proc.poll() is None, proc.stderr.read().decode()[-2000:] if proc.stderr else ""
-                assert time.monotonic() < deadline
-                time.sleep(0.02)
+    procs: list[tuple[subprocess.Popen[bytes], Path]] = []
+    try:
+        for wave in range(5):  # 20 writers, four at a time
+            procs = []
+            for k in range(4):
+                idx = wave * 4 + k
+                ready = tmp_path / f"ready-{idx}"
+                cmd = [sys.executable, "-c", KILL_CHILD, pg_url, str(bodies), str(idx), str(ready)]
+                procs.append((subprocess.Popen(cmd, env=_env(), stderr=subprocess.PIPE), ready))
+            for proc, ready in procs:
+                deadline = time.monotonic() + 60
+                while not ready.exists():
+                    assert proc.poll() is None, _stderr(proc)
+                    assert time.monotonic() < deadline
+                    time.sleep(0.02)
+            for proc, _ in procs:
+                time.sleep(rng.uniform(0.05, 0.8))
+                assert proc.poll() is None, _stderr(proc)  # still writing: killed, not crashed
+                proc.send_signal(signal.SIGKILL)
+                proc.wait(timeout=30)
+                if proc.stderr:
+                    proc.stderr.close()
+                killed += 1
+    finally:
         for proc, _ in procs:
-            time.sleep(rng.uniform(0.05, 0.8))
-            assert proc.poll() is None, proc.stderr.read().decode()[-2000:] if proc.stderr else ""
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=30)
-            if proc.stderr:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=30)
+            if proc.stderr and not proc.stderr.closed:
                 proc.stderr.close()
-            killed += 1
     assert killed == 20
 
     with ScratchStore(pg_url, bodies=bodies, sweep_interval_s=None, orphan_grace_s=0) as store:

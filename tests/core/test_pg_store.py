@@ -308,3 +308,34 @@ def test_without_a_bodies_directory_each_catalog_gets_its_own(
     monkeypatch.setenv("SCRATCHPAD_BODIES", str(tmp_path / "env-bodies"))
     with ScratchStore(pg_url, sweep_interval_s=None) as c:
         assert c.path == tmp_path / "env-bodies"
+
+
+def test_two_writers_of_one_note_never_collide(pg_url: str, tmp_path: Path) -> None:
+    """The kill test found it: two processes writing one note key both deleted, then both
+    inserted, and one failed on the primary key. A note write is one upsert now."""
+    import threading
+
+    stores = [shared(pg_url, tmp_path / "b"), shared(pg_url, tmp_path / "b")]
+    errors: list[BaseException] = []
+
+    def write(n: int) -> None:
+        pad = stores[n].scratchpad("r", "fleet")
+        for i in range(150):
+            try:
+                pad.scratch_write("same-key", {"writer": n, "i": i})
+            except BaseException as exc:  # every error is the test finding
+                errors.append(exc)
+
+    try:
+        threads = [threading.Thread(target=write, args=(n,)) for n in range(2) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        assert stores[0].scratchpad("r", "fleet").scratch_read("same-key")["i"] == 149
+        with psycopg.connect(pg_url) as conn:
+            assert conn.execute("SELECT count(*) FROM scratch_entries WHERE key = 'same-key'").fetchone() == (1,)
+    finally:
+        for s in stores:
+            s.close()

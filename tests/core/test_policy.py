@@ -201,7 +201,9 @@ def test_failed_spill_withholds_the_result_and_logs(pad, store, caplog) -> None:
     assert not r.spilled and r.failure and "StoreClosedError" in r.failure
     assert isinstance(r.content, str) and len(r.content.encode()) <= 2048 and "withheld" in r.content
     assert str(store.path) not in r.content  # the model never sees host paths
-    assert any(rec.levelno == logging.ERROR and "withheld" in rec.getMessage() and rec.exc_info for rec in caplog.records)
+    assert any(
+        rec.levelno == logging.ERROR and "withheld" in rec.getMessage() and rec.exc_info for rec in caplog.records
+    )
 
 
 def test_disk_full_never_fails_the_caller(pad, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]

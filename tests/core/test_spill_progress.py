@@ -47,8 +47,15 @@ def test_a_quick_spill_reports_nothing_and_a_failing_listener_is_harmless(pad: S
 def test_the_notebook_progress_line_renders_each_phase() -> None:
     from jupyter_scratchpad.ipython._progress import ProgressLine
 
-    event = {"tool": "cell_3", "handle": None, "phase": "write", "step": 3, "steps": len(_progress.PHASES),
-             "size_bytes": 50_000_000, "elapsed_s": 2.25}
+    event = {
+        "tool": "cell_3",
+        "handle": None,
+        "phase": "write",
+        "step": 3,
+        "steps": len(_progress.PHASES),
+        "size_bytes": 50_000_000,
+        "elapsed_s": 2.25,
+    }
     bundle = ProgressLine.bundle(event)
     assert "write (3/5), 2.2 s" in bundle["text/plain"] and "<progress" in bundle["text/html"]
     done = ProgressLine.bundle({**event, "phase": "done", "handle": "cell_3_abc"})
