@@ -120,8 +120,9 @@ def _spill_row(spad: Any, epad: Any, kind: str, mb: int, quick: bool) -> dict[st
         # what the shared store's put_body does with durable=True: each file, the body
         # directory, and bodies/ after the rename
         for body_id in set(os.listdir(ebodies)) - before:
-            for child in (ebodies / body_id).iterdir():
-                _fsync(child)
+            for name in ("raw", "body", "lines.idx"):  # the body's files (not what workers add later)
+                if (ebodies / body_id / name).exists():
+                    _fsync(ebodies / body_id / name)
             _fsync(ebodies / body_id)
         _fsync(ebodies)
         fsync_s.append(time.perf_counter() - started)
