@@ -154,6 +154,25 @@ def stream_hash(kind: str, total_bytes: int, seed: int) -> str:
     return hashlib.sha256(f"{kind}:{total_bytes}:{seed}".encode()).hexdigest()
 
 
+def put_log(store: Any, scope: Any, handle: str, size: int, seed: int) -> Any:
+    """Stream a generated log of ``size`` bytes into ``store`` as ``handle`` (never whole in
+    memory, no token count); returns its entry."""
+    entry, _ = store.put_body(
+        scope,
+        handle=handle,
+        raw=iter_log(size, seed=seed),
+        body=None,
+        content_hash=stream_hash("log", size, seed),
+        fmt="text",
+        size_bytes=size,
+        tokens=None,
+        preview="",
+        source_tool="bench_log",
+        server=None,
+    )
+    return entry
+
+
 def _pod(rng: random.Random, i: int) -> dict[str, Any]:
     service = rng.choice(_SERVICES)
     namespace = rng.choice(_NAMESPACES)

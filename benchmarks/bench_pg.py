@@ -73,14 +73,6 @@ def _alternate(
     return our_s, base_s
 
 
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _vary(text: str, i: int) -> str:
     if text.startswith("{"):
         return text.replace("{", f'{{"run": {i}, ', 1)
@@ -91,6 +83,8 @@ def _vary(text: str, i: int) -> str:
 
 
 def _spill_row(spad: Any, epad: Any, kind: str, mb: int, quick: bool) -> dict[str, Any]:
+    from jupyter_scratchpad.store._bodies import fsync_dir
+
     size = mb << 20
     base_text = pod_list(size, seed=160 + mb) if kind == "json" else log_text(size, seed=161 + mb)
     runs = 3 if mb >= 100 else 5 if mb >= 10 else 7
@@ -122,9 +116,9 @@ def _spill_row(spad: Any, epad: Any, kind: str, mb: int, quick: bool) -> dict[st
         for body_id in set(os.listdir(ebodies)) - before:
             for name in ("raw", "body", "lines.idx"):  # the body's files (not what workers add later)
                 if (ebodies / body_id / name).exists():
-                    _fsync(ebodies / body_id / name)
-            _fsync(ebodies / body_id)
-        _fsync(ebodies)
+                    fsync_dir(ebodies / body_id / name)  # (any path: a file too)
+            fsync_dir(ebodies / body_id)
+        fsync_dir(ebodies)
         fsync_s.append(time.perf_counter() - started)
         return r
 

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchmarks._data import iter_log, stream_hash
+from benchmarks._data import put_log
 from benchmarks._harness import check, median, result, run_child
 
 RUN_ID, AGENT_ID = "bench-reads", "bench"
@@ -35,19 +35,7 @@ def _store_bodies(root: Path, sizes: list[int]) -> dict[int, dict[str, Any]]:
         scope = store.ensure_scope(RUN_ID, AGENT_ID)
         for size in sizes:
             handle = f"log_{size}"
-            entry, _ = store.put_body(
-                scope,
-                handle=handle,
-                raw=iter_log(size, seed=size),
-                body=None,
-                content_hash=stream_hash("log", size, size),
-                fmt="text",
-                size_bytes=size,
-                tokens=None,
-                preview="",
-                source_tool="bench_log",
-                server=None,
-            )
+            entry = put_log(store, scope, handle, size, seed=size)
             reader = store.reader(entry)
             check(
                 reader.raw_size == size, f"body of {handle} is {reader.raw_size} bytes, not {size}"

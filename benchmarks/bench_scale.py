@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks._data import iter_log, pod_list, stream_hash
+from benchmarks._data import iter_log, pod_list, put_log
 from benchmarks._harness import REPO_ROOT, check, median, result, run_child
 
 RUN_ID, AGENT_ID = "bench-scale", "bench"
@@ -257,19 +257,7 @@ def _put_log(root: Path, handle: str, size: int, seed: int) -> dict[str, Any]:
 
     store = ScratchStore(root, sweep_interval_s=None)
     try:
-        entry, _ = store.put_body(
-            store.ensure_scope(RUN_ID, AGENT_ID),
-            handle=handle,
-            raw=iter_log(size, seed=seed),
-            body=None,
-            content_hash=stream_hash("log", size, seed),
-            fmt="text",
-            size_bytes=size,
-            tokens=None,
-            preview="",
-            source_tool="bench_log",
-            server=None,
-        )
+        entry = put_log(store, store.ensure_scope(RUN_ID, AGENT_ID), handle, size, seed)
         reader = store.reader(entry)
         return {"handle": handle, "lines": reader.line_count, "path": str(reader.raw_path)}
     finally:

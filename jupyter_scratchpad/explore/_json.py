@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import hashlib
 import json
 import math
-import os
-import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -249,6 +246,7 @@ def precompute_item_counts(body_dir: Path, body_id: str, value: Any) -> None:
     ``$.data.rows`` …), over all its items, from the value the spill parsed: kept in memory and
     saved beside the body, so a cold item_schema of the whole array is a file read."""
     from ._relations import array_relations
+    from ._schema import save_beside_body
 
     targets: list[tuple[str, Any]] = []
     if isinstance(value, list):
@@ -264,18 +262,8 @@ def precompute_item_counts(body_dir: Path, body_id: str, value: Any) -> None:
         _remember_counts((body_id, canonical, 0, len(items)), (counts, enums))
         _remember_counts((body_id, canonical, "all"), (len(items), counts, enums))
         path = _items_file(body_dir, canonical)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
-        try:  # written whole, then renamed
-            tmp.write_bytes(
-                orjson.dumps(
-                    {"path": canonical, "total": len(items), "counts": {k: dict(c) for k, c in counts.items()},
-                     "enums": enums}
-                )
-            )  # fmt: skip
-            os.replace(tmp, path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+        counted = {k: dict(c) for k, c in counts.items()}
+        save_beside_body(path, {"path": canonical, "total": len(items), "counts": counted, "enums": enums})
 
 
 def _remember_counts(key: tuple[Any, ...], value: Any) -> None:

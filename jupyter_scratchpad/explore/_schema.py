@@ -189,6 +189,18 @@ def wait_for_schema(body_id: str | None, timeout_s: float) -> None:
             future.result(timeout=max(0.0, timeout_s))
 
 
+def save_beside_body(path: Path, payload: Any) -> None:
+    """Write ``payload`` as JSON to ``path`` in a body directory, whole then renamed (a reader in
+    any process never sees half a file); a read-only or vanished body keeps only the memory copy."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+    try:
+        tmp.write_bytes(orjson.dumps(payload))
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
 def json_schema(
     body_dir: Path, body_id: str, max_depth: int, line_count: int | None, value: Callable[[], Any]
 ) -> _SchemaWriter:
@@ -208,13 +220,7 @@ def json_schema(
     except (OSError, ValueError, KeyError, TypeError):
         writer = _SchemaWriter(max_depth)
         writer.concrete(value(), "$", 0, 1, line_count or None)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
-        try:  # written whole, then renamed: a reader never sees half a file
-            tmp.write_bytes(orjson.dumps({"rows": writer.rows, "truncated": writer.truncated}))
-            os.replace(tmp, path)
-        except OSError:  # a read-only or vanished body: the schema is still in memory
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+        save_beside_body(path, {"rows": writer.rows, "truncated": writer.truncated})
     with _SCHEMA_LOCK:
         _SCHEMAS[key] = writer
         while len(_SCHEMAS) > 64:

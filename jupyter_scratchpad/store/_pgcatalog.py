@@ -146,10 +146,12 @@ class PgCatalog(SqlCatalog):
     def __init__(self, url: str, *, pool_size: int = 8, timeout_s: float | None = None) -> None:
         try:
             import psycopg
-            from psycopg_pool import ConnectionPool
+            from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise StoreError("a postgresql:// store needs psycopg: pip install 'jupyter-scratchpad[postgres]'") from exc
         self._psycopg = psycopg
+        self._PoolClosed, self._PoolTimeout = PoolClosed, PoolTimeout
+        self._errors: tuple[type[BaseException], ...] = (psycopg.Error, PoolTimeout, PoolClosed)
         self.url = url
         self._where = redact_url(url)
         # how long a call waits for a connection before StoreUnavailableError: the URL's
@@ -183,14 +185,12 @@ class PgCatalog(SqlCatalog):
 
     def _wrap(self, exc: BaseException) -> StoreError:
         psycopg = self._psycopg
-        from psycopg_pool import PoolClosed, PoolTimeout
-
         if isinstance(exc, StoreError):
             return exc
         said = " ".join(str(exc).split())[:300]  # libpq's messages span lines; ours are one
-        if isinstance(exc, PoolClosed):
+        if isinstance(exc, self._PoolClosed):
             return StoreError(f"the connection pool to {self._where} is closed; open a new ScratchStore")
-        if isinstance(exc, (PoolTimeout, psycopg.OperationalError, psycopg.InterfaceError)):
+        if isinstance(exc, (self._PoolTimeout, psycopg.OperationalError, psycopg.InterfaceError)):
             return StoreUnavailableError(
                 f"the shared store's PostgreSQL ({self._where}) is unavailable: {said}; "
                 "nothing was changed, retry when it is back (the pool reconnects by itself)",
@@ -292,14 +292,8 @@ class PgCatalog(SqlCatalog):
                 if agent_id is not None:  # SET LOCAL: ends with this transaction
                     conn.execute("SELECT set_config('scratchpad.agent_id', %s, true)", [agent_id])
                 yield _PgTx(conn)
-        except self._psycopg.Error as exc:
+        except self._errors as exc:  # the database's and the pool's: one wrapping
             raise self._wrap(exc) from exc
-        except Exception as exc:
-            from psycopg_pool import PoolClosed, PoolTimeout
-
-            if isinstance(exc, (PoolTimeout, PoolClosed)):
-                raise self._wrap(exc) from exc
-            raise
 
     # -- engine-specific statements ----------------------------------------------------------
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from jupyter_client.manager import KernelManager
-from test_ipython_store_path import CHILD_ENV, START_TIMEOUT_S
+from test_ipython_store_path import CHILD_ENV, START_TIMEOUT_S, message_text
 
 from jupyter_scratchpad.ipython import STUB_MIME
 
@@ -80,16 +80,7 @@ class Kernel:
 
 
 def text_of(messages: list[dict[str, Any]]) -> str:
-    out = []
-    for msg in messages:
-        content = msg["content"]
-        if msg["msg_type"] == "stream":
-            out.append(content["text"])
-        elif msg["msg_type"] in ("execute_result", "display_data"):
-            out.append(content["data"].get("text/plain", ""))
-        elif msg["msg_type"] == "error":
-            out.append("ERROR " + content["ename"] + ": " + content["evalue"])
-    return "".join(out)
+    return "".join(message_text(msg) for msg in messages)
 
 
 def stub_of(messages: list[dict[str, Any]]) -> dict[str, Any]:

@@ -58,6 +58,18 @@ def test_home_and_variables_are_expanded(ip: Any, session: ScratchSession, tmp_p
 # -- a real kernel: restart, and a second process on the same path ---------------------------------
 
 
+def message_text(msg: dict[str, Any]) -> str:
+    """What a kernel message shows: a stream's text, a result's text/plain, an error's name."""
+    content = msg["content"]
+    if msg["msg_type"] == "stream":
+        return str(content["text"])
+    if msg["msg_type"] in ("execute_result", "display_data"):
+        return str(content["data"].get("text/plain", ""))
+    if msg["msg_type"] == "error":
+        return "ERROR " + content["ename"] + ": " + content["evalue"]
+    return ""
+
+
 class RealKernel:
     """A python3 kernel in its own process (jupyter_client), run cell by cell."""
 
@@ -73,13 +85,7 @@ class RealKernel:
         out: list[str] = []
 
         def collect(msg: dict[str, Any]) -> None:
-            content = msg["content"]
-            if msg["msg_type"] == "stream":
-                out.append(content["text"])
-            elif msg["msg_type"] in ("execute_result", "display_data"):
-                out.append(content["data"].get("text/plain", ""))
-            elif msg["msg_type"] == "error":
-                out.append("ERROR " + content["ename"] + ": " + content["evalue"])
+            out.append(message_text(msg))
 
         reply = self.client.execute_interactive(code, output_hook=collect, timeout=START_TIMEOUT_S)
         text = "".join(out)
