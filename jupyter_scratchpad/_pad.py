@@ -25,6 +25,8 @@ from .spill._stub import RESERVED_HANDLES, build_stub, catalog_preview, handle_f
 from .spill._withheld import withheld_pointer
 from .store import Entry, Scope, ScratchStore, as_text, normalise, validate_handle
 from .store._entry import validate_ttl
+from .store._format import Normalised
+from .store._jsonstream import NotStreamable
 from .store._jsontext import dumps_compact
 from .tokens import Tokenizer, encoding_for_model, tokenizer_for
 from .tokens._count import utf8_len
@@ -257,46 +259,54 @@ class Scratchpad:
     ) -> dict[str, Any]:
         progress.phase("normalise")
         inner = unwrap_call_tool_result(result)
-        norm = normalise(inner if inner is not None else result, inner if inner is not None else text)
+        source = inner if inner is not None else result
+        from .explore._embedded import may_embed
+
+        # a large JSON text that is one big array is read a segment at a time (never whole in
+        # memory) unless it holds strings of JSON or markdown, which the spill walks for
+        norm = normalise(source, inner if inner is not None else text, stream=lambda raw: not may_embed(raw))
         digest = hashlib.sha256(norm.raw).hexdigest()
         # one output, one entry: the same bytes already stored in this scope are reused
         existing = self.store.find_by_hash(self.scope, digest) if handle is None else None
         name = existing.key if existing is not None else handle or self._free_handle(tool, digest)
         tokens, exact = self._tokens_now(text, decision)
-        meta: dict[str, Any] = {"utf8_errors": norm.utf8_errors, "tokens_exact": exact}
-        if inner is not None:
-            meta["unwrapped"] = "mcp_call_tool_result"
-        if norm.format == "json":  # SQL relations per array of records, found once, at spill time
-            from .explore._relations import array_relations
+        while True:
+            meta = self._spill_meta(norm, inner is not None, exact, metadata)
+            progress.phase("write")
+            try:
+                entry, _created = self.store.put_body(
+                    self.scope,
+                    handle=name,
+                    raw=norm.raw,
+                    body=norm.streamed.body_chunks() if norm.streamed else None if norm.body is norm.raw else norm.body,
+                    content_hash=digest,
+                    fmt=norm.format,
+                    size_bytes=len(norm.raw),
+                    tokens=tokens,
+                    preview=catalog_preview(norm.body_head()),
+                    source_tool=existing.source_tool if existing is not None else tool,
+                    server=existing.server if existing is not None else server,
+                    meta=meta,
+                    ttl_s=ttl_s,
+                    dedupe=handle is None,
+                )
+                break
+            except NotStreamable:  # a segment was not JSON: the whole text decides what it is
+                progress.phase("normalise")
+                norm = normalise(source, inner if inner is not None else text)
+        if norm.streamed is not None:
+            if not norm.streamed.total:  # the body was stored before: count the items for the stub
+                norm.streamed.count_items()
+            if existing is None and _created and entry.body_id is not None:
+                # parse once per segment: the schema's shape comes from the segments, off the stub's path
+                from .explore._schema import precompute_streamed_schema
 
-            meta["sql_arrays"] = array_relations(norm.value)
-            from .explore._embedded import embedded_relations, find_embedded, may_embed
-
-            if may_embed(norm.raw):  # strings that hold JSON or markdown, addressable by path
-                embedded = find_embedded(norm.value)
-                if embedded:
-                    embedded_relations(norm.value, embedded)
-                    meta["embedded"] = embedded
-        if metadata:
-            meta["metadata"] = json.loads(dumps_compact(dict(metadata)))
-        progress.phase("write")
-        entry, _created = self.store.put_body(
-            self.scope,
-            handle=name,
-            raw=norm.raw,
-            body=None if norm.body is norm.raw else norm.body,
-            content_hash=digest,
-            fmt=norm.format,
-            size_bytes=len(norm.raw),
-            tokens=tokens,
-            preview=catalog_preview(norm.body),
-            source_tool=existing.source_tool if existing is not None else tool,
-            server=existing.server if existing is not None else server,
-            meta=meta,
-            ttl_s=ttl_s,
-            dedupe=handle is None,
-        )
-        if norm.format in ("json", "jsonl") and norm.value is not result and entry.body_id is not None:
+                future = precompute_streamed_schema(
+                    self.store.reader(entry).directory, entry.body_id, entry.line_count, norm.streamed
+                )
+                with self._usage_lock:
+                    self._pending.append(future)
+        elif norm.format in ("json", "jsonl") and norm.value is not result and entry.body_id is not None:
             # parse once: the JSON tools start from the value the spill parsed (never from a
             # caller's object, which the caller may still change)
             VALUE_CACHE.put(entry.body_id, entry.body_bytes or len(norm.body), norm.value)
@@ -324,6 +334,28 @@ class Scratchpad:
         if not exact:
             self._count_later(text, entry.key, digest, add=first)
         return stub
+
+    @staticmethod
+    def _spill_meta(
+        norm: Normalised, unwrapped: bool, tokens_exact: bool, metadata: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
+        meta: dict[str, Any] = {"utf8_errors": norm.utf8_errors, "tokens_exact": tokens_exact}
+        if unwrapped:
+            meta["unwrapped"] = "mcp_call_tool_result"
+        if norm.format == "json":  # SQL relations per array of records, found once, at spill time
+            from .explore._relations import array_relations
+
+            meta["sql_arrays"] = array_relations(norm.value)
+            from .explore._embedded import embedded_relations, find_embedded, may_embed
+
+            if norm.streamed is None and may_embed(norm.raw):  # strings that hold JSON or markdown
+                embedded = find_embedded(norm.value)
+                if embedded:
+                    embedded_relations(norm.value, embedded)
+                    meta["embedded"] = embedded
+        if metadata:
+            meta["metadata"] = json.loads(dumps_compact(dict(metadata)))
+        return meta
 
     def _tokens_now(self, text: str, decision: SpillDecision) -> tuple[int, bool]:
         """``(tokens, exact)`` for the stub: exact when known or cheap, else the decision's bound."""

@@ -17,7 +17,7 @@ from ..store import Entry
 from ..store._jsontext import dumps_pretty, render_json
 from ._base import Output, TooLarge, ToolContext, ToolError, suggestion
 from ._paths import PathError, PathMiss, Step, format_path, kind_of, parse_path, resolve
-from ._shape import MAX_ITEM_KEYS, item_key_counts
+from ._shape import MAX_ITEM_KEYS, ItemKeyCounts, item_key_counts
 from ._text import _positive_int, budget_footer
 
 __all__ = ["get_in", "item_schema", "iterate_over"]
@@ -241,29 +241,38 @@ def _items_file(body_dir: Path, canonical: str) -> Path:
     return body_dir / _ITEMS_FILE.format(digest=hashlib.sha1(canonical.encode()).hexdigest()[:16])
 
 
-def precompute_item_counts(body_dir: Path, body_id: str, value: Any) -> None:
+def precompute_item_counts(
+    body_dir: Path, body_id: str, value: Any, streamed: tuple[list[str], ItemKeyCounts] | None = None
+) -> None:
     """item_schema of every array of records a spill found (the root array, ``$.items``,
     ``$.data.rows`` …), over all its items, from the value the spill parsed: kept in memory and
-    saved beside the body, so a cold item_schema of the whole array is a file read."""
+    saved beside the body, so a cold item_schema of the whole array is a file read.
+
+    ``streamed``: the keys of an array the spill read a segment at a time and its counts, merged
+    over the segments (``value`` then holds only its first items)."""
     from ._relations import array_relations
     from ._schema import save_beside_body
 
-    targets: list[tuple[str, Any]] = []
+    targets: list[tuple[str, list[str]]] = []
     if isinstance(value, list):
-        targets.append(("$", value))
+        targets.append(("$", []))
     for _name, keys in array_relations(value):
-        node = value
-        for k in keys:
-            node = node[k]
-        targets.append((_canonical("$." + ".".join(keys)), node))
-    for canonical, items in targets:
-        enums: dict[str, list[tuple[str, int]]] = {}
-        counts = item_key_counts(items, enums)
-        _remember_counts((body_id, canonical, 0, len(items)), (counts, enums))
-        _remember_counts((body_id, canonical, "all"), (len(items), counts, enums))
+        targets.append((_canonical("$." + ".".join(keys)), keys))
+    for canonical, keys in targets:
+        if streamed is not None and keys == streamed[0]:
+            total, counts, enums = streamed[1].total, streamed[1].counts, streamed[1].enums()
+        else:
+            items = value
+            for k in keys:
+                items = items[k]
+            enums = {}
+            counts = item_key_counts(items, enums)
+            total = len(items)
+        _remember_counts((body_id, canonical, 0, total), (counts, enums))
+        _remember_counts((body_id, canonical, "all"), (total, counts, enums))
         path = _items_file(body_dir, canonical)
         counted = {k: dict(c) for k, c in counts.items()}
-        save_beside_body(path, {"path": canonical, "total": len(items), "counts": counted, "enums": enums})
+        save_beside_body(path, {"path": canonical, "total": total, "counts": counted, "enums": enums})
 
 
 def _remember_counts(key: tuple[Any, ...], value: Any) -> None:

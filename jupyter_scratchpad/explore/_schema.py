@@ -9,18 +9,20 @@ import re
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from ..store import Entry
+from ..store._jsonstream import StreamedJson, streamed_segments
 from ..store._jsontext import dumps_pretty
 from ._base import Output, ToolContext, ToolError, fmt_bytes, suggestion
-from ._shape import Shape
+from ._shape import ItemKeyCounts, Shape
 from ._text import _positive_int, budget_footer
 
-__all__ = ["precompute_schema", "schema", "wait_for_schema"]
+__all__ = ["precompute_schema", "precompute_streamed_schema", "schema", "wait_for_schema"]
 
 log = logging.getLogger("jupyter_scratchpad")
 
@@ -58,12 +60,30 @@ def _is_map(value: dict[Any, Any]) -> bool:
     return bool(union) and len(union) <= 1.5 * max(average, 1) and len(keys) >= 3 * len(union)
 
 
+@dataclass(frozen=True)
+class StandIn:
+    """What the schema needs of a large array it never holds: the list object that stands for
+    it in the document (identity marks it), the union of its items' shapes (built a segment at a
+    time), its item count and the lines it takes in the body."""
+
+    node: list[Any]
+    shape: Shape
+    total: int
+    lines: int
+
+
 class _SchemaWriter:
-    def __init__(self, max_depth: int, lines: bool = True) -> None:
+    def __init__(self, max_depth: int, lines: bool = True, stand_in: StandIn | None = None) -> None:
         self.max_depth = max_depth
         self.lines = lines  # line ranges in the body (not for a part of it, nor a string's document)
+        self.stand_in = stand_in
         self.rows: list[dict[str, Any]] = []
         self.truncated = 0
+
+    def _pretty_lines(self, value: Any) -> int:
+        if self.stand_in is not None and value is self.stand_in.node:
+            return self.stand_in.lines
+        return _pretty_lines(value)
 
     def _row(self, path: str, kind: str, where: str) -> None:
         if len(self.rows) >= MAX_SCHEMA_NODES:
@@ -76,13 +96,31 @@ class _SchemaWriter:
 
         ``known_lines``: the value's line count when it is already known (the root: the body's).
         """
-        kind = Shape.of([value], 0)
+        stand_in = self.stand_in if self.stand_in is not None and value is self.stand_in.node else None
+        if stand_in is not None:  # a streamed array: the rows of the array branch below, from its summary
+            kind = Shape()
+            kind.count, kind.len_lo, kind.len_hi = 1, stand_in.total, stand_in.total
+            kind.kinds["array"] = 1
+        else:
+            kind = Shape.of([value], 0)
         index = len(self.rows)
         self._row(path, kind.describe(), "")
-        if depth >= self.max_depth or not isinstance(value, (dict, list)) or not value:
-            lines = _pretty_lines(value) if depth >= self.max_depth and self.lines else 1
+        if stand_in is not None:
+            lines = stand_in.lines
+            if depth < self.max_depth:
+                self.repeated(
+                    stand_in.shape,
+                    f"{path}[*]",
+                    depth + 1,
+                    stand_in.total,
+                    f"{stand_in.total} items, lines {first_line + 1}-{first_line + lines - 2}"
+                    if self.lines
+                    else f"{stand_in.total:,} items",
+                )
+        elif depth >= self.max_depth or not isinstance(value, (dict, list)) or not value:
+            lines = self._pretty_lines(value) if depth >= self.max_depth and self.lines else 1
         elif isinstance(value, dict) and _is_map(value):
-            lines = _pretty_lines(value) if self.lines else 1
+            lines = self._pretty_lines(value) if self.lines else 1
             shape = Shape.of(list(value.values()), self.max_depth - depth - 1)
             examples = ", ".join(orjson.dumps(k).decode() for k in list(value)[:3])
             self.rows[index]["kind"] = f"map of {len(value):,} keys (e.g. {examples})" if index < len(self.rows) else ""
@@ -91,7 +129,7 @@ class _SchemaWriter:
             lines, line = 2, first_line + 1
             for i, (key, child) in enumerate(value.items()):
                 if i >= MAX_KEYS_SHOWN:
-                    rest = sum(_pretty_lines(v) for v in list(value.values())[i:]) if self.lines else 1
+                    rest = sum(self._pretty_lines(v) for v in list(value.values())[i:]) if self.lines else 1
                     self._row(
                         f"{path}.…",
                         f"{len(value) - i} more keys",
@@ -104,7 +142,7 @@ class _SchemaWriter:
                 lines += child_lines
         else:
             # at most one serialisation of the array
-            lines = known_lines or (_pretty_lines(value) if self.lines else 2)
+            lines = known_lines or (self._pretty_lines(value) if self.lines else 2)
             item_lines = lines - 2
             shape = Shape.of(value, self.max_depth - depth - 1)
             self.repeated(
@@ -158,14 +196,60 @@ def precompute_schema(body_dir: Path, body_id: str, line_count: int | None, valu
     and the item_schema of each of its arrays of records, from the value the spill parsed, on a
     worker thread: the stub does not wait for them, and a cold call, in this process or another,
     finds them done."""
-    global _EXECUTOR
 
     def job() -> None:
         from ._json import precompute_item_counts
 
+        json_schema(body_dir, body_id, DEFAULT_DEPTH, line_count, lambda: value)
+        precompute_item_counts(body_dir, body_id, value)
+
+    return _submit(body_id, job)
+
+
+def precompute_streamed_schema(
+    body_dir: Path, body_id: str, line_count: int | None, streamed: StreamedJson
+) -> Future[None]:
+    """``precompute_schema`` for a document the spill read a segment at a time: the worker reads
+    the array's segments back from the stored raw file, one at a time, and merges their shapes
+    and item counts (never the whole array in memory, and the same result)."""
+    from ._json import precompute_item_counts
+    from ._relations import array_relations
+
+    depth = len(streamed.path)
+    segments, skeleton, sample, node = streamed.segments, streamed.skeleton, streamed.sample, streamed.placeholder
+    total, lines, path = streamed.total, streamed.array_lines, list(streamed.path)
+    # item_schema is precomputed for the root array and each array of records the spill found
+    counted = not path or any(keys == path for _name, keys in array_relations(sample))
+
+    def job() -> None:
+        shape: Shape | None = None
+        counts = ItemKeyCounts() if counted else None
+        with open(body_dir / "raw", "rb") as fh:
+
+            def read(start: int, end: int) -> bytes:
+                fh.seek(start)
+                return fh.read(end - start)
+
+            for items in streamed_segments(segments, read):
+                part = Shape.of(items, DEFAULT_DEPTH - depth - 1)
+                shape = part if shape is None else shape.merge(part)
+                if counts is not None:
+                    counts.add(items)
+                del items
+        assert shape is not None
+        stand_in = StandIn(node, shape, total, lines)
+        json_schema(body_dir, body_id, DEFAULT_DEPTH, line_count, lambda: skeleton, stand_in)
+        precompute_item_counts(body_dir, body_id, sample, (path, counts) if counts is not None else None)
+
+    return _submit(body_id, job)
+
+
+def _submit(body_id: str, compute: Callable[[], None]) -> Future[None]:
+    global _EXECUTOR
+
+    def job() -> None:
         try:
-            json_schema(body_dir, body_id, DEFAULT_DEPTH, line_count, lambda: value)
-            precompute_item_counts(body_dir, body_id, value)
+            compute()
         except Exception:
             log.exception("computing the schema of a spilled body failed (the tool will compute it)")
         finally:
@@ -202,7 +286,12 @@ def save_beside_body(path: Path, payload: Any) -> None:
 
 
 def json_schema(
-    body_dir: Path, body_id: str, max_depth: int, line_count: int | None, value: Callable[[], Any]
+    body_dir: Path,
+    body_id: str,
+    max_depth: int,
+    line_count: int | None,
+    value: Callable[[], Any],
+    stand_in: StandIn | None = None,
 ) -> _SchemaWriter:
     """The schema rows of a JSON body: from memory, else the body's ``schema-d<depth>.json``
     (written by the spill's worker, or by any process that computed it), else computed from
@@ -218,7 +307,7 @@ def json_schema(
         writer = _SchemaWriter(max_depth)
         writer.rows, writer.truncated = list(saved["rows"]), int(saved["truncated"])
     except (OSError, ValueError, KeyError, TypeError):
-        writer = _SchemaWriter(max_depth)
+        writer = _SchemaWriter(max_depth, stand_in=stand_in)
         writer.concrete(value(), "$", 0, 1, line_count or None)
         save_beside_body(path, {"rows": writer.rows, "truncated": writer.truncated})
     with _SCHEMA_LOCK:

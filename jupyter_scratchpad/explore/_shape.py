@@ -14,7 +14,7 @@ from typing import Any
 
 from ._paths import kind_of
 
-__all__ = ["MAX_ITEM_KEYS", "Shape", "item_key_counts"]
+__all__ = ["MAX_ITEM_KEYS", "ItemKeyCounts", "Shape", "item_key_counts"]
 
 MAX_ITEM_KEYS = 500
 
@@ -86,6 +86,27 @@ class Shape:
                 shape.items = cls.of(list(chain.from_iterable(lists)), depth_left - 1)
         return shape
 
+    def merge(self, other: Shape) -> Shape:
+        """Add ``other`` (the shape of more values at the same path, same depth) to this one: the
+        union of two batches is the shape of both (a large array is read a segment at a time)."""
+        if self.objects and other.objects:
+            self.keys_lo, self.keys_hi = min(self.keys_lo, other.keys_lo), max(self.keys_hi, other.keys_hi)
+        elif other.objects:
+            self.keys_lo, self.keys_hi = other.keys_lo, other.keys_hi
+        if self.kinds["array"] and other.kinds["array"]:
+            self.len_lo, self.len_hi = min(self.len_lo, other.len_lo), max(self.len_hi, other.len_hi)
+        elif other.kinds["array"]:
+            self.len_lo, self.len_hi = other.len_lo, other.len_hi
+        self.count += other.count
+        self.objects += other.objects
+        self.kinds.update(other.kinds)
+        for key, shape in other.keys.items():
+            mine = self.keys.get(key)
+            self.keys[key] = shape if mine is None else mine.merge(shape)
+        if other.items is not None:
+            self.items = other.items if self.items is None else self.items.merge(other.items)
+        return self
+
     def describe(self) -> str:
         parts = []
         for kind, _ in self.kinds.most_common():
@@ -129,9 +150,9 @@ ENUM_MIN_ITEMS = 20
 ENUM_MAX_CHARS = 40
 
 
-def _enum_values(values: list[Any]) -> list[tuple[str, int]] | None:
+def _enum_values(values: list[Any], min_items: int = ENUM_MIN_ITEMS) -> list[tuple[str, int]] | None:
     """The distinct values of a string field that takes few of them (a phase, a namespace)."""
-    if len(values) < ENUM_MIN_ITEMS or type(values[0]) is not str:
+    if len(values) < min_items or type(values[0]) is not str:
         return None
     distinct: dict[Any, int] = {}
     for v in values:  # stops at the ninth distinct value
@@ -148,9 +169,14 @@ def _flat_counts(
     name: str,
     counts: dict[str, Counter[str]],
     depth: int,
-    enums: dict[str, list[tuple[str, int]]] | None = None,
+    enums: dict[str, list[tuple[str, int]] | None] | None = None,
+    batch: bool = False,
 ) -> None:
-    """Kinds per dotted key (``metadata.score``) over every value at ``name``, column by column."""
+    """Kinds per dotted key (``metadata.score``) over every value at ``name``, column by column.
+
+    ``batch``: these values are one batch of many (``ItemKeyCounts``): ``enums`` gets the
+    distinct values of any size of batch, and None for a key that cannot be an enum.
+    """
     nested = _objects_to_descend(values) if depth < 8 else []
     counter = counts.get(name)
     if counter is None and len(counts) < MAX_ITEM_KEYS:
@@ -162,14 +188,18 @@ def _flat_counts(
             rest = [v for v in values if not (isinstance(v, dict) and v)] if nested else values
             _count_kinds(rest, counter)
             if enums is not None and not nested:
-                found = _enum_values(rest)
-                if found is not None:
+                found = _enum_values(rest, 0 if batch else ENUM_MIN_ITEMS)
+                if found is not None or batch:
                     enums[name] = found
+        if batch and enums is not None and nested:
+            enums[name] = None  # objects here: not an enum in any batch
     for key, column in _columns(nested).items():
-        _flat_counts(column, f"{name}.{key}", counts, depth + 1, enums)
+        _flat_counts(column, f"{name}.{key}", counts, depth + 1, enums, batch)
 
 
-def item_key_counts(items: list[Any], enums: dict[str, list[tuple[str, int]]] | None = None) -> dict[str, Counter[str]]:
+def item_key_counts(
+    items: list[Any], enums: dict[str, list[tuple[str, int]]] | None = None, batch: bool = False
+) -> dict[str, Counter[str]]:
     """Kinds per dotted key over ``items``; with ``enums``, also the distinct values (and how many
     items have each) of each string field that takes at most ``ENUM_MAX_VALUES`` of them."""
     counts: dict[str, Counter[str]] = {}
@@ -178,5 +208,45 @@ def item_key_counts(items: list[Any], enums: dict[str, list[tuple[str, int]]] | 
         counts["(item)"] = Counter()
         _count_kinds([v for v in items if not isinstance(v, dict)], counts["(item)"])
     for key, column in _columns(objects).items():
-        _flat_counts(column, key, counts, 1, enums)
+        _flat_counts(column, key, counts, 1, enums, batch)  # type: ignore[arg-type]
     return counts
+
+
+class ItemKeyCounts:
+    """``item_key_counts`` (with enums) over items that come in batches: a large array read a
+    segment at a time. The result is the same as over all the items at once."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.counts: dict[str, Counter[str]] = {}
+        self._enums: dict[str, dict[str, int] | None] = {}
+
+    def add(self, items: list[Any]) -> None:
+        self.total += len(items)
+        found: dict[str, list[tuple[str, int]] | None] = {}
+        counts = item_key_counts(items, found, batch=True)  # type: ignore[arg-type]
+        for name, counter in counts.items():
+            mine = self.counts.get(name)
+            if mine is not None:
+                mine.update(counter)
+            elif len(self.counts) < MAX_ITEM_KEYS:
+                self.counts[name] = counter
+        for name, values in found.items():
+            if name in self._enums and self._enums[name] is None:
+                continue
+            if values is None:
+                self._enums[name] = None
+                continue
+            acc = self._enums.setdefault(name, {})
+            assert acc is not None
+            for value, n in values:
+                acc[value] = acc.get(value, 0) + n
+            if len(acc) > ENUM_MAX_VALUES:
+                self._enums[name] = None
+
+    def enums(self) -> dict[str, list[tuple[str, int]]]:
+        return {
+            name: sorted(acc.items(), key=lambda kv: (-kv[1], kv[0]))
+            for name, acc in self._enums.items()
+            if acc is not None and sum(acc.values()) >= ENUM_MIN_ITEMS
+        }

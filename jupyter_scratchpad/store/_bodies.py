@@ -107,12 +107,13 @@ def _chunks(data: bytes) -> Iterator[memoryview]:
 
 
 def write_body_dir(
-    directory: Path, raw: bytes | Iterable[bytes], body: bytes | None, durable: bool = False
+    directory: Path, raw: bytes | Iterable[bytes], body: bytes | Iterable[bytes] | None, durable: bool = False
 ) -> BodyStats:
     """Write a body directory (``directory`` must not exist); returns the body's stats.
 
-    ``raw`` may be an iterable of chunks (a body streamed from a file); ``body`` is None when
-    the body is the raw bytes themselves.
+    ``raw`` may be an iterable of chunks (a body streamed from a file), and so may ``body`` (a
+    large JSON document pretty-printed a segment at a time); ``body`` is None when the body is
+    the raw bytes themselves.
     """
     directory.mkdir(parents=True)
     indexer = LineIndexer()
@@ -127,7 +128,7 @@ def write_body_dir(
             os.fsync(fh.fileno())
     if body is not None:
         with open(directory / "body", "wb") as fh:
-            for piece in _chunks(body):
+            for piece in _chunks(body) if isinstance(body, bytes) else body:
                 fh.write(piece)
                 indexer.feed(piece)
             if durable:

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ._jsonstream import STREAM_MIN_BYTES, StreamedJson, stream_json
 from ._jsontext import dumps_compact, dumps_pretty, loads
 
 __all__ = [
@@ -40,6 +42,13 @@ class Normalised:
     format: str  # json | jsonl | markdown | text
     value: Any = None  # the parsed JSON value, for json (and jsonl: list of records)
     utf8_errors: bool = False  # raw was not valid UTF-8
+    # a large JSON document read a segment at a time: ``body`` is empty, ``streamed.body_chunks()``
+    # writes it, and ``value`` is ``streamed.sample`` (the document with its big array's first items)
+    streamed: StreamedJson | None = None
+
+    def body_head(self, limit: int = 8192) -> bytes:
+        """The first bytes of the body (for previews), whether or not it is streamed."""
+        return self.streamed.head(limit) if self.streamed is not None else self.body[:limit]
 
 
 def pretty_json(value: Any) -> bytes:
@@ -114,11 +123,15 @@ def _valid_utf8(raw: bytes, step: int = 1 << 20) -> bool:
     return True
 
 
-def normalise(result: Any, text: str | None = None) -> Normalised:
+def normalise(result: Any, text: str | None = None, stream: Callable[[bytes], bool] | None = None) -> Normalised:
     """Detect the format of ``result`` and build the body the line tools read.
 
     ``text`` is ``as_text(result)`` when the caller already has it (it is the raw bytes of a dict
-    or list), so that big values are serialised once.
+    or list), so that big values are serialised once. ``stream`` (a test of the raw bytes): a
+    JSON text of at least ``STREAM_MIN_BYTES`` that passes it and is one big array is not parsed
+    whole but a segment at a time as its body is written (see ``_jsonstream``); if a segment
+    turns out not to be JSON, writing raises
+    ``NotStreamable`` and the caller normalises again without ``stream``.
     """
     if text is not None and isinstance(result, (dict, list)):
         raw = text.encode("utf-8", "surrogatepass")
@@ -132,6 +145,9 @@ def normalise(result: Any, text: str | None = None) -> Normalised:
         return Normalised(raw=raw, body=body, format="text", utf8_errors=True)
     stripped = raw[:4096].lstrip()[:1]  # (never a copy of the whole body)
     if stripped in (b"{", b"["):
+        streamed = stream_json(raw) if stream is not None and len(raw) >= STREAM_MIN_BYTES and stream(raw) else None
+        if streamed is not None:
+            return Normalised(raw=raw, body=b"", format="json", value=streamed.sample, streamed=streamed)
         try:
             value = parse_json_bytes(raw)
         except ValueError:

@@ -351,17 +351,20 @@ def render_json(value: Any, indent: bool = False) -> str:
         return "".join(_iterencode(value, None, None, (",", ":")))
 
 
-def dumps_pretty(value: Any) -> bytes:
+def dumps_pretty(value: Any, base_depth: int = 0) -> bytes:
     """2-space indented JSON, newline-terminated; deeper than ``PRETTY_MAX_DEPTH``: one line.
 
     Byte-for-byte what ``orjson`` writes with ``OPT_INDENT_2`` for documents that are not deeper
-    than that and hold only JSON values.
+    than that and hold only JSON values. ``base_depth``: the depth at which ``value`` sits in a
+    larger document written in pieces (containers are cut that much sooner; the text itself is
+    not indented).
     """
+    cut = max(1, PRETTY_MAX_DEPTH - base_depth)
     try:
         out = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
     except (TypeError, orjson.JSONEncodeError, RecursionError):
         out = None
-    if out is not None and _DEEP_INDENT not in out:
+    if out is not None and (_DEEP_INDENT if cut == PRETTY_MAX_DEPTH else b"\n" + b" " * (2 * cut + 2)) not in out:
         return out + b"\n"
-    text = "".join(_iterencode(value, 2, PRETTY_MAX_DEPTH))
+    text = "".join(_iterencode(value, 2, cut))
     return text.encode("utf-8", "surrogatepass") + b"\n"

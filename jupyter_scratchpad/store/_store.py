@@ -363,7 +363,7 @@ class ScratchStore:
         *,
         handle: str,
         raw: bytes | Iterable[bytes],
-        body: bytes | None,
+        body: bytes | Iterable[bytes] | None,
         content_hash: str,
         fmt: str,
         size_bytes: int,
