@@ -45,6 +45,9 @@ MB = 1e6
 # -- the child ------------------------------------------------------------------------------------
 
 
+_JSON_STEPS = " = a scan for the big array, then each ~1 MB segment parsed and pretty-printed"
+
+
 def _status_mb(*keys: str) -> dict[str, float]:
     """Fields of ``/proc/self/status`` (``VmRSS``, ``VmHWM``, ``RssAnon``, ``RssFile``) in MB."""
     out: dict[str, float] = {}
@@ -302,7 +305,7 @@ def _spill_row(label: str, kind: str, ours: dict[str, Any], base: dict[str, Any]
     notes = (
         f"1 run each side at this size, each in a fresh interpreter; both first load the input file into a str "
         f"(not timed; its {size_mb:,.0f} MB are in 'before'{reset}). Ours: the whole `pad.intercept(text, tool=...)` "
-        f"(decision, normalising{' = orjson parse + pretty-print' if is_json else ''}, sha256, bodies + line index "
+        f"(decision, normalising{_JSON_STEPS if is_json else ''}, sha256, bodies + line index "
         f"written, catalog row, stub) with a progress listener attached: {_progress_summary(ours['events'])}. "
         f"Format detected: {ours['format']}; {ours['line_count']:,} lines; on disk raw {ours['raw_mb']:,.0f} MB"
         + (f", pretty body {ours['body_mb']:,.0f} MB" if ours["body_path"] != ours["raw_path"] else "")

@@ -139,9 +139,11 @@ def _memory_row(text: str, root: Path) -> dict[str, Any]:
         notes=(
             f"Memory the spill added: {added:,.0f} MB = {added / size_mb:.1f} × the input (goal ≤ 3 ×); "
             f"orjson's parsed value alone adds {parse_added:,.0f} MB = {parse_added / size_mb:.1f} ×. "
-            "The input bytes themselves are in the 'before' figure of both. A spill parses the document "
-            "into Python objects once (that is most of its peak); a streamed pretty-printer that never "
-            "holds the whole value is what the 3 × goal needs."
+            "The input bytes themselves are in the 'before' figure of both. A JSON text of 8 MB or more "
+            "that is one big array is read a segment at a time (a NumPy scan finds the array, each ~1 MB "
+            "segment is parsed and pretty-printed on its own): the spill holds the raw bytes, the scan's "
+            "arrays and one segment's objects, never the document as Python objects. Below 8 MB the "
+            "value is parsed whole (the JSON tools then reuse it)."
         ),
         goal="added RSS ≤ 3 × the input",
         peak_rss_mb=spill["peak_rss_mb"],
