@@ -298,8 +298,16 @@ class Scratchpad:
             if not norm.streamed.total:  # the body was stored before: count the items for the stub
                 norm.streamed.count_items()
             if existing is None and _created and entry.body_id is not None:
+                from .explore._schema import precompute_streamed_schema, save_beside_body
+                from .explore._segments import SEGMENTS_FILE, segments_record
+
+                # one item is read from the segment that holds it (get_in, iterate_over windows)
+                streamed = norm.streamed
+                directory = self.store.reader(entry).directory
+                save_beside_body(
+                    directory / SEGMENTS_FILE, segments_record(streamed.path, streamed.segments, streamed.counts)
+                )
                 # parse once per segment: the schema's shape comes from the segments, off the stub's path
-                from .explore._schema import precompute_streamed_schema
 
                 future = precompute_streamed_schema(
                     self.store.reader(entry).directory, entry.body_id, entry.line_count, norm.streamed

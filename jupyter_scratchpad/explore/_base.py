@@ -118,6 +118,11 @@ class _ValueCache:
         """Remember a value parsed elsewhere (the spill already parsed the body it wrote)."""
         self.get(key, size, lambda: value)
 
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._bytes = 0
+
 
 VALUE_CACHE = _ValueCache()
 

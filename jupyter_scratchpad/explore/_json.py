@@ -7,6 +7,7 @@ import hashlib
 import json
 import math
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from ..store import Entry
 from ..store._jsontext import dumps_pretty, render_json
 from ._base import Output, TooLarge, ToolContext, ToolError, suggestion
 from ._paths import PathError, PathMiss, Step, format_path, kind_of, parse_path, resolve
+from ._segments import SegmentedItems
 from ._shape import MAX_ITEM_KEYS, ItemKeyCounts, item_key_counts
 from ._text import _positive_int, budget_footer
 
@@ -95,8 +97,8 @@ def _path_not_found(entry: Entry, miss: PathMiss) -> ToolError:
     )
 
 
-def _as_items(entry: Entry, node: Any, path: str) -> list[Any]:
-    if isinstance(node, list):
+def _as_items(entry: Entry, node: Any, path: str) -> Sequence[Any]:
+    if isinstance(node, (list, SegmentedItems)):
         return node
     sugg = []
     if isinstance(node, dict):
@@ -125,7 +127,7 @@ def _canonical(path: str) -> str:
     return format_path(_steps_or_error(path))
 
 
-def _items_at(ctx: ToolContext, entry: Entry, path: str) -> list[Any]:
+def _items_at(ctx: ToolContext, entry: Entry, path: str) -> Sequence[Any]:
     """The items at ``path``: an array's items, or with a final ``{*}`` the values of an object
     keyed by ids (what ``schema`` shows as a ``{*}`` row)."""
     if isinstance(path, str) and path.rstrip().endswith("{*}"):
@@ -139,7 +141,16 @@ def _items_at(ctx: ToolContext, entry: Entry, path: str) -> list[Any]:
                 path=path,
             )
         return list(node.values())
-    return _as_items(entry, _resolve_or_error(entry, ctx.json_value(entry), path), path)
+    return _as_items(entry, _node_at(ctx, entry, path, whole_array=True), path)
+
+
+def _node_at(ctx: ToolContext, entry: Entry, path: str, whole_array: bool = False) -> Any:
+    """The node at ``path``: from the one segment that holds it when the spill streamed the array
+    the path goes through (never the whole document parsed), else from the whole value."""
+    from ._segments import MISSING, streamed_node
+
+    node = streamed_node(ctx, entry, path, whole_array)
+    return node if node is not MISSING else _resolve_or_error(entry, ctx.json_value(entry), path)
 
 
 def _window(offset: Any, limit: Any, total: int, default_limit: int | None) -> tuple[int, int]:
@@ -309,7 +320,7 @@ def _saved_item_counts(ctx: ToolContext, entry: Entry, path: str) -> tuple[int, 
     return total, counts, enums
 
 
-def _item_counts(entry: Entry, canonical: str, lo: int, hi: int, items: list[Any]) -> Any:
+def _item_counts(entry: Entry, canonical: str, lo: int, hi: int, items: Sequence[Any]) -> Any:
     """``item_key_counts`` of a window, computed once per body, path and window: bodies never
     change, so a repeated item_schema (or a suggestion's dry run) costs a lookup, not a pass."""
     key = (entry.body_id, canonical, lo, hi)
@@ -318,7 +329,8 @@ def _item_counts(entry: Entry, canonical: str, lo: int, hi: int, items: list[Any
         if hit is not None:
             return hit
     enums: dict[str, list[tuple[str, int]]] = {}
-    counts = item_key_counts(items[lo:hi], enums)
+    window = items[lo:hi]  # (a list, also from SegmentedItems)
+    counts = item_key_counts(window if isinstance(window, list) else list(window), enums)
     if entry.body_id is not None:
         _remember_counts(key, (counts, enums))
     return counts, enums
@@ -356,7 +368,7 @@ def _fold_same_shape(rows: list[dict[str, Any]], canonical: str) -> list[dict[st
 
 def get_in(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0, limit: int | None = None) -> Output:
     entry = ctx.entry(handle)
-    node = _resolve_or_error(entry, ctx.json_value(entry), path)
+    node = _node_at(ctx, entry, path)
     canonical = format_path(_steps_or_error(path))
     if isinstance(node, str) and ("\n" in node or offset or limit is not None):
         all_lines = node.split("\n")
@@ -459,7 +471,7 @@ def get_in_suggestions(
     return out
 
 
-def _first_keys(items: list[Any]) -> list[str]:
+def _first_keys(items: Sequence[Any]) -> list[str]:
     for item in items[:50]:
         if isinstance(item, dict):
             return [str(k) for k, v in item.items() if not isinstance(v, (dict, list))][:4] or [str(k) for k in item][

@@ -390,7 +390,7 @@ def _schema_at(ctx: ToolContext, entry: Entry, max_depth: int, path: str) -> Out
     """The schema of one part of a JSON handle; a string there that holds JSON or markdown is
     described as the document it holds (Aura's companion file, by path)."""
     from ._embedded import embedded_json, is_markdown
-    from ._json import _canonical, _resolve_or_error, _show
+    from ._json import _canonical, _node_at, _show
 
     if entry.format not in ("json", "jsonl"):
         raise ToolError(
@@ -399,7 +399,7 @@ def _schema_at(ctx: ToolContext, entry: Entry, max_depth: int, path: str) -> Out
             [suggestion("schema", "the whole handle", handle=entry.key)],
             argument="path",
         )
-    node = _resolve_or_error(entry, ctx.json_value(entry), path)
+    node = _node_at(ctx, entry, path)
     shown = _show(_canonical(path))
     doc = embedded_json(node) if isinstance(node, str) else None
     data: dict[str, Any]

@@ -377,7 +377,7 @@ def _part_at(ctx: ToolContext, entry: Entry, path: str) -> tuple[StringLines, st
     string that holds JSON: that document pretty-printed), else the value pretty-printed."""
     from ..store._jsontext import dumps_pretty
     from ._embedded import embedded_json
-    from ._json import _canonical, _resolve_or_error, _show
+    from ._json import _canonical, _node_at, _show
 
     if entry.format not in ("json", "jsonl"):
         raise ToolError(
@@ -386,7 +386,7 @@ def _part_at(ctx: ToolContext, entry: Entry, path: str) -> tuple[StringLines, st
             [suggestion("grep", "search every line", handle=entry.key, pattern="…")],
             argument="path",
         )
-    node = _resolve_or_error(entry, ctx.json_value(entry), path)
+    node = _node_at(ctx, entry, path)
     shown = _show(_canonical(path))
     if isinstance(node, str):
         doc = embedded_json(node)

@@ -63,6 +63,7 @@ class StreamedJson:
     pre: bytes  # the skeleton's pretty text before the array
     post: bytes  # ... and after it
     total: int = 0  # the array's items (known once the body is written)
+    counts: list[int] = field(default_factory=list)  # items per segment (known once the body is written)
     array_lines: int = 0  # lines the array takes in the body (known once the body is written)
     _first: list[Any] | None = field(default=None, repr=False)
     _first_text: bytes | None = field(default=None, repr=False)
@@ -102,17 +103,19 @@ class StreamedJson:
         yield self.pre + b"[\n"
         lines = 2
         total = 0
+        counts: list[int] = []
         for index in range(len(self.segments)):
             items = self._first if index == 0 and self._first is not None else self.parse_segment(index)
             self._keep_sample(items, total)
             total += len(items)
+            counts.append(len(items))
             text = self._first_text if index == 0 and self._first_text is not None else self._pretty(items)
             self._first = self._first_text = None
             del items
             lines += text.count(b"\n") + 1
             yield (b",\n" + text) if index else text
         yield b"\n" + b"  " * self.depth + b"]" + self.post
-        self.total, self.array_lines = total, lines
+        self.total, self.array_lines, self.counts = total, lines, counts
         # the stub's sketch and relations read the first items and the array's length
         self._sample_list.extend([None] * (total - len(self._sample_list)))
 
@@ -120,12 +123,14 @@ class StreamedJson:
         """What writing the body learns (the item count, the sample), without writing it: for an
         output whose body was already stored."""
         total = 0
+        counts = []
         for index in range(len(self.segments)):
             items = self._first if index == 0 and self._first is not None else self.parse_segment(index)
             self._keep_sample(items, total)
             total += len(items)
+            counts.append(len(items))
         self._first = self._first_text = None
-        self.total = total
+        self.total, self.counts = total, counts
         self._sample_list.extend([None] * (total - len(self._sample_list)))
 
     def _keep_sample(self, items: list[Any], seen: int) -> None:

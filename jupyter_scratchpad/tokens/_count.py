@@ -27,7 +27,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from ._encodings import load_encoding, load_linear_counter
+from ._encodings import load_linear_counter
 
 __all__ = ["Tokenizer", "count_tokens", "encoding_for_model", "tokenizer_for"]
 
@@ -134,17 +134,14 @@ class Tokenizer:
         return self.rule.is_estimate
 
     def _raw_chunk(self, chunk: str, pathological: bool) -> int:
-        if not pathological:
-            try:
-                return len(load_encoding(self.rule.encoding).encode_ordinary(chunk))
-            except (KeyboardInterrupt, SystemExit):
-                raise
-            except BaseException:  # pyo3's PanicException derives from BaseException
-                pass
+        # bpe-openai's exact counter: tiktoken's counts (the tests hold it to tiktoken's ids), in
+        # linear time on any text, 2.7x faster than tiktoken on JSON and without a list of ids
+        # (tiktoken's encode of a 10 MB document peaked at +129 MB; this at +19 MB)
+        counter = load_linear_counter(self.rule.encoding)
         try:
-            return int(load_linear_counter(self.rule.encoding).count(chunk))
+            return int(counter.count(chunk))
         except UnicodeEncodeError:  # lone surrogates: count them as U+FFFD, as tiktoken does
-            return int(load_linear_counter(self.rule.encoding).count(_LONE_SURROGATE.sub("\ufffd", chunk)))
+            return int(counter.count(_LONE_SURROGATE.sub("\ufffd", chunk)))
 
     def _scale(self, raw: int) -> int:
         if self.rule.factor == 1.0:

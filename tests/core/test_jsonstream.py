@@ -16,6 +16,8 @@ import orjson
 import pytest
 
 from jupyter_scratchpad import Scratchpad, ScratchStore
+from jupyter_scratchpad.explore import _base
+from jupyter_scratchpad.explore._base import VALUE_CACHE
 from jupyter_scratchpad.store import _format, _jsonstream
 from jupyter_scratchpad.store._jsonstream import NotStreamable, stream_json
 from jupyter_scratchpad.store._jsontext import dumps_pretty, loads
@@ -161,10 +163,48 @@ def test_a_streamed_spill_answers_every_tool_as_a_whole_one(
         ("schema", {"handle": a.handle}),
         ("schema", {"handle": a.handle, "max_depth": 2}),
         ("item_schema", {"handle": a.handle, "path": array_path}),
-        ("get_in", {"handle": a.handle, "path": f"{array_path}[7]"}),
-        ("iterate_over", {"handle": a.handle, "path": array_path, "limit": 3}),
         ("grep", {"handle": a.handle, "pattern": "Running"}),
         ("sql", {"query": f"SELECT count(*) AS n FROM {a.handle}"}),
+    ]
+    # one item, or a window of items, is read from the segments that hold it
+    read_by_segment: list[tuple[str, dict[str, Any]]] = [
+        ("get_in", {"handle": a.handle, "path": f"{array_path}[7]"}),
+        ("get_in", {"handle": a.handle, "path": f"{array_path}[-1]"}),
+        ("iterate_over", {"handle": a.handle, "path": array_path, "limit": 3}),
+        ("item_schema", {"handle": a.handle, "path": array_path, "offset": 25, "limit": 40}),
+    ]
+    if name != "escapes":
+        read_by_segment += [
+            ("get_in", {"handle": a.handle, "path": f"{array_path}[123].metadata.name"}),
+            ("iterate_over", {"handle": a.handle, "path": array_path, "fields": "metadata.name,status.phase",
+                              "offset": 37, "limit": 30}),  # (crosses segments)
+            ("grep", {"handle": a.handle, "pattern": "api", "path": f"{array_path}[5]"}),
+            ("schema", {"handle": a.handle, "path": f"{array_path}[9]"}),
+        ]
+    else:
+        read_by_segment.append(
+            ("iterate_over", {"handle": a.handle, "path": array_path, "fields": "x", "offset": 5, "limit": 30})
+        )
+    parsed: list[int] = []
+    real = _base.parse_json_bytes
+
+    def spy(data: bytes) -> Any:
+        parsed.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(_base, "parse_json_bytes", spy)
+    VALUE_CACHE.clear()
+    for tool, args in read_by_segment:
+        parsed.clear()
+        rb = streamed.call_tool(tool, args)
+        assert parsed == [], (tool, "parsed the whole body")
+        ra = whole.call_tool(tool, args)
+        assert (ra.ok, ra.text) == (rb.ok, rb.text), tool
+    # anything else, errors included, comes from the whole value: the same answers
+    calls += [
+        ("get_in", {"handle": a.handle, "path": f"{array_path}[99999]"}),
+        ("get_in", {"handle": a.handle, "path": f"{array_path}[3].no_such_key"}),
+        ("get_in", {"handle": a.handle, "path": f"{array_path}.nope"}),
     ]
     for tool, args in calls:
         ra, rb = whole.call_tool(tool, args), streamed.call_tool(tool, args)
