@@ -85,6 +85,7 @@ def time_side_by_side(
     *,
     check_pair: Callable[[Any, Any], None] | None = None,
     baseline_errors: tuple[type[BaseException], ...] = (),
+    settle_s: float = 0.0,
 ) -> tuple[list[float], list[float], str | None]:
     """Time ``ours(i)`` and ``baseline(i)`` for ``i`` in ``range(runs)``, alternating the order.
 
@@ -92,7 +93,8 @@ def time_side_by_side(
     ``baseline_errors`` (which may be ``BaseException``, for pyo3's ``PanicException``) is
     recorded as failed and not run again; any other exception, and ``KeyboardInterrupt`` or
     ``SystemExit`` always, propagates: a mistake in a benchmark is not the baseline failing.
-    ``check_pair`` gets both results of each run to verify they agree.
+    ``check_pair`` gets both results of each run to verify they agree. ``settle_s``: an untimed
+    pause before every timed call of either side (the gap between two calls of a real caller).
     """
     our_s: list[float] = []
     base_s: list[float] = []
@@ -101,6 +103,8 @@ def time_side_by_side(
         order = ("ours", "base") if i % 2 == 0 else ("base", "ours")
         values: dict[str, Any] = {}
         for side in order:
+            if settle_s:
+                time.sleep(settle_s)
             if side == "ours":
                 seconds, values["ours"] = _timed(ours, i)
                 our_s.append(seconds)
