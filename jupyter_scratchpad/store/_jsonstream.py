@@ -102,35 +102,35 @@ class StreamedJson:
         (nothing the caller stored is affected: the body is still being written)."""
         yield self.pre + b"[\n"
         lines = 2
-        total = 0
-        counts: list[int] = []
-        for index in range(len(self.segments)):
-            items = self._first if index == 0 and self._first is not None else self.parse_segment(index)
-            self._keep_sample(items, total)
-            total += len(items)
-            counts.append(len(items))
+        for index, items in enumerate(self._each_segment()):
             text = self._first_text if index == 0 and self._first_text is not None else self._pretty(items)
-            self._first = self._first_text = None
+            self._first_text = None
             del items
             lines += text.count(b"\n") + 1
             yield (b",\n" + text) if index else text
         yield b"\n" + b"  " * self.depth + b"]" + self.post
-        self.total, self.array_lines, self.counts = total, lines, counts
-        # the stub's sketch and relations read the first items and the array's length
-        self._sample_list.extend([None] * (total - len(self._sample_list)))
+        self.array_lines = lines
 
     def count_items(self) -> None:
-        """What writing the body learns (the item count, the sample), without writing it: for an
+        """What writing the body learns (the item counts, the sample), without writing it: for an
         output whose body was already stored."""
+        for _items in self._each_segment():
+            pass
+        self._first_text = None
+
+    def _each_segment(self) -> Iterator[list[Any]]:
+        """The items of each segment in turn; keeps the sample and counts the items on the way."""
         total = 0
-        counts = []
+        counts: list[int] = []
         for index in range(len(self.segments)):
             items = self._first if index == 0 and self._first is not None else self.parse_segment(index)
+            self._first = None
             self._keep_sample(items, total)
             total += len(items)
             counts.append(len(items))
-        self._first = self._first_text = None
+            yield items
         self.total, self.counts = total, counts
+        # the stub's sketch and relations read the first items and the array's length
         self._sample_list.extend([None] * (total - len(self._sample_list)))
 
     def _keep_sample(self, items: list[Any], seen: int) -> None:
