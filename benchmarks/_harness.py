@@ -86,6 +86,7 @@ def time_side_by_side(
     check_pair: Callable[[Any, Any], None] | None = None,
     baseline_errors: tuple[type[BaseException], ...] = (),
     settle_s: float = 0.0,
+    before_each: Callable[[], object] | None = None,
 ) -> tuple[list[float], list[float], str | None]:
     """Time ``ours(i)`` and ``baseline(i)`` for ``i`` in ``range(runs)``, alternating the order.
 
@@ -94,7 +95,8 @@ def time_side_by_side(
     recorded as failed and not run again; any other exception, and ``KeyboardInterrupt`` or
     ``SystemExit`` always, propagates: a mistake in a benchmark is not the baseline failing.
     ``check_pair`` gets both results of each run to verify they agree. ``settle_s``: an untimed
-    pause before every timed call of either side (the gap between two calls of a real caller).
+    pause before every timed call of either side (the gap between two calls of a real caller);
+    ``before_each``: called (untimed) before every timed call of either side.
     """
     our_s: list[float] = []
     base_s: list[float] = []
@@ -103,6 +105,8 @@ def time_side_by_side(
         order = ("ours", "base") if i % 2 == 0 else ("base", "ours")
         values: dict[str, Any] = {}
         for side in order:
+            if before_each is not None:
+                before_each()
             if settle_s:
                 time.sleep(settle_s)
             if side == "ours":
