@@ -222,9 +222,17 @@ def _connect() -> Any:
     )
 
 
-def _execute(job: dict[str, Any], inferred: dict[str, Any], conn: Any = None, close: bool = True) -> dict[str, Any]:
+def _execute(
+    job: dict[str, Any],
+    inferred: dict[str, Any],
+    conn: Any = None,
+    close: bool = True,
+    prepared: list[str] | None = None,
+) -> dict[str, Any]:
     """Run one job on ``conn`` (a fresh, unused connection; made here when not given); closes it
-    unless ``close`` is False (the caller closes it after replying)."""
+    unless ``close`` is False (the caller closes it after replying). ``prepared``: ``conn`` already
+    holds this job's relations and notes, locked down (the previous job's connection, reused for
+    a job that names the same relations and notes); its value is the handles left unreadable."""
     import duckdb
 
     from ._sqlviews import build_views
@@ -232,10 +240,13 @@ def _execute(job: dict[str, Any], inferred: dict[str, Any], conn: Any = None, cl
     if conn is None:
         conn = _connect()
     try:
-        try:
-            failed, fresh = build_views(conn, job["relations"], job["notes"], inferred)
-        except duckdb.Error as exc:
-            return {"error": "sql_error", "message": f"could not prepare the relations: {exc}".split("\n")[0]}
+        if prepared is None:
+            try:
+                failed, fresh = build_views(conn, job["relations"], job["notes"], inferred)
+            except duckdb.Error as exc:
+                return {"error": "sql_error", "message": f"could not prepare the relations: {exc}".split("\n")[0]}
+        else:
+            failed, fresh = prepared, []
         info = {"unreadable": failed, "inferred_now": fresh}
         try:
             cursor = conn.execute(job["query"])
@@ -298,6 +309,11 @@ def _serve(limit: int) -> None:  # pragma: no cover - runs in the worker process
     # Opening an in-memory DuckDB costs ~25 ms and closing one ~5 ms: the next job's connection is
     # opened, and the last one closed, while the worker waits for a job, not while a caller waits.
     spare: Any = None
+    # A job that names exactly the relations and notes of the job before it runs on that job's
+    # connection: its views are the same, it is locked down, and a read-only statement (all the
+    # parent sends) cannot change it. DuckDB's buffers stay warm: a group-by over 352,000 rows
+    # took 30 ms right after ATTACH and 16 ms on the second run.
+    kept: tuple[bytes, Any, list[str]] | None = None
     while True:
         if spare is None:
             with contextlib.suppress(Exception):
@@ -306,17 +322,39 @@ def _serve(limit: int) -> None:  # pragma: no cover - runs in the worker process
             job = _recv(inp)
         except EOFError:
             return
-        conn, spare = spare, None
+        key = _reuse_key(job)
+        retired: list[Any] = []
+        if kept is not None and kept[0] == key:
+            conn, prepared = kept[1], kept[2]
+        else:
+            if kept is not None:
+                retired.append(kept[1])
+            conn, spare, prepared = spare, None, None
+        kept = None
         try:
-            reply = _execute(job, inferred, conn, close=False)
+            reply = _execute(job, inferred, conn, close=False, prepared=prepared)
         except MemoryError:
             reply = {"error": "sql_out_of_memory", "message": "the query needed more memory than the sandbox has"}
         except Exception as exc:
             reply = {"error": "sql_error", "message": f"{type(exc).__name__}: {exc}"}
         _send(out, reply)
-        if conn is not None:  # after the reply: the caller is not waiting for this
+        # after the reply: the caller is not waiting for this
+        if conn is not None:
+            if key is not None and "error" not in reply:
+                kept = (key, conn, list(reply.get("unreadable") or []))
+            else:
+                retired.append(conn)
+        for old in retired:
             with contextlib.suppress(Exception):
-                conn.close()
+                old.close()
+
+
+def _reuse_key(job: dict[str, Any]) -> bytes | None:
+    """What a connection holds for ``job``: its relations (body ids, paths) and notes rows."""
+    try:
+        return pickle.dumps((job["relations"], job["notes"]), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:
+        return None
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -155,3 +155,34 @@ def test_host_paths_never_shown(pad: Scratchpad, pods_handle: str) -> None:
     ):
         res = pad.call_tool("sql", {"query": query})
         assert str(pad.store.path) not in res.text and str(pad.store.path) not in str(res.data), query
+
+
+def test_a_sandbox_connection_serves_only_jobs_that_name_the_same_relations_and_notes(
+    pad: Scratchpad, pods_handle: str, log_handle: str
+) -> None:
+    """The worker runs a job that names exactly the relations and notes of the job before it on
+    that job's (warm, locked-down) connection; any other job gets a fresh one."""
+    from jupyter_scratchpad.explore._sqlworker import run_job
+
+    count = f"SELECT count(*) AS n FROM {pods_handle}.items"
+    first = pad.call_tool("sql", {"query": count})
+    assert first.ok and pad.call_tool("sql", {"query": count}).data == first.data
+    # a job naming other relations never sees the views the previous job had
+    alone = run_job({"relations": [], "notes": [], "query": count, "max_rows": 10}, 30)
+    assert alone.get("error") == "sql_error" and pods_handle in alone["message"]
+    assert pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {log_handle}"}).data == [{"n": 5000}]
+    # notes are part of what a connection holds: a changed note is seen at once
+    notes = "SELECT key, value->>'v' AS v FROM scratch_notes ORDER BY key"
+    pad.scratch_write("a", {"v": 1})
+    assert pad.call_tool("sql", {"query": notes}).data == [{"key": "a", "v": "1"}]
+    pad.scratch_write("a", {"v": 2})
+    pad.scratch_write("b", {"v": 3})
+    assert pad.call_tool("sql", {"query": notes}).data == [{"key": "a", "v": "2"}, {"key": "b", "v": "3"}]
+    # a failed job does not leave its connection to the next one
+    assert not pad.call_tool("sql", {"query": "SELECT nope FROM scratch_notes"}).ok
+    assert pad.call_tool("sql", {"query": notes}).ok
+    # a reused connection (same relations and notes as the job before) is still locked down
+    assert pad.call_tool("sql", {"query": notes}).ok
+    outside = pad.call_tool("sql", {"query": "SELECT content AS key FROM read_text('/etc/hostname')"})
+    assert not outside.ok and outside.error["error"] == "sql_forbidden"
+    assert pad.call_tool("sql", {"query": "SET threads = 1"}).error["error"] == "sql_not_read_only"
