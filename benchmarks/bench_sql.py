@@ -100,6 +100,7 @@ def _rows_for(count: int, runs: int) -> list[dict[str, Any]]:
             pad = store.scratchpad(run_id="bench-sql", agent_id="bench", context_window=1 << 40)
             spilled = pad.intercept(text, tool="list_orders")
             check(spilled.spilled, "the API response did not spill")
+            pad.wait_for_counts()  # the spill's background work (exact count, schema): not in any run
             handle = spilled.handle
             import time as _time
 

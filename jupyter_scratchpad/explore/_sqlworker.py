@@ -327,8 +327,9 @@ def _serve(limit: int) -> None:  # pragma: no cover - runs in the worker process
         if kept is not None and kept[0] == key:
             conn, prepared = kept[1], kept[2]
         else:
-            if kept is not None:
-                retired.append(kept[1])
+            if kept is not None:  # closed first: its buffers count against the address-space cap
+                with contextlib.suppress(Exception):
+                    kept[1].close()
             conn, spare, prepared = spare, None, None
         kept = None
         try:
