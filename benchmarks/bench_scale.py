@@ -45,7 +45,7 @@ MB = 1e6
 # -- the child ------------------------------------------------------------------------------------
 
 
-_JSON_STEPS = " = a scan for the big array, then each ~1 MB segment parsed and pretty-printed"
+_JSON_STEPS = " = a scan for the big array, then each ~0.5 MB segment parsed and pretty-printed"
 
 
 def _status_mb(*keys: str) -> dict[str, float]:

@@ -150,7 +150,7 @@ def _memory_row(text: str, root: Path) -> dict[str, Any]:
             f"Memory the spill added: {added:,.0f} MB = {added / size_mb:.1f} × the input (goal ≤ 3 ×); "
             f"orjson's parsed value alone adds {parse_added:,.0f} MB = {parse_added / size_mb:.1f} ×. "
             "The input bytes themselves are in the 'before' figure of both. A JSON text of 8 MB or more "
-            "that is one big array is read a segment at a time (a NumPy scan finds the array, each ~1 MB "
+            "that is one big array is read a segment at a time (a NumPy scan finds the array, each ~0.5 MB "
             "segment is parsed and pretty-printed on its own): the spill holds the raw bytes, the scan's "
             "arrays and one segment's objects, never the document as Python objects. Below 8 MB the "
             "value is parsed whole (the JSON tools then reuse it)."

@@ -3,7 +3,7 @@
 A large JSON document whose one big array was spilled a segment at a time (``store._jsonstream``)
 has ``segments.json`` beside its body: the array's path and, for each segment, its byte range in
 the raw file and how many items it holds. ``get_in("$.items[41235].spec")`` then parses the one
-segment (about a megabyte) that holds item 41,235, and ``iterate_over`` / ``item_schema`` windows
+segment (about half a megabyte) that holds item 41,235, and ``iterate_over`` / ``item_schema`` windows
 read the segments they cover: O(window), where the whole document parsed is O(body) in time and
 about ten times the body in memory.
 
@@ -37,7 +37,7 @@ MISSING: Any = object()
 _LOCK = threading.Lock()
 _INDEX: OrderedDict[str, tuple[list[str], list[tuple[int, int]], list[int]] | None] = OrderedDict()
 _PARSED: OrderedDict[tuple[str, int], list[Any]] = OrderedDict()
-_PARSED_MAX = 4  # segments kept parsed (about 1 MB of JSON each)
+_PARSED_MAX = 4  # segments kept parsed (about 0.5 MB of JSON each)
 
 
 def segments_record(path: tuple[str, ...], segments: list[tuple[int, int]], counts: list[int]) -> dict[str, Any]:

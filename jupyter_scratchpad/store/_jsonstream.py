@@ -5,14 +5,14 @@ about twice more. A large document is nearly always one big array of records wit
 around it (``{"kind": "PodList", "items": [...], "metadata": {...}}``, or an array at the root).
 Such a document is read in pieces instead:
 
-1. One vectorised pass over the bytes (NumPy, 8 MB at a time) finds the quotes that open and
+1. One vectorised pass over the bytes (NumPy, 1 MB at a time) finds the quotes that open and
    close strings (a quote after an odd run of backslashes is escaped), the brackets outside
    strings and their depth, and a comma between two items about every ``SEGMENT_BYTES``.
 2. The biggest container at the root, or one or two keys below it, must be an array holding at
    least half of the bytes: that array is streamed. Anything else takes the ordinary path.
 3. The rest of the document, with the array replaced by a sentinel string (the *skeleton*), is
    parsed and pretty-printed as usual; the sentinel is where the array's lines go.
-4. The array is parsed one segment (``[`` + about a megabyte of items + ``]``) at a time and
+4. The array is parsed one segment (``[`` + about half a megabyte of items + ``]``) at a time and
    written with the same printer, indented to its depth. Each segment is also validated by that
    parse: if one fails, the document is not what it looked like and the caller falls back to the
    ordinary path, which decides what it is.
@@ -35,8 +35,8 @@ from ._jsontext import dumps_pretty, loads
 __all__ = ["STREAM_MIN_BYTES", "NotStreamable", "StreamedJson", "stream_json", "streamed_segments"]
 
 STREAM_MIN_BYTES = 8 << 20  # smaller documents are parsed whole (the JSON tools then reuse the value)
-SEGMENT_BYTES = 1 << 20  # the array is parsed about this many bytes at a time
-SCAN_CHUNK = 2 << 20
+SEGMENT_BYTES = 512 << 10  # the array is parsed about this many bytes at a time (~10x that as objects)
+SCAN_CHUNK = 1 << 20  # (its temporary arrays are ~10x a chunk: 10 MB)
 DOMINANT_SHARE = 0.5  # the streamed array holds at least this share of the document's bytes
 SAMPLE_ITEMS = 50  # items kept whole for the stub and the SQL relations (they look at 50)
 SAMPLE_KEY_ITEMS = 2000  # items whose keys the stub's sketch lists (it looks at 2,000)
