@@ -85,7 +85,6 @@ def time_side_by_side(
     *,
     check_pair: Callable[[Any, Any], None] | None = None,
     baseline_errors: tuple[type[BaseException], ...] = (),
-    settle_s: float = 0.0,
     before_each: Callable[[], object] | None = None,
 ) -> tuple[list[float], list[float], str | None]:
     """Time ``ours(i)`` and ``baseline(i)`` for ``i`` in ``range(runs)``, alternating the order.
@@ -94,9 +93,9 @@ def time_side_by_side(
     ``baseline_errors`` (which may be ``BaseException``, for pyo3's ``PanicException``) is
     recorded as failed and not run again; any other exception, and ``KeyboardInterrupt`` or
     ``SystemExit`` always, propagates: a mistake in a benchmark is not the baseline failing.
-    ``check_pair`` gets both results of each run to verify they agree. ``settle_s``: an untimed
-    pause before every timed call of either side (the gap between two calls of a real caller);
-    ``before_each``: called (untimed) before every timed call of either side.
+    ``check_pair`` gets both results of each run to verify they agree. ``before_each``: called
+    (untimed) before every timed call of either side: a pause between a real caller's calls, or
+    waiting for the previous call's background work.
     """
     our_s: list[float] = []
     base_s: list[float] = []
@@ -107,8 +106,6 @@ def time_side_by_side(
         for side in order:
             if before_each is not None:
                 before_each()
-            if settle_s:
-                time.sleep(settle_s)
             if side == "ours":
                 seconds, values["ours"] = _timed(ours, i)
                 our_s.append(seconds)

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchmarks._data import LOG_ERROR_PHRASE, LOG_RARE_TOKEN, iter_log, stream_hash
+from benchmarks._data import LOG_ERROR_PHRASE, LOG_RARE_TOKEN, put_log
 from benchmarks._harness import (
     check,
     profile_summary,
@@ -90,19 +90,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
         store = ScratchStore(Path(tmp) / "store", sweep_interval_s=None)
         try:
             scope = store.ensure_scope("bench-grep", "bench")
-            entry, _ = store.put_body(
-                scope,
-                handle="service_log",
-                raw=iter_log(size, seed=31),
-                body=None,
-                content_hash=stream_hash("log", size, 31),
-                fmt="text",
-                size_bytes=size,
-                tokens=None,
-                preview="",
-                source_tool="export_logs",
-                server=None,
-            )
+            entry = put_log(store, scope, "service_log", size, seed=31)
             path = str(store.reader(entry).raw_path)
             pad = store.scratchpad(run_id="bench-grep", agent_id="bench", context_window=1 << 40)
             data = f"service log, {size >> 20} MB, {entry.line_count:,} lines"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -56,8 +57,6 @@ def _rows(res: Any) -> list[tuple[Any, ...]]:
 
 def _with_known_columns(path: Path, template: str, runs: int) -> list[float]:
     """The proposed fix, timed: schema inferred once (not timed), then given as ``columns=``."""
-    import time
-
     import duckdb
 
     with duckdb.connect() as conn:
@@ -101,11 +100,9 @@ def _rows_for(count: int, runs: int) -> list[dict[str, Any]]:
             check(spilled.spilled, "the API response did not spill")
             pad.wait_for_counts()  # the spill's background work (exact count, schema): not in any run
             handle = spilled.handle
-            import time as _time
-
-            started = _time.perf_counter()
+            started = time.perf_counter()
             check(pad.call_tool("sql", {"query": f"SELECT count(*) FROM {handle}"}).ok, "the first query failed")
-            first_ms = (_time.perf_counter() - started) * 1e3  # loads the tables, once per body
+            first_ms = (time.perf_counter() - started) * 1e3  # loads the tables, once per body
             raw_path, body_path = store.body_paths(pad.entry(handle))
             body_mb = body_path.stat().st_size / 1e6
             data = f"{count:,} order records: {size_mb:.0f} MB JSON ({body_mb:.0f} MB pretty body)"
@@ -131,7 +128,9 @@ def _rows_for(count: int, runs: int) -> list[dict[str, Any]]:
                 def agree(res: Any, expected: list[tuple[Any, ...]], name: str = query_name) -> None:
                     check(_rows(res) == [tuple(r) for r in expected], f"sql {name}: results differ")
 
-                ours_s, base_s, failure = time_side_by_side(ours, base, runs, check_pair=agree, settle_s=SETTLE_S)
+                ours_s, base_s, failure = time_side_by_side(
+                    ours, base, runs, check_pair=agree, before_each=lambda: time.sleep(SETTLE_S)
+                )
                 profile = profile_summary(lambda q=ours_query: pad.call_tool("sql", q))
                 rows.append(
                     result(

@@ -259,12 +259,12 @@ class Scratchpad:
     ) -> dict[str, Any]:
         progress.phase("normalise")
         inner = unwrap_call_tool_result(result)
-        source = inner if inner is not None else result
+        source, source_text = (inner, inner) if inner is not None else (result, text)
         from .explore._embedded import may_embed
 
         # a large JSON text that is one big array is read a segment at a time (never whole in
         # memory) unless it holds strings of JSON or markdown, which the spill walks for
-        norm = normalise(source, inner if inner is not None else text, stream=lambda raw: not may_embed(raw))
+        norm = normalise(source, source_text, stream=lambda raw: not may_embed(raw))
         digest = hashlib.sha256(norm.raw).hexdigest()
         # one output, one entry: the same bytes already stored in this scope are reused
         existing = self.store.find_by_hash(self.scope, digest) if handle is None else None
@@ -293,7 +293,7 @@ class Scratchpad:
                 break
             except NotStreamable:  # a segment was not JSON: the whole text decides what it is
                 progress.phase("normalise")
-                norm = normalise(source, inner if inner is not None else text)
+                norm = normalise(source, source_text)
         if norm.streamed is not None:
             if not norm.streamed.total:  # the body was stored before: count the items for the stub
                 norm.streamed.count_items()
@@ -309,9 +309,7 @@ class Scratchpad:
                 )
                 # parse once per segment: the schema's shape comes from the segments, off the stub's path
 
-                future = precompute_streamed_schema(
-                    self.store.reader(entry).directory, entry.body_id, entry.line_count, norm.streamed
-                )
+                future = precompute_streamed_schema(directory, entry.body_id, entry.line_count, streamed)
                 with self._usage_lock:
                     self._pending.append(future)
         elif norm.format in ("json", "jsonl") and norm.value is not result and entry.body_id is not None:

@@ -279,8 +279,7 @@ def precompute_item_counts(
             enums = {}
             counts = item_key_counts(items, enums)
             total = len(items)
-        _remember_counts((body_id, canonical, 0, total), (counts, enums))
-        _remember_counts((body_id, canonical, "all"), (total, counts, enums))
+        _remember_whole(body_id, canonical, total, counts, enums)
         path = _items_file(body_dir, canonical)
         counted = {k: dict(c) for k, c in counts.items()}
         save_beside_body(path, {"path": canonical, "total": total, "counts": counted, "enums": enums})
@@ -290,6 +289,12 @@ def _remember_counts(key: tuple[Any, ...], value: Any) -> None:
     _ITEM_COUNTS[key] = value
     while len(_ITEM_COUNTS) > _ITEM_COUNTS_MAX:
         _ITEM_COUNTS.pop(next(iter(_ITEM_COUNTS)), None)
+
+
+def _remember_whole(body_id: str, canonical: str, total: int, counts: Any, enums: Any) -> None:
+    """The counts of a whole array: as its first window, and as the whole (with its length)."""
+    _remember_counts((body_id, canonical, 0, total), (counts, enums))
+    _remember_counts((body_id, canonical, "all"), (total, counts, enums))
 
 
 def _saved_item_counts(ctx: ToolContext, entry: Entry, path: str) -> tuple[int, Any, Any] | None:
@@ -315,8 +320,7 @@ def _saved_item_counts(ctx: ToolContext, entry: Entry, path: str) -> tuple[int, 
         total = int(saved["total"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    _remember_counts((entry.body_id, canonical, 0, total), (counts, enums))
-    _remember_counts((entry.body_id, canonical, "all"), (total, counts, enums))
+    _remember_whole(entry.body_id, canonical, total, counts, enums)
     return total, counts, enums
 
 

@@ -25,7 +25,7 @@ from typing import Any, overload
 import orjson
 
 from ..store import Entry
-from ..store._jsontext import loads
+from ..store._jsonstream import parse_items
 from ._base import ToolContext
 from ._paths import PathError, PathMiss, parse_path, resolve
 
@@ -102,12 +102,12 @@ class SegmentedItems(Sequence[Any]):
                 _PARSED.move_to_end(key)
                 return items
         start, end = self._segments[seg]
-        items = loads(b"[" + self._ctx.reader(self._entry).read_raw(start, end) + b"]")
+        items = parse_items(self._ctx.reader(self._entry).read_raw(start, end))
         with _LOCK:
             _PARSED[key] = items
             while len(_PARSED) > _PARSED_MAX:
                 _PARSED.popitem(last=False)
-        return items  # type: ignore[no-any-return]
+        return items
 
 
 def streamed_node(ctx: ToolContext, entry: Entry, path: str, whole_array: bool = False) -> Any:

@@ -323,7 +323,6 @@ def _serve(limit: int) -> None:  # pragma: no cover - runs in the worker process
         except EOFError:
             return
         key = _reuse_key(job)
-        retired: list[Any] = []
         if kept is not None and kept[0] == key:
             conn, prepared = kept[1], kept[2]
         else:
@@ -340,14 +339,11 @@ def _serve(limit: int) -> None:  # pragma: no cover - runs in the worker process
             reply = {"error": "sql_error", "message": f"{type(exc).__name__}: {exc}"}
         _send(out, reply)
         # after the reply: the caller is not waiting for this
-        if conn is not None:
-            if key is not None and "error" not in reply:
-                kept = (key, conn, list(reply.get("unreadable") or []))
-            else:
-                retired.append(conn)
-        for old in retired:
+        if conn is not None and key is not None and "error" not in reply:
+            kept = (key, conn, list(reply.get("unreadable") or []))
+        elif conn is not None:
             with contextlib.suppress(Exception):
-                old.close()
+                conn.close()
 
 
 def _reuse_key(job: dict[str, Any]) -> bytes | None:

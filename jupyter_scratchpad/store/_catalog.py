@@ -35,6 +35,13 @@ COLUMNS = (
 )
 _SCOPE = "run_id = ? AND agent_id = ?"
 _INDEX = {name.strip(): i for i, name in enumerate(COLUMNS.split(","))}
+# a note write is one upsert: two writers of one key (threads, or processes of a shared store)
+# never collide on the primary key
+_UPSERT_NOTE = (
+    f"INSERT INTO scratch_entries ({COLUMNS}) VALUES ({', '.join('?' * len(_INDEX))}) "
+    "ON CONFLICT (run_id, agent_id, kind, key) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in list(_INDEX)[4:])
+)
 
 Row = tuple[Any, ...]
 
@@ -195,16 +202,9 @@ class SqlCatalog(ABC):
         return None
 
     def put_note(self, row: Sequence[Any]) -> None:
-        """Write a note, replacing the one of the same key: one upsert, so two writers of one key
-        (threads, or processes of a shared store) never collide on the primary key."""
-        columns = [c.strip() for c in COLUMNS.split(",")]
-        updates = ", ".join(f"{c} = excluded.{c}" for c in columns[4:])
+        """Write a note, replacing the one of the same key (one upsert)."""
         with self._tx(row[1]) as tx:
-            tx.execute(
-                f"INSERT INTO scratch_entries ({COLUMNS}) VALUES ({', '.join('?' * 18)}) "
-                f"ON CONFLICT (run_id, agent_id, kind, key) DO UPDATE SET {updates}",
-                list(row),
-            )
+            tx.execute(_UPSERT_NOTE, list(row))
 
     def set_expiry(self, scope: Scope, kind: str, key: str, expires: float) -> None:
         with self._one(scope.agent_id) as tx:

@@ -130,8 +130,8 @@ def normalise(result: Any, text: str | None = None, stream: Callable[[bytes], bo
     or list), so that big values are serialised once. ``stream`` (a test of the raw bytes): a
     JSON text of at least ``STREAM_MIN_BYTES`` that passes it and is one big array is not parsed
     whole but a segment at a time as its body is written (see ``_jsonstream``); if a segment
-    turns out not to be JSON, writing raises
-    ``NotStreamable`` and the caller normalises again without ``stream``.
+    turns out not to be JSON, writing raises ``NotStreamable`` and the caller normalises again
+    without ``stream``.
     """
     if text is not None and isinstance(result, (dict, list)):
         raw = text.encode("utf-8", "surrogatepass")

@@ -32,7 +32,7 @@ import numpy as np
 
 from ._jsontext import dumps_pretty, loads
 
-__all__ = ["STREAM_MIN_BYTES", "NotStreamable", "StreamedJson", "stream_json", "streamed_segments"]
+__all__ = ["STREAM_MIN_BYTES", "NotStreamable", "StreamedJson", "parse_items", "stream_json", "streamed_segments"]
 
 STREAM_MIN_BYTES = 8 << 20  # smaller documents are parsed whole (the JSON tools then reuse the value)
 SEGMENT_BYTES = 512 << 10  # the array is parsed about this many bytes at a time (~10x that as objects)
@@ -90,10 +90,10 @@ class StreamedJson:
     def parse_segment(self, index: int) -> list[Any]:
         start, end = self.segments[index]
         try:
-            items = loads(b"[" + self.raw[start:end] + b"]")
+            items = parse_items(self.raw[start:end])
         except ValueError as exc:
             raise NotStreamable(str(exc)) from None
-        if not isinstance(items, list) or not items:
+        if not items:
             raise NotStreamable("an empty item")
         return items
 
@@ -143,11 +143,19 @@ class StreamedJson:
                 self._sample_list.append(dict.fromkeys(item) if isinstance(item, dict) else None)
 
 
+def parse_items(segment: bytes) -> list[Any]:
+    """The items of one segment: the bytes between two item separators of the streamed array."""
+    items = loads(b"[" + segment + b"]")
+    if not isinstance(items, list):  # pragma: no cover - brackets around anything parse as a list
+        raise ValueError("a segment is not a run of array items")
+    return items
+
+
 def streamed_segments(segments: list[tuple[int, int]], read: Callable[[int, int], bytes]) -> Iterator[list[Any]]:
     """A streamed array's items a segment at a time, read back with ``read(start, end)`` (from
     the stored raw file: the schema worker runs after the spill has let go of the raw bytes)."""
     for start, end in segments:
-        yield loads(b"[" + read(start, end) + b"]")
+        yield parse_items(read(start, end))
 
 
 def stream_json(raw: bytes) -> StreamedJson | None:
@@ -309,10 +317,10 @@ def _scan(raw: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, np.
             pos_parts.append(marks[keep])
             depth_parts.append(after[keep].astype(np.int8))
             open_parts.append(opening[keep])
+            goals = np.arange(base + SEGMENT_BYTES, base + chunk.size + SEGMENT_BYTES, SEGMENT_BYTES)
             for lvl, parts in comma_parts.items():
                 at = marks[(step == 0) & (after == lvl)]
                 if at.size:
-                    goals = np.arange(base + SEGMENT_BYTES, base + chunk.size + SEGMENT_BYTES, SEGMENT_BYTES)
                     pick = np.unique(np.clip(np.searchsorted(at, goals) - 1, 0, at.size - 1))
                     parts.append(at[pick])
             if after.size:

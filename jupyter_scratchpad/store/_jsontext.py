@@ -59,7 +59,6 @@ def _re2(pattern: bytes) -> Any:
 _LONG_NUMBER = _re2(rb"[:\[,]\s*-?[0-9][0-9.eE+-]{15,}")
 _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
-_DEEP_INDENT = b"\n" + b" " * (2 * PRETTY_MAX_DEPTH + 2)
 
 
 class ExactNumber(float):
@@ -364,7 +363,8 @@ def dumps_pretty(value: Any, base_depth: int = 0) -> bytes:
         out = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
     except (TypeError, orjson.JSONEncodeError, RecursionError):
         out = None
-    if out is not None and (_DEEP_INDENT if cut == PRETTY_MAX_DEPTH else b"\n" + b" " * (2 * cut + 2)) not in out:
+    # a container past the cut, as orjson indents it: where orjson's text and ours would differ
+    if out is not None and b"\n" + b" " * (2 * cut + 2) not in out:
         return out + b"\n"
     text = "".join(_iterencode(value, 2, cut))
     return text.encode("utf-8", "surrogatepass") + b"\n"

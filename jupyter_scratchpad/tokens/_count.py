@@ -1,7 +1,8 @@
 """Exact token counts in bounded time and memory.
 
-tiktoken is the engine, fed in chunks cut only where its pre-tokenizer provably ends a piece, so
-the sum of the chunk counts equals the count of the whole text:
+bpe-openai's exact counter (tiktoken's counts, in linear time) is fed chunks cut only where
+tiktoken's pre-tokenizer provably ends a piece, so the sum of the chunk counts equals the count of
+the whole text, and no call copies more than a chunk:
 
 * after a ``\\n`` that is followed by a character that is neither whitespace nor ``/`` (no piece of
   either pattern continues past such a newline: the newline pieces stop at the last newline, the
@@ -11,10 +12,9 @@ the sum of the chunk counts equals the count of the whole text:
 * after an ASCII letter followed by a space (word pieces end at the last letter, take no space
   after it, and look at nothing beyond; the space begins the next piece in both patterns).
 
-A stretch with no such point within reach (``'A' * 4_000_000``, a megabyte of spaces) is
-pathological for tiktoken: super-linear, or a ``pyo3_runtime.PanicException``. It goes to
-bpe-openai's linear-time exact counter instead. Only counts are kept, never the list of ids of
-the whole text.
+A stretch with no such point within reach (``'A' * 4_000_000``, a megabyte of spaces) is one
+chunk; tiktoken itself is super-linear on those, or raises ``pyo3_runtime.PanicException``, which
+is why it is not the engine. Only counts are kept, never a list of token ids.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ __all__ = ["Tokenizer", "count_tokens", "encoding_for_model", "tokenizer_for"]
 
 CHUNK_CHARS = 32_768  # a chunk is cut at the first safe point after this many characters
 SEARCH_CHARS = 32_768  # how far past the target we look for a safe point
-LINEAR_RUN_CHARS = 65_536  # a stretch this long without a safe point goes to bpe-openai
 
 _SAFE_POINT = re.compile(r"\n(?=[^\s/])|[0-9](?=[\x00-\x2f\x3a-\x7f])|[A-Za-z](?= )")
 
@@ -80,24 +79,24 @@ def encoding_for_model(model: str) -> ModelTokens:
     return ModelTokens(name, resolved)
 
 
-def _chunks(text: str) -> Iterator[tuple[str, bool]]:
-    """Yield ``(chunk, pathological)`` pieces whose counts add up to the count of ``text``."""
+def _chunks(text: str) -> Iterator[str]:
+    """Yield pieces whose counts add up to the count of ``text``."""
     n = len(text)
     pos = 0
     while pos < n:
         if n - pos <= CHUNK_CHARS:
-            yield text[pos:], False
+            yield text[pos:]
             return
         target = pos + CHUNK_CHARS
         m = _SAFE_POINT.search(text, target, min(n, target + SEARCH_CHARS))
         if m is not None:
             cut = m.start() + 1
-            yield text[pos:cut], False
+            yield text[pos:cut]
             pos = cut
             continue
         m = _SAFE_POINT.search(text, target)
         cut = n if m is None else m.start() + 1
-        yield text[pos:cut], cut - pos > LINEAR_RUN_CHARS
+        yield text[pos:cut]
         pos = cut
 
 
@@ -133,7 +132,7 @@ class Tokenizer:
     def is_estimate(self) -> bool:
         return self.rule.is_estimate
 
-    def _raw_chunk(self, chunk: str, pathological: bool) -> int:
+    def _raw_chunk(self, chunk: str) -> int:
         # bpe-openai's exact counter: tiktoken's counts (the tests hold it to tiktoken's ids), in
         # linear time on any text, 2.7x faster than tiktoken on JSON and without a list of ids
         # (tiktoken's encode of a 10 MB document peaked at +129 MB; this at +19 MB)
@@ -160,7 +159,7 @@ class Tokenizer:
             if cached is not None:
                 self._cache.move_to_end(key)
                 return cached
-        raw = sum(self._raw_chunk(chunk, bad) for chunk, bad in _chunks(text))
+        raw = sum(map(self._raw_chunk, _chunks(text)))
         result = self._scale(raw)
         with self._lock:
             self._cache[key] = result
@@ -187,7 +186,7 @@ class Tokenizer:
         raw = 0
         needed = math.ceil(limit / self.rule.factor)  # the raw count that reaches the limit
         counter = load_linear_counter(self.rule.encoding)
-        for chunk, _bad in _chunks(text):
+        for chunk in _chunks(text):
             # bpe-openai's exact counter stops as soon as the limit is passed (tiktoken would
             # encode the whole chunk first): deciding on a large output costs ~1 ms, not ~5
             try:

@@ -58,8 +58,7 @@ def _documents() -> dict[str, bytes]:
         "scalars": json.dumps({"values": list(range(3000)), "unit": "ms"}).encode(),
         "nested arrays": json.dumps([[i, [i, [i, {"k": [i] * 3}]]] for i in range(600)]).encode(),
         "escapes": json.dumps({"lines": escapes * 20}, ensure_ascii=False).encode(),
-        "big numbers": json.dumps({"ids": [12345678901234567890123 + i for i in range(300)]}).encode()
-        + b"",
+        "big numbers": json.dumps({"ids": [12345678901234567890123 + i for i in range(300)]}).encode(),
         "long decimals": b'{"x": [' + b",".join(b"0.1000000000000000000001" for _ in range(400)) + b"]}",
         "deep items": json.dumps({"items": [_nest(70, i) for i in range(40)]}).encode(),
         "duplicate key first": b'{"items": 1, "items": ' + json.dumps(pods[:100]).encode() + b"}",

@@ -139,9 +139,9 @@ def test_early_exit_reads_only_what_it_needs(monkeypatch: pytest.MonkeyPatch) ->
     seen: list[int] = []
     original = tok._raw_chunk
 
-    def spy(chunk: str, bad: bool) -> int:
+    def spy(chunk: str) -> int:
         seen.append(len(chunk))
-        return original(chunk, bad)
+        return original(chunk)
 
     monkeypatch.setattr(tok, "_raw_chunk", spy)
     text = "word " * 2_000_000  # 10 MB
@@ -172,13 +172,13 @@ def test_chunked_count_is_exact_on_adversarial_text(parts: list[str], encoding: 
     enc = load_encoding(encoding)
     rule = _count.ModelTokens("t", encoding)
     tok = _count.Tokenizer(rule)
-    saved = (_count.CHUNK_CHARS, _count.SEARCH_CHARS, _count.LINEAR_RUN_CHARS)
-    # Tiny chunks so that every example is cut many times, and runs go to the linear counter.
-    _count.CHUNK_CHARS, _count.SEARCH_CHARS, _count.LINEAR_RUN_CHARS = 3, 4, 8
+    saved = (_count.CHUNK_CHARS, _count.SEARCH_CHARS)
+    # Tiny chunks so that every example is cut many times.
+    _count.CHUNK_CHARS, _count.SEARCH_CHARS = 3, 4
     try:
         assert tok.count(text) == len(enc.encode_ordinary(text))
     finally:
-        _count.CHUNK_CHARS, _count.SEARCH_CHARS, _count.LINEAR_RUN_CHARS = saved
+        _count.CHUNK_CHARS, _count.SEARCH_CHARS = saved
 
 
 @settings(max_examples=300, deadline=None)
@@ -191,12 +191,12 @@ def test_count_upto_decides_like_the_full_count(parts: list[str], limit: int, mo
     text = "".join(parts) * 3
     tok = tokenizer_for(model)
     full = tok.count(text)
-    saved = (_count.CHUNK_CHARS, _count.SEARCH_CHARS, _count.LINEAR_RUN_CHARS)
-    _count.CHUNK_CHARS, _count.SEARCH_CHARS, _count.LINEAR_RUN_CHARS = 5, 5, 10
+    saved = (_count.CHUNK_CHARS, _count.SEARCH_CHARS)
+    _count.CHUNK_CHARS, _count.SEARCH_CHARS = 5, 5
     try:
         count, exact = tok.count_upto(text, limit)
     finally:
-        _count.CHUNK_CHARS, _count.SEARCH_CHARS, _count.LINEAR_RUN_CHARS = saved
+        _count.CHUNK_CHARS, _count.SEARCH_CHARS = saved
     assert (count >= limit) == (full >= limit)
     if full < limit:
         assert (count, exact) == (full, True)

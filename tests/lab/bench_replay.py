@@ -62,9 +62,9 @@ class TokenizedChars:
         self._original = Tokenizer._raw_chunk
         original = self._original
 
-        def counting(tok: Tokenizer, chunk: str, pathological: bool) -> int:
+        def counting(tok: Tokenizer, chunk: str) -> int:
             self.chars += len(chunk)
-            return original(tok, chunk, pathological)
+            return original(tok, chunk)
 
         Tokenizer._raw_chunk = counting  # type: ignore[method-assign]
         return self

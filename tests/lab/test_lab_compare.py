@@ -59,9 +59,9 @@ def test_a_sweep_tokenizes_each_result_once(monkeypatch: pytest.MonkeyPatch) -> 
     tokenized = [0]
     original = Tokenizer._raw_chunk
 
-    def counting(self: Tokenizer, chunk: str, pathological: bool) -> int:
+    def counting(self: Tokenizer, chunk: str) -> int:
         tokenized[0] += len(chunk)
-        return original(self, chunk, pathological)
+        return original(self, chunk)
 
     monkeypatch.setattr(Tokenizer, "_raw_chunk", counting)
     fresh = uuid.uuid4().hex  # texts no tokenizer cache has seen
