@@ -74,7 +74,7 @@ def _path_not_found(entry: Entry, miss: PathMiss) -> ToolError:
                     path=format_path([*miss.valid_prefix, Step(close, True)]),
                 )
             )
-    elif isinstance(node, list):
+    elif isinstance(node, (list, SegmentedItems)):
         fields["array_length"] = len(node)
         if node:
             suggestions.append(
@@ -149,7 +149,10 @@ def _node_at(ctx: ToolContext, entry: Entry, path: str, whole_array: bool = Fals
     the path goes through (never the whole document parsed), else from the whole value."""
     from ._segments import MISSING, streamed_node
 
-    node = streamed_node(ctx, entry, path, whole_array)
+    try:
+        node = streamed_node(ctx, entry, path, whole_array)
+    except PathMiss as miss:
+        raise _path_not_found(entry, miss) from None
     return node if node is not MISSING else _resolve_or_error(entry, ctx.json_value(entry), path)
 
 

@@ -113,7 +113,9 @@ class SegmentedItems(Sequence[Any]):
 def streamed_node(ctx: ToolContext, entry: Entry, path: str, whole_array: bool = False) -> Any:
     """The node at ``path`` read from the segment that holds it, when ``path`` goes through the
     streamed array by index; with ``whole_array``, also the array itself (as ``SegmentedItems``).
-    ``MISSING`` when that does not apply: the caller resolves ``path`` in the whole value."""
+    A miss raises the ``PathMiss`` the whole value would (an index out of range, a key the item
+    lacks): a model's typo costs a segment, not a parse of the whole document. ``MISSING`` when
+    none of that applies: the caller resolves ``path`` in the whole value."""
     if entry.format != "json" or entry.body_id is None or not isinstance(path, str):
         return MISSING
     index = _index(ctx.reader(entry).directory, entry.body_id)
@@ -131,9 +133,15 @@ def streamed_node(ctx: ToolContext, entry: Entry, path: str, whole_array: bool =
     if len(steps) == n:
         return items if whole_array else MISSING
     step = steps[n]
-    if not isinstance(step.value, int) or step.quoted or not -len(items) <= step.value < len(items):
+    if not isinstance(step.value, int) or step.quoted:
+        return MISSING
+    if not -len(items) <= step.value < len(items):  # as ``resolve`` says it of a list
+        raise PathMiss(path, steps[:n], items, step, f"index {step.value} out of range")
+    try:
+        item = items[step.value]
+    except ValueError:  # a segment that no longer parses: the whole value decides
         return MISSING
     try:
-        return resolve(items[step.value], steps[n + 1 :], path)
-    except (PathMiss, ValueError):
-        return MISSING
+        return resolve(item, steps[n + 1 :], path)
+    except PathMiss as miss:  # the same miss, its valid prefix counted from the root
+        raise PathMiss(path, [*steps[: n + 1], *miss.valid_prefix], miss.node, miss.failed, miss.reason) from None
