@@ -314,23 +314,51 @@ def render_stub_text(stub: dict[str, Any], count: Callable[[str], int] | None = 
     total = stub.get("lines") or 0
     show_lines = not sketch  # JSON: the sketch says more than its first lines
 
-    def assemble() -> str:
+    def assemble(n_head: int, n_tail_cut: int, n_extras: int, n_sketch: int) -> str:
         parts = [header]
-        if sketch:
-            parts += ["Schema:", *("  " + s for s in sketch)]
-        parts += ["  " + e for e in extras]
-        if show_lines and (head or tail):
-            numbered_head = list(enumerate(head, start=1))
-            numbered_tail = list(enumerate(tail, start=tail_start))
+        if n_sketch:
+            parts += ["Schema:", *("  " + s for s in sketch[:n_sketch])]
+        parts += ["  " + e for e in extras[:n_extras]]
+        kept_head, kept_tail = head[:n_head], tail[n_tail_cut:]
+        if show_lines and (kept_head or kept_tail):
+            numbered_head = list(enumerate(kept_head, start=1))
+            numbered_tail = list(enumerate(kept_tail, start=tail_start + n_tail_cut))
             cut = " (long lines clipped)" if stub.get("preview_clipped") else ""
             parts.append(f"Preview{cut}:")
             parts.append(_render_preview(numbered_head, numbered_tail, total))
         parts.append(_next_line(stub))
         return "\n".join(parts)
 
-    text = assemble()
-    if count is None:
+    state = (len(head), 0, len(extras), len(sketch))
+    text = assemble(*state)
+    if count is None or count(text) <= STUB_MAX_TOKENS:
         return text
+    # What goes, in order: tail lines (the first of them), head lines, extras, then sketch lines
+    # down to two. Each cut only shortens the text, so the fewest cuts that fit are found by a
+    # binary search over that sequence: a handful of counts, not one per line dropped.
+    cuts = [state]
+    while True:
+        n_head, n_tail_cut, n_extras, n_sketch = state
+        n_tail = len(tail) - n_tail_cut
+        if show_lines and n_tail and n_tail * 2 >= n_head:
+            state = (n_head, n_tail_cut + 1, n_extras, n_sketch)
+        elif show_lines and n_head:
+            state = (n_head - 1, n_tail_cut, n_extras, n_sketch)
+        elif n_extras:
+            state = (n_head, n_tail_cut, n_extras - 1, n_sketch)
+        elif n_sketch > 2:
+            state = (n_head, n_tail_cut, n_extras, n_sketch - 1)
+        else:
+            break
+        cuts.append(state)
+    low, high = 1, len(cuts) - 1  # cuts[0] is over the bound; if none fits, the last one is kept
+    while low < high:
+        mid = (low + high) // 2
+        if count(assemble(*cuts[mid])) <= STUB_MAX_TOKENS:
+            high = mid
+        else:
+            low = mid + 1
+    return assemble(*cuts[high])
     while count(text) > STUB_MAX_TOKENS:
         if show_lines and tail and len(tail) * 2 >= len(head):
             tail.pop(0)

@@ -37,6 +37,9 @@ SEARCH_CHARS = 32_768  # how far past the target we look for a safe point
 _SAFE_POINT = re.compile(r"\n(?=[^\s/])|[0-9](?=[\x00-\x2f\x3a-\x7f])|[A-Za-z](?= )")
 
 _CLAUDE_FACTOR = 1.1
+# The longest token of o200k_base and of cl100k_base, in UTF-8 bytes (a test holds it to their ranks),
+# so a text of n bytes has at least n / 128 tokens.
+MAX_TOKEN_BYTES = 128
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -181,10 +184,13 @@ class Tokenizer:
         # Every token is at least one UTF-8 byte, and a character is at most four bytes.
         if self._scale(4 * len(text)) < limit:
             return self.count(text), True
-        if self._scale(utf8_len(text)) < limit:
+        size = utf8_len(text)
+        if self._scale(size) < limit:
             return self.count(text), True
-        raw = 0
         needed = math.ceil(limit / self.rule.factor)  # the raw count that reaches the limit
+        if size >= needed * MAX_TOKEN_BYTES:  # no token is longer: the limit is reached, uncounted
+            return max(limit, self._scale(needed)), False
+        raw = 0
         counter = load_linear_counter(self.rule.encoding)
         for chunk in _chunks(text):
             # bpe-openai's exact counter stops as soon as the limit is passed (tiktoken would

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from jupyter_scratchpad import Scratchpad, ScratchStore
+from jupyter_scratchpad.spill._stub import render_stub_text
 from jupyter_scratchpad.spill._withheld import POINTER_MAX_BYTES
 from jupyter_scratchpad.store._jsontext import ExactNumber, dumps_pretty, loads
 from jupyter_scratchpad.tokens import count_tokens
@@ -225,6 +226,56 @@ def test_any_stub_fits_250_tokens(pad: Scratchpad, result: Any) -> None:
     r = pad.spill(result, tool="some_tool_with_a_rather_long_name_indeed")
     assert r.spilled and count_tokens(r.content) <= 250
     assert r.handle in r.content
+
+
+def _cut_one_at_a_time(stub: dict[str, Any], count: Any) -> str:
+    """The rule the stub follows, the slow way: drop one thing, count the whole stub, repeat."""
+    from jupyter_scratchpad.spill._stub import STUB_MAX_TOKENS
+
+    stub = dict(stub)
+    lines_shown = not stub.get("schema")
+    for _ in range(10_000):
+        text = render_stub_text(stub)  # without a counter: nothing is cut
+        if count(text) <= STUB_MAX_TOKENS:
+            return text
+        head, tail = list(stub.get("preview_head") or []), list(stub.get("preview_tail") or [])
+        sketch, extras = list(stub.get("schema") or []), list(stub.get("embedded") or [])[:3]
+        if lines_shown and tail and len(tail) * 2 >= len(head):
+            stub["preview_tail"], stub["preview_tail_start"] = tail[1:], stub["preview_tail_start"] + 1
+        elif lines_shown and head:
+            stub["preview_head"] = head[:-1]
+        elif extras:
+            stub["embedded"] = extras[:-1]
+        elif len(sketch) > 2:
+            stub["schema"] = sketch[:-1]
+        else:
+            return text
+    raise AssertionError("never settled")
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        "\n".join("2024-01-01T00:00:00Z ERROR " + "detail " * 60 + str(i) for i in range(5000)),
+        "\n".join(f"{i} " + "word " * (i % 40) for i in range(3000)),  # lines of every length
+        {"items": [{f"key_{k}": "v" * 30 for k in range(60)} for _ in range(500)]},
+        {f"{'k' * 300}{i}": i for i in range(2000)},
+        {"a": json.dumps({"rows": [{"x": i} for i in range(2000)]}), "b": "# Title\n\n" + "text " * 4000},
+    ],
+    ids=["long_lines", "mixed_lines", "many_keys", "long_keys", "embedded"],
+)
+def test_the_stub_is_cut_as_little_as_the_bound_allows(pad: Scratchpad, result: Any) -> None:
+    # the stub is fitted by a binary search over its cuts: the same text as cutting one line at a
+    # time and recounting, and no count more than a handful
+    r = pad.spill(result, tool="some_tool_with_a_rather_long_name_indeed")
+    calls: list[str] = []
+
+    def count(text: str) -> int:
+        calls.append(text)
+        return count_tokens(text)
+
+    assert render_stub_text(r.stub, count) == _cut_one_at_a_time(r.stub, count_tokens) == r.content
+    assert len(calls) <= 8
 
 
 def test_preview_lines_stays_configurable(store: ScratchStore) -> None:

@@ -154,6 +154,28 @@ def test_early_exit_reads_only_what_it_needs(monkeypatch: pytest.MonkeyPatch) ->
     assert tok.count_upto(small, 5000) == (tok.count(small), True)  # under the byte bound: exact
 
 
+@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
+def test_a_large_text_reaches_the_limit_by_its_bytes_alone(encoding: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # no token of either encoding is longer than MAX_TOKEN_BYTES, so n bytes are >= n / 128 tokens
+    ranks = load_encoding(encoding)._mergeable_ranks
+    longest = max(ranks, key=len)
+    assert len(longest) == _count.MAX_TOKEN_BYTES
+    tok = _count.Tokenizer(_count.ModelTokens("t", encoding))
+    # the densest text there is: the longest token over and over
+    dense = longest.decode("utf-8", errors="replace") * 100
+    full = tok.count(dense)
+    assert full >= len(dense.encode()) / _count.MAX_TOKEN_BYTES
+    for limit in (full - 1, full, full + 1, full * 2):
+        count, exact = tok.count_upto(dense, limit)
+        assert (count >= limit) == (full >= limit)
+
+    def no_counting(*_args: object) -> None:
+        raise AssertionError("counted")
+
+    monkeypatch.setattr(_count, "load_linear_counter", no_counting)
+    assert tok.count_upto("x" * (5120 * 128), 5120) == (5120, False)
+
+
 def test_upto_agrees_with_full_count_at_the_boundary() -> None:
     tok = tokenizer_for("gpt-4o")
     text = "alpha beta gamma\n" * 3000
