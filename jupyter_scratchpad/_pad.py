@@ -304,9 +304,15 @@ class Scratchpad:
                 # one item is read from the segment that holds it (get_in, iterate_over windows)
                 streamed = norm.streamed
                 directory = self.store.reader(entry).directory
-                save_beside_body(
-                    directory / SEGMENTS_FILE, segments_record(streamed.path, streamed.segments, streamed.counts)
+                record = segments_record(
+                    streamed.path,
+                    streamed.segments,
+                    streamed.counts,
+                    len(streamed.pre),
+                    len(streamed.post),
+                    streamed.array_lines,
                 )
+                save_beside_body(directory / SEGMENTS_FILE, record)
                 # parse once per segment: the schema's shape comes from the segments, off the stub's path
 
                 future = precompute_streamed_schema(directory, entry.body_id, entry.line_count, streamed)

@@ -23,6 +23,7 @@ from ._bounded import bound_error, redact_paths
 from .errors import InvalidArgumentError, ScratchpadError
 from .explore import _json, _notes, _schema, _sql, _text
 from .explore._base import Output, TooLarge, ToolContext, ToolError, ToolTimeout, suggestion
+from .explore._paths import LazyArray
 from .store._entry import MAX_KEY_CHARS
 
 if TYPE_CHECKING:
@@ -123,21 +124,23 @@ def _sugg_read(ctx: ToolContext, args: dict[str, Any], est: int, limit: int) -> 
     entry = ctx.store.get_entry(ctx.pad.scope, "handle", str(args.get("handle")))
     array_path = None
     if entry is not None and entry.format in ("json", "jsonl"):
-        try:
-            value = ctx.json_value(entry)
+        try:  # (a streamed spill's skeleton, with its array unread)
+            value = _json._node_at(ctx, entry, "$", lazy=True)
         except ToolError:
             value = None
-        if isinstance(value, list):
+        if isinstance(value, (list, LazyArray)):
             array_path = "$"
         elif isinstance(value, dict):  # the first array of the document, e.g. $.items
-            array_path = next((f"$.{k}" for k, v in value.items() if isinstance(v, list) and k.isidentifier()), None)
+            array_path = next(
+                (f"$.{k}" for k, v in value.items() if isinstance(v, (list, LazyArray)) and k.isidentifier()), None
+            )
     return _text.read_suggestions(entry, args, est, limit, array_path)
 
 
 def _sugg_get_in(ctx: ToolContext, args: dict[str, Any], est: int, limit: int) -> list[dict[str, Any]]:
     try:
         entry = ctx.entry(args.get("handle"))
-        value = _json._resolve_or_error(entry, ctx.json_value(entry), args.get("path") or "$")
+        value = _json._node_at(ctx, entry, args.get("path") or "$", lazy=True)
     except ToolError:
         entry, value = None, None
     return _json.get_in_suggestions(entry, value, args, est, limit)
@@ -713,7 +716,7 @@ FOOTER_ALLOWANCE = 48  # tokens of the footer a charged call adds to the text th
 
 
 def _fits(pad: Scratchpad, call: dict[str, Any], limit: int) -> bool:
-    res = dispatch(pad, call["tool"], call["arguments"], charge=False, slide=False)
+    res = dispatch(pad, call["tool"], call["arguments"], charge=False, slide=False, fit_limit=limit)
     return res.ok and pad.tokenizer.count(res.text) + FOOTER_ALLOWANCE <= limit
 
 
@@ -787,13 +790,16 @@ def dispatch(
     charge: bool = True,
     prefix: str = "",
     slide: bool = True,
+    fit_limit: int | None = None,
 ) -> ToolResult:
     """Run tool ``name`` with ``arguments`` for ``pad``; see the module docstring.
 
     ``charge=False`` runs it for a person instead of a model: no per-call cap, no budget check,
     nothing charged (``tokens`` is 0 and the footer says so). ``prefix``: the names were published
     with it (``tool_specs(prefix=...)``); a name without it is unknown. ``slide=False``: a dry run
-    that does not extend the life of the handles it reads.
+    that does not extend the life of the handles it reads. ``fit_limit`` (a dry run, uncharged):
+    the limit the tool's early refusals use, so that checking whether a suggestion fits never
+    renders a node it can tell is far too large; such a call comes back as a bare ``too_large``.
     """
     billed = pad if charge else None  # a person's mistakes are not charged to the agent either
     raw_args = arguments if isinstance(arguments, dict) else {}
@@ -818,7 +824,7 @@ def dispatch(
         )
     budget = pad.budget
     cap, remaining = budget.max_extraction_tokens, budget.remaining
-    limit = min(cap, remaining) if charge else UNCHARGED_LIMIT_TOKENS
+    limit = min(cap, remaining) if charge else fit_limit or UNCHARGED_LIMIT_TOKENS
     ctx = ToolContext(pad, tool.name, limit, timeout_s=pad.tool_timeout_s)
     args: dict[str, Any] = dict(raw_args)
     try:
@@ -833,7 +839,10 @@ def dispatch(
         if charge and error.get("suggestions"):  # every suggestion of every error runs and fits
             error["suggestions"] = verified_suggestions(pad, ctx, error["suggestions"], limit, args.get("handle"))
         return _error_result(tool.name, args, error, billed)
-    except TooLarge as big:  # only a charged call has a limit to exceed
+    except TooLarge as big:  # only a charged call, or a dry run's fit_limit, has a limit to exceed
+        if not charge:
+            error = {"error": "too_large", "message": f"about {big.estimated_tokens:,} tokens", "suggestions": []}
+            return _error_result(tool.name, args, error, None)
         reason, limit = ("per_call_limit", cap) if big.estimated_tokens > cap else ("remaining_budget", remaining)
         refusal = _too_large(pad, tool, ctx, args, big.estimated_tokens, reason, limit)
         return _error_result(tool.name, args, refusal, billed)

@@ -17,8 +17,8 @@ from .._bounded import clip_middle
 from ..store import Entry
 from ..store._jsontext import dumps_pretty, render_json
 from ._base import Output, TooLarge, ToolContext, ToolError, suggestion
-from ._paths import PathError, PathMiss, Step, format_path, kind_of, parse_path, resolve
-from ._segments import SegmentedItems
+from ._paths import LazyArray, PathError, PathMiss, Step, format_path, kind_of, parse_path, resolve
+from ._segments import holds_lazy
 from ._shape import MAX_ITEM_KEYS, ItemKeyCounts, item_key_counts
 from ._text import _positive_int, budget_footer
 
@@ -74,7 +74,7 @@ def _path_not_found(entry: Entry, miss: PathMiss) -> ToolError:
                     path=format_path([*miss.valid_prefix, Step(close, True)]),
                 )
             )
-    elif isinstance(node, (list, SegmentedItems)):
+    elif isinstance(node, (list, LazyArray)):
         fields["array_length"] = len(node)
         if node:
             suggestions.append(
@@ -98,7 +98,7 @@ def _path_not_found(entry: Entry, miss: PathMiss) -> ToolError:
 
 
 def _as_items(entry: Entry, node: Any, path: str) -> Sequence[Any]:
-    if isinstance(node, (list, SegmentedItems)):
+    if isinstance(node, (list, LazyArray)):
         return node
     sugg = []
     if isinstance(node, dict):
@@ -144,13 +144,14 @@ def _items_at(ctx: ToolContext, entry: Entry, path: str) -> Sequence[Any]:
     return _as_items(entry, _node_at(ctx, entry, path, whole_array=True), path)
 
 
-def _node_at(ctx: ToolContext, entry: Entry, path: str, whole_array: bool = False) -> Any:
-    """The node at ``path``: from the one segment that holds it when the spill streamed the array
-    the path goes through (never the whole document parsed), else from the whole value."""
+def _node_at(ctx: ToolContext, entry: Entry, path: str, whole_array: bool = False, lazy: bool = False) -> Any:
+    """The node at ``path``. When the spill streamed a big array: from its skeleton or the one
+    segment that holds it (never the whole document parsed); the array itself as ``SegmentedItems``
+    with ``whole_array``, and with ``lazy`` also a node that holds it. Else from the whole value."""
     from ._segments import MISSING, streamed_node
 
     try:
-        node = streamed_node(ctx, entry, path, whole_array)
+        node = streamed_node(ctx, entry, path, whole_array, lazy)
     except PathMiss as miss:
         raise _path_not_found(entry, miss) from None
     return node if node is not MISSING else _resolve_or_error(entry, ctx.json_value(entry), path)
@@ -375,7 +376,7 @@ def _fold_same_shape(rows: list[dict[str, Any]], canonical: str) -> list[dict[st
 
 def get_in(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0, limit: int | None = None) -> Output:
     entry = ctx.entry(handle)
-    node = _node_at(ctx, entry, path)
+    node = _node_at(ctx, entry, path, lazy=True)
     canonical = format_path(_steps_or_error(path))
     if isinstance(node, str) and ("\n" in node or offset or limit is not None):
         all_lines = node.split("\n")
@@ -396,6 +397,8 @@ def get_in(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0, limi
         ctx.guard_bytes(sum(len(s) for s in shown), lambda n: text[:n])
         return Output(text, data, budget_footer(summary))
     _refuse_huge_early(ctx, node)
+    if holds_lazy(node):  # it holds a streamed array and may fit after all: the whole value renders it
+        node = _resolve_or_error(entry, ctx.json_value(entry), path)
     rendered = dumps_pretty(node)[:-1].decode("utf-8", "surrogatepass")  # any depth, exact numbers
     ctx.guard_bytes(len(rendered), lambda n: rendered[:n])
     summary = f"{_show(canonical)} · {kind_of(node)}"
@@ -412,22 +415,50 @@ SAMPLED_ITEMS = 64
 def _refuse_huge_early(ctx: ToolContext, node: Any) -> None:
     """A container far over the limit is refused from a sample of its items (an evenly spaced 64,
     rendered and counted, scaled to the whole), without serialising all of it: O(sample), where
-    a 100 MB node took 0.4 s to render only to be refused. Only when the estimate is over 3× the
+    a 100 MB node took 0.4 s to render only to be refused. An object of a few keys is judged by
+    the big containers in it, two levels down (a PodList by its ``items``), so ``get_in("$")``
+    of a 1 GB document is refused from 64 items too. Only when the estimate is over 3× the
     limit: nearer the limit the whole is rendered and counted exactly."""
-    if not isinstance(node, (dict, list)) or len(node) <= 4 * SAMPLED_ITEMS:
+    if not isinstance(node, (dict, list, LazyArray)):
         return
+    if len(node) > 4 * SAMPLED_ITEMS:
+        estimate, detail = _sampled_tokens(ctx, node)
+    else:
+        big = [
+            child
+            for child in _children_two_levels_down(node)
+            if isinstance(child, (dict, list, LazyArray)) and len(child) > 4 * SAMPLED_ITEMS
+        ]
+        if not big:
+            return
+        sampled = [_sampled_tokens(ctx, child) for child in big]
+        estimate = sum(tokens for tokens, _ in sampled)
+        detail = sampled[0][1] if len(sampled) == 1 else f"{len(sampled)} large containers in it, sampled"
+    if estimate > 3 * ctx.limit_tokens:
+        raise TooLarge(estimate, f"about {estimate:,} tokens ({detail})")
+
+
+def _children_two_levels_down(node: dict[str, Any] | list[Any] | LazyArray) -> list[Any]:
+    children = list(node.values()) if isinstance(node, dict) else list(node)
+    grandchildren = [
+        g for c in children if isinstance(c, (dict, list)) and len(c) <= 4 * SAMPLED_ITEMS
+        for g in (c.values() if isinstance(c, dict) else c)
+    ]  # fmt: skip
+    return children + grandchildren
+
+
+def _sampled_tokens(ctx: ToolContext, node: dict[str, Any] | list[Any] | LazyArray) -> tuple[int, str]:
+    """Tokens of ``node`` estimated from an evenly spaced 64 of its items (or values)."""
     values = list(node.values()) if isinstance(node, dict) else node
-    step = len(values) // SAMPLED_ITEMS
-    picked = values[::step][:SAMPLED_ITEMS]
+    step = max(1, len(values) // SAMPLED_ITEMS)
+    picked = [values[i] for i in range(0, len(values), step)][:SAMPLED_ITEMS]
     if isinstance(node, dict):
         keys = list(node)[::step][:SAMPLED_ITEMS]
         sample: Any = dict(zip(keys, picked, strict=True))
     else:
         sample = picked
     tokens = ctx.pad.tokenizer.count(dumps_pretty(sample).decode("utf-8", "surrogatepass"))
-    estimate = math.ceil(tokens * len(values) / len(picked))
-    if estimate > 3 * ctx.limit_tokens:
-        raise TooLarge(estimate, f"about {estimate:,} tokens (from {len(picked)} of {len(values):,} items)")
+    return math.ceil(tokens * len(values) / len(picked)), f"from {len(picked)} of {len(values):,} items"
 
 
 def get_in_suggestions(
@@ -436,7 +467,7 @@ def get_in_suggestions(
     handle = args.get("handle")
     path = args.get("path") or "$"
     out = [suggestion("schema", "see the structure under it first", handle=handle)]
-    if isinstance(value, list):
+    if isinstance(value, (list, LazyArray)):
         out.append(suggestion("item_schema", "the keys of its items", handle=handle, path=path))
         fields = _first_keys(value)
         if fields:

@@ -6,13 +6,19 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["PathError", "PathMiss", "Step", "format_path", "parse_path", "resolve"]
+__all__ = ["LazyArray", "PathError", "PathMiss", "Step", "format_path", "parse_path", "resolve"]
 
 _NAME = re.compile(r"[^.\[\]]+")
 _INT = re.compile(r"-?\d+")
+
+
+class LazyArray(Sequence[Any]):
+    """An array whose items are read only when indexed (a streamed spill's big array): paths
+    step into it as into a list, and it is an ``array`` to ``kind_of``."""
 
 
 class PathError(ValueError):
@@ -136,7 +142,7 @@ def resolve(value: Any, steps: list[Step], requested: str = "") -> Any:
                 node = node[key]
                 continue
             raise PathMiss(requested, steps[:i], node, step, f"no key {key!r}")
-        if isinstance(node, list):
+        if isinstance(node, (list, LazyArray)):
             if isinstance(step.value, int) and not step.quoted:
                 idx = step.value
                 if -len(node) <= idx < len(node):
@@ -157,7 +163,7 @@ def kind_of(value: Any) -> str:
         return "number"
     if isinstance(value, str):
         return "string"
-    if isinstance(value, list):
+    if isinstance(value, (list, LazyArray)):
         return "array"
     if isinstance(value, dict):
         return "object"

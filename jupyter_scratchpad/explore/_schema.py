@@ -291,11 +291,12 @@ def json_schema(
     max_depth: int,
     line_count: int | None,
     value: Callable[[], Any],
-    stand_in: StandIn | None = None,
+    stand_in: StandIn | Callable[[Any], StandIn | None] | None = None,
 ) -> _SchemaWriter:
     """The schema rows of a JSON body: from memory, else the body's ``schema-d<depth>.json``
     (written by the spill's worker, or by any process that computed it), else computed from
-    ``value()`` and saved beside the body. A body never changes, so neither does its schema."""
+    ``value()`` and saved beside the body. A body never changes, so neither does its schema.
+    ``stand_in``: for a big array the value does not hold, or a function of the value giving it."""
     key = (body_id, max_depth)
     with _SCHEMA_LOCK:
         writer = _SCHEMAS.get(key)
@@ -307,8 +308,9 @@ def json_schema(
         writer = _SchemaWriter(max_depth)
         writer.rows, writer.truncated = list(saved["rows"]), int(saved["truncated"])
     except (OSError, ValueError, KeyError, TypeError):
-        writer = _SchemaWriter(max_depth, stand_in=stand_in)
-        writer.concrete(value(), "$", 0, 1, line_count or None)
+        doc = value()
+        writer = _SchemaWriter(max_depth, stand_in=stand_in(doc) if callable(stand_in) else stand_in)
+        writer.concrete(doc, "$", 0, 1, line_count or None)
         save_beside_body(path, {"rows": writer.rows, "truncated": writer.truncated})
     with _SCHEMA_LOCK:
         _SCHEMAS[key] = writer
@@ -341,8 +343,15 @@ def schema(ctx: ToolContext, handle: str, max_depth: int = 4, path: str | None =
         assert entry.body_id is not None
         if max_depth == DEFAULT_DEPTH:  # computed after the spill, on a worker thread: let it land
             wait_for_schema(entry.body_id, ctx.time_left())
-        writer = json_schema(
-            ctx.reader(entry).directory, entry.body_id, max_depth, entry.line_count, lambda: ctx.json_value(entry)
+        from ._json import _node_at
+
+        writer = json_schema(  # (a streamed spill: its skeleton, the array's shape merged a segment at a time)
+            ctx.reader(entry).directory,
+            entry.body_id,
+            max_depth,
+            entry.line_count,
+            lambda: _node_at(ctx, entry, "$", lazy=True),
+            lambda doc: _streamed_stand_in(doc, max_depth),
         )
         rows = writer.rows
         text = _render_rows(rows)
@@ -399,7 +408,7 @@ def _schema_at(ctx: ToolContext, entry: Entry, max_depth: int, path: str) -> Out
             [suggestion("schema", "the whole handle", handle=entry.key)],
             argument="path",
         )
-    node = _node_at(ctx, entry, path)
+    node = _node_at(ctx, entry, path, lazy=True)
     shown = _show(_canonical(path))
     doc = embedded_json(node) if isinstance(node, str) else None
     data: dict[str, Any]
@@ -418,7 +427,7 @@ def _schema_at(ctx: ToolContext, entry: Entry, max_depth: int, path: str) -> Out
         body = f"{title}\n{text}\nnext: " + "; ".join(steps)
         return Output(body, data, budget_footer(f"schema · {shown}"))
     value = doc if doc is not None else node
-    writer = _SchemaWriter(max_depth, lines=False)
+    writer = _SchemaWriter(max_depth, lines=False, stand_in=_streamed_stand_in(value, max_depth))
     writer.concrete(value, _canonical(path), 0, 1)
     rows = writer.rows
     what = "a string that holds JSON, read as the document" if doc is not None else "a part of the document"
@@ -436,6 +445,34 @@ def _schema_at(ctx: ToolContext, entry: Entry, max_depth: int, path: str) -> Out
         "truncated_nodes": writer.truncated,
     }
     return Output(text + "\nnext: " + "; ".join(steps), data, budget_footer(f"schema · {shown}"))
+
+
+_ITEM_SHAPES: dict[tuple[str | None, int], Shape | None] = {}  # a streamed array's shape, by depth
+
+
+def _streamed_stand_in(node: Any, max_depth: int) -> StandIn | None:
+    """For a part of a streamed spill that holds its big array (``$``, ``$.items``): the array's
+    shape, merged a segment at a time (the memory of one segment, never the whole array)."""
+    from ._segments import find_lazy
+
+    found = find_lazy(node)
+    if found is None:
+        return None
+    items, below = found
+    depth = max(0, max_depth - below - 1)
+    key = (items.body_id, depth)
+    with _SCHEMA_LOCK:
+        shape = _ITEM_SHAPES.get(key)
+    if shape is None:
+        for part in items.each_segment():
+            batch = Shape.of(part, depth)
+            shape = batch if shape is None else shape.merge(batch)
+            del part
+        with _SCHEMA_LOCK:
+            _ITEM_SHAPES[key] = shape
+            while len(_ITEM_SHAPES) > 16:
+                _ITEM_SHAPES.pop(next(iter(_ITEM_SHAPES)), None)
+    return StandIn(items, shape or Shape.of([], 0), len(items), items.lines)  # type: ignore[arg-type]
 
 
 def _json_next_steps(entry: Entry, rows: list[dict[str, Any]]) -> list[str]:

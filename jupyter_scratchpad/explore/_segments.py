@@ -7,9 +7,15 @@ segment (about half a megabyte) that holds item 41,235, and ``iterate_over`` / `
 read the segments they cover: O(window), where the whole document parsed is O(body) in time and
 about ten times the body in memory.
 
-Anything else (a path that does not go through the array by index, an index out of range, a
-miss inside the item) returns ``MISSING`` and the caller resolves the path in the whole value, so
-the answers, errors and suggestions included, are the same either way.
+It also records how many bytes of the body come before the array's ``[`` and after its ``]``:
+parsed with the array's place marked, they are the *skeleton*, and the document is then the
+skeleton with a ``SegmentedItems`` in that place. Every path resolves in it as in the whole value:
+``$.metadata`` from the skeleton, ``$.items[7].spec`` from one segment, a miss (an index out of
+range, a key an item lacks, a typo at the root) with the same error and suggestions. A node that
+holds the array (``$``, ``$.items``) is handed out only to callers that ask for it (``lazy``:
+get_in refuses it from a sample of its items); for anything else it is ``MISSING`` and the
+caller resolves the path in the whole value. So are paths of a spill whose skeleton is over
+``SKELETON_MAX_BYTES`` (a second big container beside the array) or that predates the skeleton.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from __future__ import annotations
 import bisect
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator
 from itertools import accumulate
 from pathlib import Path
 from typing import Any, overload
@@ -25,36 +31,52 @@ from typing import Any, overload
 import orjson
 
 from ..store import Entry
-from ..store._jsonstream import parse_items
+from ..store._jsonstream import STREAMED_ARRAY, parse_items, skeleton_of
 from ._base import ToolContext
-from ._paths import PathError, PathMiss, parse_path, resolve
+from ._paths import LazyArray, PathError, PathMiss, parse_path, resolve
 
-__all__ = ["MISSING", "SEGMENTS_FILE", "SegmentedItems", "streamed_node"]
+__all__ = ["MISSING", "SEGMENTS_FILE", "SegmentedItems", "find_lazy", "holds_lazy", "streamed_node"]
 
 SEGMENTS_FILE = "segments.json"
+SKELETON_MAX_BYTES = 1 << 20  # a larger skeleton is not recorded: paths outside the array parse the whole
 MISSING: Any = object()
 
 _LOCK = threading.Lock()
-_INDEX: OrderedDict[str, tuple[list[str], list[tuple[int, int]], list[int]] | None] = OrderedDict()
+_Index = tuple[list[str], list[tuple[int, int]], list[int], tuple[int, int, int] | None]
+_INDEX: OrderedDict[str, _Index | None] = OrderedDict()
 _PARSED: OrderedDict[tuple[str, int], list[Any]] = OrderedDict()
 _PARSED_MAX = 4  # segments kept parsed (about 0.5 MB of JSON each)
+_SKELETONS: OrderedDict[str, Any] = OrderedDict()
+_SKELETONS_MAX = 16
 
 
-def segments_record(path: tuple[str, ...], segments: list[tuple[int, int]], counts: list[int]) -> dict[str, Any]:
-    """What ``segments.json`` holds."""
-    return {"path": list(path), "segments": [[s, e, n] for (s, e), n in zip(segments, counts, strict=True)]}
+def segments_record(
+    path: tuple[str, ...], segments: list[tuple[int, int]], counts: list[int], pre: int, post: int, lines: int
+) -> dict[str, Any]:
+    """What ``segments.json`` holds: the array's path, its segments, and the body's bytes before
+    and after the array (when together they are at most ``SKELETON_MAX_BYTES``) with the lines
+    the array takes in the body."""
+    record: dict[str, Any] = {
+        "path": list(path),
+        "segments": [[s, e, n] for (s, e), n in zip(segments, counts, strict=True)],
+    }
+    if pre + post <= SKELETON_MAX_BYTES:
+        record["skeleton"] = [pre, post, lines]
+    return record
 
 
-def _index(directory: Path, body_id: str) -> tuple[list[str], list[tuple[int, int]], list[int]] | None:
+def _index(directory: Path, body_id: str) -> _Index | None:
     with _LOCK:
         if body_id in _INDEX:
             return _INDEX[body_id]
     try:
         saved = orjson.loads((directory / SEGMENTS_FILE).read_bytes())
-        found: tuple[list[str], list[tuple[int, int]], list[int]] | None = (
+        around = saved.get("skeleton")
+        found: _Index | None = (
             [str(k) for k in saved["path"]],
             [(int(s), int(e)) for s, e, _n in saved["segments"]],
             [int(n) for _s, _e, n in saved["segments"]],
+            (int(around[0]), int(around[1]), int(around[2])) if around else None,
         )
     except FileNotFoundError:
         found = None  # not streamed (or written by a version without segments)
@@ -67,11 +89,15 @@ def _index(directory: Path, body_id: str) -> tuple[list[str], list[tuple[int, in
     return found
 
 
-class SegmentedItems(Sequence[Any]):
+class SegmentedItems(LazyArray):
     """The items of a streamed array, parsed a segment at a time as they are read."""
 
-    def __init__(self, ctx: ToolContext, entry: Entry, segments: list[tuple[int, int]], counts: list[int]) -> None:
+    def __init__(
+        self, ctx: ToolContext, entry: Entry, segments: list[tuple[int, int]], counts: list[int], lines: int = 0
+    ) -> None:
         self._ctx, self._entry, self._segments = ctx, entry, segments
+        self.lines = lines  # the lines the array takes in the body (0: not known)
+        self.body_id = entry.body_id
         self._starts = [0, *accumulate(counts)][:-1]
         self._total = sum(counts)
 
@@ -94,6 +120,14 @@ class SegmentedItems(Sequence[Any]):
         seg = bisect.bisect_right(self._starts, index) - 1
         return self._segment(seg)[index - self._starts[seg]]
 
+    def each_segment(self) -> Iterator[list[Any]]:
+        """Every segment's items in turn, parsed one at a time and not kept (a pass over the
+        array in the memory of one segment); checks the call's time limit between segments."""
+        reader = self._ctx.reader(self._entry)
+        for start, end in self._segments:
+            self._ctx.check_time("reading a large array a segment at a time")
+            yield parse_items(reader.read_raw(start, end))
+
     def _segment(self, seg: int) -> list[Any]:
         key = (str(self._entry.body_id), seg)
         with _LOCK:
@@ -110,38 +144,110 @@ class SegmentedItems(Sequence[Any]):
         return items
 
 
-def streamed_node(ctx: ToolContext, entry: Entry, path: str, whole_array: bool = False) -> Any:
-    """The node at ``path`` read from the segment that holds it, when ``path`` goes through the
-    streamed array by index; with ``whole_array``, also the array itself (as ``SegmentedItems``).
-    A miss raises the ``PathMiss`` the whole value would (an index out of range, a key the item
-    lacks): a model's typo costs a segment, not a parse of the whole document. ``MISSING`` when
-    none of that applies: the caller resolves ``path`` in the whole value."""
+def _document(ctx: ToolContext, entry: Entry, index: _Index, items: SegmentedItems) -> Any:
+    """The skeleton with ``items`` in the array's place, or ``MISSING`` without a skeleton."""
+    keys, _segments, _counts, around = index
+    if around is None or entry.body_id is None or entry.body_bytes is None:
+        return MISSING
+    with _LOCK:
+        skeleton = _SKELETONS.get(entry.body_id, MISSING)
+    if skeleton is MISSING:
+        pre, post, _lines = around
+        reader = ctx.reader(entry)
+        try:
+            skeleton = skeleton_of(
+                reader.read_body(0, pre), reader.read_body(entry.body_bytes - post, entry.body_bytes)
+            )
+        except ValueError:
+            return MISSING
+        with _LOCK:
+            _SKELETONS[entry.body_id] = skeleton
+            while len(_SKELETONS) > _SKELETONS_MAX:
+                _SKELETONS.popitem(last=False)
+    if not keys:
+        return items if skeleton == STREAMED_ARRAY else MISSING
+    if not isinstance(skeleton, dict):
+        return MISSING
+    doc = dict(skeleton)  # (a copy along the path: the cached skeleton is never changed)
+    node = doc
+    for key in keys[:-1]:
+        child = node.get(key)
+        if not isinstance(child, dict):
+            return MISSING
+        node[key] = node = dict(child)
+    if node.get(keys[-1]) != STREAMED_ARRAY:
+        return MISSING
+    node[keys[-1]] = items
+    return doc
+
+
+def find_lazy(node: Any) -> tuple[SegmentedItems, int] | None:
+    """The streamed array in ``node`` and how many keys below it sits (see ``holds_lazy``)."""
+    if isinstance(node, SegmentedItems):
+        return node, 0
+    if isinstance(node, dict):
+        for v in node.values():
+            if isinstance(v, SegmentedItems):
+                return v, 1
+        for v in node.values():
+            if isinstance(v, dict):
+                for w in v.values():
+                    if isinstance(w, SegmentedItems):
+                        return w, 2
+    return None
+
+
+def holds_lazy(node: Any) -> bool:
+    """Whether ``node`` is, or holds, a streamed array not yet read (it sits at most two keys
+    below the root, so only objects are looked into, two levels deep)."""
+    if isinstance(node, LazyArray):
+        return True
+    if not isinstance(node, dict):
+        return False
+    return any(
+        isinstance(v, LazyArray) or (isinstance(v, dict) and any(isinstance(w, LazyArray) for w in v.values()))
+        for v in node.values()
+    )
+
+
+def streamed_node(ctx: ToolContext, entry: Entry, path: str, whole_array: bool = False, lazy: bool = False) -> Any:
+    """The node at ``path`` of a streamed spill, read without the whole document: from the
+    skeleton, or from the segment that holds it when ``path`` goes through the array by index.
+    A node that holds the array comes back only with ``lazy`` (with ``SegmentedItems`` in it), or
+    the array itself with ``whole_array``. A miss raises the ``PathMiss`` the whole value would
+    (an index out of range, a key an item or the root lacks): a model's typo costs a segment,
+    not a parse of the whole document. ``MISSING`` when none of that applies: the caller
+    resolves ``path`` in the whole value."""
     if entry.format != "json" or entry.body_id is None or not isinstance(path, str):
         return MISSING
     index = _index(ctx.reader(entry).directory, entry.body_id)
     if index is None:
         return MISSING
-    keys, segments, counts = index
+    keys, segments, counts, _skeleton = index
     try:
         steps = parse_path(path)
     except PathError:
         return MISSING
+    items = SegmentedItems(ctx, entry, segments, counts, index[3][2] if index[3] else 0)
     n = len(keys)
-    if len(steps) < n or any(str(step.value) != key for step, key in zip(steps, keys, strict=False)):
-        return MISSING
-    items = SegmentedItems(ctx, entry, segments, counts)
-    if len(steps) == n:
-        return items if whole_array else MISSING
-    step = steps[n]
-    if not isinstance(step.value, int) or step.quoted:
-        return MISSING
-    if not -len(items) <= step.value < len(items):  # as ``resolve`` says it of a list
-        raise PathMiss(path, steps[:n], items, step, f"index {step.value} out of range")
+    along = all(str(step.value) == key for step, key in zip(steps, keys, strict=False))
+    doc = _document(ctx, entry, index, items)
+    if doc is MISSING:  # no skeleton: only the array, and paths into it by index
+        if len(steps) < n or not along:
+            return MISSING
+        if len(steps) == n:
+            return items if whole_array or lazy else MISSING
+        if not isinstance(steps[n].value, int) or steps[n].quoted:
+            return MISSING
+        doc, steps, prefix = items, steps[n:], steps[:n]
+    else:
+        prefix = []
     try:
-        item = items[step.value]
+        node = resolve(doc, steps, path)
+    except PathMiss as miss:  # the same miss, its valid prefix counted from the root
+        raise PathMiss(path, [*prefix, *miss.valid_prefix], miss.node, miss.failed, miss.reason) from None
     except ValueError:  # a segment that no longer parses: the whole value decides
         return MISSING
-    try:
-        return resolve(item, steps[n + 1 :], path)
-    except PathMiss as miss:  # the same miss, its valid prefix counted from the root
-        raise PathMiss(path, [*steps[: n + 1], *miss.valid_prefix], miss.node, miss.failed, miss.reason) from None
+    if holds_lazy(node):
+        return node if lazy or (whole_array and isinstance(node, LazyArray)) else MISSING
+    return node

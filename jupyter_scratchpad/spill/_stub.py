@@ -359,17 +359,3 @@ def render_stub_text(stub: dict[str, Any], count: Callable[[str], int] | None = 
         else:
             low = mid + 1
     return assemble(*cuts[high])
-    while count(text) > STUB_MAX_TOKENS:
-        if show_lines and tail and len(tail) * 2 >= len(head):
-            tail.pop(0)
-            tail_start += 1
-        elif show_lines and head:
-            head.pop()
-        elif extras:
-            extras.pop()
-        elif len(sketch) > 2:
-            sketch.pop()
-        else:
-            break
-        text = assemble()
-    return text

@@ -32,7 +32,16 @@ import numpy as np
 
 from ._jsontext import dumps_pretty, loads
 
-__all__ = ["STREAM_MIN_BYTES", "NotStreamable", "StreamedJson", "parse_items", "stream_json", "streamed_segments"]
+__all__ = [
+    "STREAM_MIN_BYTES",
+    "STREAMED_ARRAY",
+    "NotStreamable",
+    "StreamedJson",
+    "parse_items",
+    "skeleton_of",
+    "stream_json",
+    "streamed_segments",
+]
 
 STREAM_MIN_BYTES = 8 << 20  # smaller documents are parsed whole (the JSON tools then reuse the value)
 SEGMENT_BYTES = 512 << 10  # the array is parsed about this many bytes at a time (~10x that as objects)
@@ -43,6 +52,7 @@ SAMPLE_KEY_ITEMS = 2000  # items whose keys the stub's sketch lists (it looks at
 
 _SENTINEL = "\x00jupyter-scratchpad:streamed-array\x00"
 _SENTINEL_TEXT = b'"\\u0000jupyter-scratchpad:streamed-array\\u0000"'
+STREAMED_ARRAY = _SENTINEL  # the array's place in the skeleton (``skeleton_of`` reads it back)
 _WS = b" \t\r\n"
 
 
@@ -360,3 +370,9 @@ def _unescaped(a: np.ndarray, quotes: np.ndarray, base: int, end: int, carry: in
     if quotes.size and odd_ends.size:
         quotes = quotes[~np.isin(quotes - 1, odd_ends)]
     return quotes, tail
+
+
+def skeleton_of(body_head: bytes, body_tail: bytes) -> Any:
+    """The skeleton (the document with ``STREAMED_ARRAY`` where the array is) from the body's
+    text before the array's ``[`` and after its ``]``: ``pre`` and ``post`` as they were written."""
+    return loads(body_head + _SENTINEL_TEXT + body_tail)

@@ -209,6 +209,67 @@ def test_a_streamed_spill_answers_every_tool_as_a_whole_one(
         assert (ra.ok, ra.text) == (rb.ok, rb.text), tool
 
 
+@pytest.mark.parametrize("name", ["items", "root array", "two levels", "indented"])
+def test_the_rest_of_a_streamed_document_is_read_from_its_skeleton(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_segments: None
+) -> None:
+    # paths outside the array come from the skeleton (the body's bytes before and after the
+    # array); a node that holds the array is refused from 64 sampled items or described a segment
+    # at a time. None of it parses the whole document, and every answer is the whole spill's.
+    raw = _documents()[name]
+    clock = FakeClock()
+    pads = [
+        ScratchStore(tmp_path / kind, sweep_interval_s=None, clock=clock).scratchpad(
+            run_id="r", agent_id="a", max_extraction_tokens=1500
+        )
+        for kind in ("whole", "streamed")
+    ]
+    whole, streamed = pads
+    a = _spill(whole, raw, monkeypatch, stream=False)
+    b = _spill(streamed, raw, monkeypatch, stream=True)
+    assert a.stub == b.stub
+    h = a.handle
+    array_path, outside, holders = {
+        "items": ("$.items", ["$.metadata", "$.kind", "$.metadata.rv", "$.apiVersion"], ["$"]),
+        "root array": ("$", [], []),
+        "two levels": ("$.data.result", ["$.status", "$.data.type"], ["$", "$.data"]),
+        "indented": ("$.items", ["$.kind"], ["$"]),
+    }[name]
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for path in outside:
+        calls += [("get_in", {"handle": h, "path": path}), ("schema", {"handle": h, "path": path})]
+    for path in [*holders, array_path]:
+        calls += [
+            ("get_in", {"handle": h, "path": path}),  # far over 1,500 tokens: refused, with suggestions
+            ("schema", {"handle": h, "path": path, "max_depth": 3}),
+            ("schema", {"handle": h, "path": path}),
+        ]
+    calls += [
+        ("get_in", {"handle": h, "path": "$.no_such_key"}),  # a typo at the root
+        ("get_in", {"handle": h, "path": f"{array_path}.name"}),  # a key of an array
+        ("get_in", {"handle": h, "path": f"{array_path}[2].metadata.nope"}),
+        ("read", {"handle": h}),  # too large: its suggestions name the array
+    ]
+    parsed: list[int] = []
+    real = _base.parse_json_bytes
+
+    def spy(data: bytes) -> Any:
+        parsed.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(_base, "parse_json_bytes", spy)
+    VALUE_CACHE.clear()
+    refused = 0
+    for tool, args in calls:
+        parsed.clear()
+        rb = streamed.call_tool(tool, args)
+        assert parsed == [], (tool, args, "parsed the whole body")
+        ra = whole.call_tool(tool, args)
+        assert (ra.ok, ra.text) == (rb.ok, rb.text), (tool, args)
+        refused += rb.error is not None and rb.error.get("error") == "get_in_too_large"
+    assert refused == len(holders) + 1
+
+
 def test_a_streamed_spill_that_is_not_json_after_all_is_stored_as_text(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_segments: None
 ) -> None:

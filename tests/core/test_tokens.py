@@ -167,7 +167,7 @@ def test_a_large_text_reaches_the_limit_by_its_bytes_alone(encoding: str, monkey
     assert full >= len(dense.encode()) / _count.MAX_TOKEN_BYTES
     for limit in (full - 1, full, full + 1, full * 2):
         count, exact = tok.count_upto(dense, limit)
-        assert (count >= limit) == (full >= limit)
+        assert (count >= limit) == (full >= limit) and exact == (full < limit)
 
     def no_counting(*_args: object) -> None:
         raise AssertionError("counted")
