@@ -15,6 +15,7 @@ dicts (``relation_spec``).
 from __future__ import annotations
 
 import contextlib
+import time
 from pathlib import Path
 from typing import Any
 
@@ -160,6 +161,9 @@ def _embedded_views(conn: Any, rel: dict[str, Any], path: str) -> None:
 
 
 TABLES_FILE = "tables.duckdb"  # beside a JSON body: its relations as DuckDB tables, built once
+TABLES_RETRY_S = 30.0  # after a failed build the views over read_json answer; the build is retried later
+TABLES_RETRY_MAX_S = 3600.0
+_clock = time.monotonic
 
 
 def _tables_path(rel: dict[str, Any]) -> Path:
@@ -180,7 +184,8 @@ def _materialise(rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str]
     target = _tables_path(rel)
     if target.exists():
         return target
-    if inferred.get(f"tables_failed:{rel['body_id']}"):
+    failures, retry_at = inferred.get(f"tables_failed:{rel['body_id']}", (0, 0.0))
+    if _clock() < retry_at:
         return None
     tmp = target.with_name(f".{TABLES_FILE}.{uuid.uuid4().hex}")
     try:
@@ -212,7 +217,9 @@ def _materialise(rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str]
             os.unlink(f"{tmp}.wal")
         return target
     except (duckdb.Error, OSError, MemoryError):
-        inferred[f"tables_failed:{rel['body_id']}"] = True
+        # often passing (memory other connections held): tried again after 30 s, 1 min, 2 min … 1 h
+        backoff = min(TABLES_RETRY_MAX_S, TABLES_RETRY_S * 2**failures)
+        inferred[f"tables_failed:{rel['body_id']}"] = (failures + 1, _clock() + backoff)
         for leftover in (tmp, Path(f"{tmp}.wal")):
             with contextlib.suppress(OSError):
                 leftover.unlink()

@@ -255,3 +255,43 @@ def test_json_is_loaded_into_duckdb_tables_once_and_kept_beside_the_body(pad: Sc
     write = pad.call_tool("sql", {"query": f"INSERT INTO tables_0.main.doc SELECT * FROM {h}"})
     assert write.error["error"] == "sql_not_read_only"
     assert pad.delete(h)
+
+
+def test_a_failed_table_build_is_retried_later_not_never(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a build that fails (out of memory while other connections held it, say) leaves the handle on
+    # views over read_json; the worker tries again after a back-off instead of for its whole life
+    import duckdb
+
+    from jupyter_scratchpad.explore import _sqlviews
+
+    body = tmp_path / "body"
+    body.write_text(json.dumps({"items": [{"a": i, "b": str(i)} for i in range(50)]}))
+    rel = {
+        "name": "h", "format": "json", "body_id": "b1", "body_path": str(body), "raw_path": str(body),
+        "body_bytes": body.stat().st_size, "arrays": [["items", ["items"]]],
+    }  # fmt: skip
+    now = [1000.0]
+    monkeypatch.setattr(_sqlviews, "_clock", lambda: now[0])
+    real_connect = duckdb.connect
+    attempts: list[str] = []
+
+    def failing_connect(*args: object, **kwargs: object) -> object:
+        attempts.append("build")
+        raise duckdb.OutOfMemoryException("could not allocate")
+
+    inferred: dict[str, object] = {}
+    monkeypatch.setattr(duckdb, "connect", failing_connect)
+    assert _sqlviews._materialise(rel, inferred, []) is None
+    assert _sqlviews._materialise(rel, inferred, []) is None  # within the back-off: not tried again
+    assert attempts == ["build"]
+    now[0] += _sqlviews.TABLES_RETRY_S + 1
+    assert _sqlviews._materialise(rel, inferred, []) is None  # tried again, failed again: a longer wait
+    assert attempts == ["build", "build"]
+    now[0] += _sqlviews.TABLES_RETRY_S + 1
+    assert _sqlviews._materialise(rel, inferred, []) is None and len(attempts) == 2
+    monkeypatch.setattr(duckdb, "connect", real_connect)  # the pressure is gone
+    now[0] += 2 * _sqlviews.TABLES_RETRY_S
+    built = _sqlviews._materialise(rel, inferred, [])
+    assert built is not None and built.exists()
+    with duckdb.connect(str(built), read_only=True) as conn:
+        assert conn.execute("SELECT count(*) FROM items").fetchone() == (50,)
