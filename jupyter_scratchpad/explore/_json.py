@@ -104,7 +104,7 @@ def _as_items(entry: Entry, node: Any, path: str) -> Sequence[Any]:
     if isinstance(node, dict):
         base = _steps_or_error(path)
         for key, v in node.items():
-            if isinstance(v, list):
+            if isinstance(v, (list, LazyArray)):
                 sugg.append(
                     suggestion(
                         "item_schema",
@@ -141,7 +141,7 @@ def _items_at(ctx: ToolContext, entry: Entry, path: str) -> Sequence[Any]:
                 path=path,
             )
         return list(node.values())
-    return _as_items(entry, _node_at(ctx, entry, path, whole_array=True), path)
+    return _as_items(entry, _node_at(ctx, entry, path, whole_array=True, lazy=True), path)
 
 
 def _node_at(ctx: ToolContext, entry: Entry, path: str, whole_array: bool = False, lazy: bool = False) -> Any:
