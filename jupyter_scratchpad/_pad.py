@@ -436,7 +436,14 @@ class Scratchpad:
         """The stub of a live handle (as ``intercept`` returned it)."""
         entry = self.store.require_entry(self.scope, "handle", validate_handle(handle))
         value = None
-        if entry.format == "json" and (entry.body_bytes or 0) <= STUB_SKETCH_MAX_BYTES:
+        if entry.format == "json":  # a streamed spill: its skeleton and first items, as the spill saw them
+            from .explore._base import ToolContext
+            from .explore._segments import MISSING, streamed_sample
+            from .tools import UNCHARGED_LIMIT_TOKENS
+
+            value = streamed_sample(ToolContext(self, "stub", UNCHARGED_LIMIT_TOKENS), entry)
+            value = None if value is MISSING else value
+        if value is None and entry.format == "json" and (entry.body_bytes or 0) <= STUB_SKETCH_MAX_BYTES:
             from .store._format import parse_json_bytes
 
             reader = self.store.reader(entry)

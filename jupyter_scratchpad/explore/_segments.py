@@ -31,11 +31,11 @@ from typing import Any, overload
 import orjson
 
 from ..store import Entry
-from ..store._jsonstream import STREAMED_ARRAY, parse_items, skeleton_of
+from ..store._jsonstream import SAMPLE_ITEMS, SAMPLE_KEY_ITEMS, STREAMED_ARRAY, parse_items, skeleton_of
 from ._base import ToolContext
 from ._paths import LazyArray, PathError, PathMiss, parse_path, resolve
 
-__all__ = ["MISSING", "SEGMENTS_FILE", "SegmentedItems", "find_lazy", "holds_lazy", "streamed_node"]
+__all__ = ["MISSING", "SEGMENTS_FILE", "SegmentedItems", "find_lazy", "holds_lazy", "streamed_node", "streamed_sample"]
 
 SEGMENTS_FILE = "segments.json"
 SKELETON_MAX_BYTES = 1 << 20  # a larger skeleton is not recorded: paths outside the array parse the whole
@@ -251,3 +251,25 @@ def streamed_node(ctx: ToolContext, entry: Entry, path: str, whole_array: bool =
     if holds_lazy(node):
         return node if lazy or (whole_array and isinstance(node, LazyArray)) else MISSING
     return node
+
+
+def streamed_sample(ctx: ToolContext, entry: Entry) -> Any:
+    """The document as the spill's stub saw it (``StreamedJson.sample``): the skeleton with the
+    array's first items whole, the keys of the next ones and ``None`` for the rest, read from the
+    first segments; ``MISSING`` for a spill that was not streamed (or has no skeleton)."""
+    doc = streamed_node(ctx, entry, "$", lazy=True)
+    found = find_lazy(doc) if doc is not MISSING else None
+    if found is None:
+        return MISSING
+    items = found[0]
+    sample = items[:SAMPLE_ITEMS] + [
+        dict.fromkeys(item) if isinstance(item, dict) else None for item in items[SAMPLE_ITEMS:SAMPLE_KEY_ITEMS]
+    ]
+    sample += [None] * (len(items) - len(sample))
+    if doc is items:
+        return sample
+    holder = doc if any(v is items for v in doc.values()) else next(
+        v for v in doc.values() if isinstance(v, dict) and any(w is items for w in v.values())
+    )
+    holder[next(k for k, v in holder.items() if v is items)] = sample  # (a copy made for this call)
+    return doc

@@ -270,6 +270,12 @@ def test_the_rest_of_a_streamed_document_is_read_from_its_skeleton(
         assert (ra.ok, ra.text) == (rb.ok, rb.text), (tool, args)
         refused += rb.error is not None and rb.error.get("error") == "get_in_too_large"
     assert refused == len(holders) + 1
+    # the stub a notebook card or the sidebar asks for later: the spill's, from the first segments
+    parsed.clear()
+    later = streamed.stub(h)
+    assert later == whole.stub(h)
+    assert {**later, "tokens": a.stub["tokens"], "tokens_exact": False} == a.stub  # (the exact count has landed)
+    assert parsed == []
 
 
 def test_a_streamed_spill_that_is_not_json_after_all_is_stored_as_text(
