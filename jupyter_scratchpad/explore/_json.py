@@ -132,7 +132,7 @@ def _items_at(ctx: ToolContext, entry: Entry, path: str) -> Sequence[Any]:
     keyed by ids (what ``schema`` shows as a ``{*}`` row)."""
     if isinstance(path, str) and path.rstrip().endswith("{*}"):
         base = path.rstrip()[:-3] or "$"
-        node = _resolve_or_error(entry, ctx.json_value(entry), base)
+        node = _node_at(ctx, entry, base)  # (a streamed spill: from its skeleton or one segment)
         if not isinstance(node, dict):
             raise ToolError(
                 "not_an_object",
