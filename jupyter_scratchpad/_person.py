@@ -155,11 +155,22 @@ def dataframe(pad: Scratchpad, handle: str, path: str = "$") -> Any:
             raise InvalidArgumentError(f"{handle} is {entry.format}, not JSON: it has no path {path!r}")
         lines = ctx.reader(entry).read_lines(1, entry.line_count or 0) if entry.line_count else []
         return pd.DataFrame({"line_no": range(1, len(lines) + 1), "line": lines})
+    from .explore._segments import SegmentedItems
+
     try:
-        node = _json._resolve_or_error(entry, ctx.json_value(entry), path or "$")
-        items = _json._as_items(entry, node, path or "$")
+        items = _json._items_at(ctx, entry, path or "$")
     except ToolError as exc:
         raise _as_error(exc) from None
+    if isinstance(items, SegmentedItems):  # a streamed array: a segment at a time, never the whole document
+        frames = []
+        for part in items.each_segment():
+            if not all(isinstance(item, dict) for item in part):
+                break
+            frames.append(pd.json_normalize(part))
+        else:
+            # (a column all None in one segment is object there: the types are inferred over the whole)
+            return pd.concat(frames, ignore_index=True, sort=False).infer_objects() if frames else pd.DataFrame()
+        items = list(items)
     if items and all(isinstance(item, dict) for item in items):
         return pd.json_normalize(items)
     return pd.DataFrame({"value": items})
