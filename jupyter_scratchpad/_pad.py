@@ -471,13 +471,18 @@ class Scratchpad:
         *,
         charge: bool = True,
         prefix: str = "",
+        page_tokens: int | None = None,
     ) -> ToolResult:
         """Run one exploration or note tool; never raises for a mistake a model can make.
 
-        ``charge=False`` reads for a person, not a model: no per-call cap, nothing charged.
+        ``charge=False`` reads for a person, not a model: no per-call cap, nothing charged;
+        with ``page_tokens`` a result far larger than that page is refused early, with
+        suggestions, instead of being built (the explorer's get_in of ``$`` on a 1 GB handle).
         ``prefix``: the one given to ``tool_specs`` (names are then ``prefix + tool``).
         """
-        return dispatch(self, name, arguments, charge=charge, prefix=prefix)
+        if page_tokens is not None and charge:
+            raise InvalidArgumentError("page_tokens bounds a person's uncharged read: pass charge=False with it")
+        return dispatch(self, name, arguments, charge=charge, prefix=prefix, limit_tokens=page_tokens)
 
     def sql_df(
         self,

@@ -658,16 +658,14 @@ def _too_large(
         log.exception("building suggestions for %s failed", tool.name)
         sugg = []
     sugg = verified_suggestions(pad, ctx, sugg, limit, args.get("handle"))
-    key = "per_call_limit" if reason == "per_call_limit" else "remaining_budget_tokens"
-    what = (
-        f"the per-call limit of {limit:,} tokens"
-        if reason == "per_call_limit"
-        else f"the {limit:,} tokens left in the context budget"
-    )
+    key, what = {
+        "per_call_limit": ("per_call_limit", f"the per-call limit of {limit:,} tokens"),
+        "page": ("page_tokens", f"the page of {limit:,} tokens this view shows; nothing was charged"),
+    }.get(reason, ("remaining_budget_tokens", f"the {limit:,} tokens left in the context budget"))
+    charged = "" if reason == "page" else "; only this short refusal was charged"
     return {
         "error": f"{tool.name}_too_large",
-        "message": f"{tool.name} would return about {estimated:,} tokens, over {what}; only this short "
-        "refusal was charged",
+        "message": f"{tool.name} would return about {estimated:,} tokens, over {what}{charged}",
         "estimated_tokens": estimated,
         key: limit,
         **_echo(ctx, tool.name, args),
@@ -716,7 +714,7 @@ FOOTER_ALLOWANCE = 48  # tokens of the footer a charged call adds to the text th
 
 
 def _fits(pad: Scratchpad, call: dict[str, Any], limit: int) -> bool:
-    res = dispatch(pad, call["tool"], call["arguments"], charge=False, slide=False, fit_limit=limit)
+    res = dispatch(pad, call["tool"], call["arguments"], charge=False, slide=False, limit_tokens=limit)
     return res.ok and pad.tokenizer.count(res.text) + FOOTER_ALLOWANCE <= limit
 
 
@@ -790,16 +788,18 @@ def dispatch(
     charge: bool = True,
     prefix: str = "",
     slide: bool = True,
-    fit_limit: int | None = None,
+    limit_tokens: int | None = None,
 ) -> ToolResult:
     """Run tool ``name`` with ``arguments`` for ``pad``; see the module docstring.
 
     ``charge=False`` runs it for a person instead of a model: no per-call cap, no budget check,
     nothing charged (``tokens`` is 0 and the footer says so). ``prefix``: the names were published
     with it (``tool_specs(prefix=...)``); a name without it is unknown. ``slide=False``: a dry run
-    that does not extend the life of the handles it reads. ``fit_limit`` (a dry run, uncharged):
-    the limit the tool's early refusals use, so that checking whether a suggestion fits never
-    renders a node it can tell is far too large; such a call comes back as a bare ``too_large``.
+    that does not extend the life of the handles it reads. ``limit_tokens`` (uncharged calls): the
+    limit the tool's early refusals use: a person's view bounded to a page (refused with
+    suggestions, nothing charged, when the result is far larger), or a dry run checking whether a
+    suggestion fits, which then never renders a node it can tell is far too large (a bare
+    ``too_large``).
     """
     billed = pad if charge else None  # a person's mistakes are not charged to the agent either
     raw_args = arguments if isinstance(arguments, dict) else {}
@@ -824,7 +824,7 @@ def dispatch(
         )
     budget = pad.budget
     cap, remaining = budget.max_extraction_tokens, budget.remaining
-    limit = min(cap, remaining) if charge else fit_limit or UNCHARGED_LIMIT_TOKENS
+    limit = min(cap, remaining) if charge else limit_tokens or UNCHARGED_LIMIT_TOKENS
     ctx = ToolContext(pad, tool.name, limit, timeout_s=pad.tool_timeout_s)
     args: dict[str, Any] = dict(raw_args)
     try:
@@ -839,10 +839,13 @@ def dispatch(
         if charge and error.get("suggestions"):  # every suggestion of every error runs and fits
             error["suggestions"] = verified_suggestions(pad, ctx, error["suggestions"], limit, args.get("handle"))
         return _error_result(tool.name, args, error, billed)
-    except TooLarge as big:  # only a charged call, or a dry run's fit_limit, has a limit to exceed
-        if not charge:
+    except TooLarge as big:  # a charged call, or an uncharged one given limit_tokens, has a limit
+        if not charge and not slide:  # a dry run: the answer is only "does not fit"
             error = {"error": "too_large", "message": f"about {big.estimated_tokens:,} tokens", "suggestions": []}
             return _error_result(tool.name, args, error, None)
+        if not charge:
+            refusal = _too_large(pad, tool, ctx, args, big.estimated_tokens, "page", limit)
+            return _error_result(tool.name, args, refusal, None)
         reason, limit = ("per_call_limit", cap) if big.estimated_tokens > cap else ("remaining_budget", remaining)
         refusal = _too_large(pad, tool, ctx, args, big.estimated_tokens, reason, limit)
         return _error_result(tool.name, args, refusal, billed)

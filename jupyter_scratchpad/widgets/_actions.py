@@ -27,6 +27,7 @@ except ImportError:  # pragma: no cover - pandas comes with the jupyter extra
     _NA = object()
 
 MAX_PAGE_CHARS = 200_000  # one reply, whatever the page size asked for
+PAGE_TOKENS = MAX_PAGE_CHARS // 4  # a value estimated far over this is refused, not built
 MAX_LINE_CHARS = 2_000
 MAX_PAGE_LINES = 2_000
 MAX_PAGE_ROWS = 500
@@ -191,7 +192,13 @@ def item_schema(pad: Scratchpad, handle: str, args: dict[str, Any], as_agent: bo
 
 
 def get_in(pad: Scratchpad, handle: str, args: dict[str, Any], as_agent: bool) -> dict[str, Any]:
-    result = _call(pad, as_agent, "get_in", {"handle": handle, "path": str(args.get("path") or "$")})
+    arguments = {"handle": handle, "path": str(args.get("path") or "$")}
+    if as_agent:
+        result = _call(pad, as_agent, "get_in", arguments)
+    else:  # a value far over a page is refused (with the model's suggestions), not built and clipped
+        result = pad.call_tool("get_in", arguments, charge=False, page_tokens=PAGE_TOKENS)
+        if not result.ok:
+            raise ActionError(result.error or {"error": "failed", "message": result.text})
     if as_agent:
         return _agent_view(result)
     body = result.text.rsplit("\n--- ", 1)[0]

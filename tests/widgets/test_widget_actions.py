@@ -134,6 +134,36 @@ def test_a_page_is_bounded_whatever_the_entry(make_explorer: Callable[..., Explo
     assert "chars not shown" in reply["view"]["lines"][0] and "did not fit one page" in reply["view"]["summary"]
 
 
+def test_a_person_asking_for_a_huge_value_gets_a_refusal_not_a_frozen_kernel(
+    make_explorer: Callable[..., Explorer], pad: Scratchpad, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # get_in of the root of a large document is refused from a sample of its items (nothing is
+    # rendered, nothing charged) with the model's suggestions; a value that fits a page is shown
+    from jupyter_scratchpad.store import _jsontext
+
+    doc = {"kind": "List", "meta": {"n": 1}, "items": [{"name": f"pod-{i}", "spec": {"x": "y" * 40}} for i in range(20_000)]}
+    handle = pad.spill(doc, tool="kubectl").handle
+    explorer = make_explorer(handle)
+    rendered: list[int] = []
+    real = _jsontext.dumps_pretty
+
+    def spy(value: Any, base_depth: int = 0) -> bytes:
+        out = real(value, base_depth)
+        rendered.append(len(out))
+        return out
+
+    monkeypatch.setattr("jupyter_scratchpad.explore._json.dumps_pretty", spy)
+    used = pad.budget.used
+    reply = ask(explorer, "get_in", path="$")
+    assert not reply["ok"] and reply["error"]["error"] == "get_in_too_large"
+    assert "nothing was charged" in reply["error"]["message"] and reply["error"]["page_tokens"] > 0
+    assert {s["tool"] for s in reply["error"]["suggestions"]} >= {"schema", "get_in"}
+    assert max(rendered) < 100_000  # the 64-item sample, never the 2 MB document
+    assert pad.budget.used == used
+    shown = ask(explorer, "get_in", path="$.meta")
+    assert shown["ok"] and '"n": 1' in shown["view"]["text"]
+
+
 def test_spilled_content_is_data_never_markup(make_explorer: Callable[..., Explorer], pad: Scratchpad) -> None:
     handle = pad.spill("<script>alert(1)</script>\n" * 600, tool="xss").handle
     explorer = make_explorer(handle)
