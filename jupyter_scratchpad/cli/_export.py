@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,36 @@ __all__ = ["export"]
 FORMATS = (".json", ".jsonl", ".parquet", ".csv")
 
 
-def _rows_of(pad: Any, handle: str, entry: Any, path: str | None) -> list[Any]:
+def _streamed_rows(pad: Any, entry: Any, path: str | None) -> tuple[Iterator[Any], int] | None:
+    """The records of a streamed spill's big array, a segment at a time (never the whole document
+    parsed), when ``path`` names it or, without a path, it is the largest array of records."""
+    from ..explore._base import ToolContext, ToolError
+    from ..explore._json import _node_at
+    from ..explore._segments import MISSING, SegmentedItems, find_lazy, streamed_node
+    from ..tools import UNCHARGED_LIMIT_TOKENS
+
+    ctx = ToolContext(pad, "export", UNCHARGED_LIMIT_TOKENS)
+    doc = streamed_node(ctx, entry, "$", lazy=True)
+    if doc is MISSING or find_lazy(doc) is None:
+        return None
+    try:
+        if path:
+            items = _node_at(ctx, entry, path, whole_array=True)
+        else:  # the largest array of records, as for a document parsed whole
+            arrays = [_node_at(ctx, entry, "$." + ".".join(keys), whole_array=True)
+                      for _n, keys in entry.meta.get("sql_arrays") or []]  # fmt: skip
+            items = max(arrays, key=len) if arrays else doc
+    except ToolError:  # a path that is not there: the ordinary way words the error
+        return None
+    if isinstance(items, SegmentedItems):
+        return (item for part in items.each_segment() for item in part), len(items)
+    if isinstance(items, list):  # an array outside the big one, from the skeleton
+        return iter(items), len(items)
+    return None
+
+
+def _rows_of(pad: Any, handle: str, entry: Any, path: str | None) -> tuple[Iterable[Any], int]:
+    """The rows to export and how many there are."""
     from ..explore._paths import PathMiss, parse_path, resolve
     from ..explore._relations import array_relations
 
@@ -29,7 +59,12 @@ def _rows_of(pad: Any, handle: str, entry: Any, path: str | None) -> list[Any]:
         if path:
             raise InvalidArgumentError(f"--path needs a JSON handle; {handle} is {entry.format}")
         reader = pad.store.reader(entry)
-        return [{"line_no": n, "line": line} for n, line in enumerate(reader.iter_lines(), start=1)]
+        lines = [{"line_no": n, "line": line} for n, line in enumerate(reader.iter_lines(), start=1)]
+        return lines, len(lines)
+    if entry.format == "json":
+        streamed = _streamed_rows(pad, entry, path)
+        if streamed is not None:
+            return streamed
     value = pad.get(handle)
     if path:
         try:
@@ -47,7 +82,7 @@ def _rows_of(pad: Any, handle: str, entry: Any, path: str | None) -> list[Any]:
         value = resolve(value, parse_path(".".join(keys)))
     if not isinstance(value, list):
         raise InvalidArgumentError(f"the value at {path or '$'} is not an array: export it to a .json file")
-    return value
+    return value, len(value)
 
 
 def export(pad: Any, handle: str, dest: Path, *, path: str | None = None) -> dict[str, Any]:
@@ -78,10 +113,9 @@ def export(pad: Any, handle: str, dest: Path, *, path: str | None = None) -> dic
                     raise InvalidArgumentError(f"--path {path!r} is not in {handle}: {miss.reason}") from None
                 tmp.write_bytes(dumps_pretty(value))
             else:  # a text handle as a JSON array of its lines
-                tmp.write_bytes(dumps_pretty(_rows_of(pad, handle, entry, path)))
+                tmp.write_bytes(dumps_pretty(_rows_of(pad, handle, entry, path)[0]))
         else:
-            records = _rows_of(pad, handle, entry, path)
-            rows = len(records)
+            records, rows = _rows_of(pad, handle, entry, path)
             if suffix == ".jsonl":
                 with open(tmp, "w", encoding="utf-8", errors="surrogatepass") as fh:
                     for record in records:
@@ -94,7 +128,7 @@ def export(pad: Any, handle: str, dest: Path, *, path: str | None = None) -> dic
     return {"path": str(dest), "format": suffix[1:], "rows": rows}
 
 
-def _with_duckdb(records: list[Any], out: Path, fmt: str) -> None:
+def _with_duckdb(records: Iterable[Any], out: Path, fmt: str) -> None:
     import duckdb
 
     from ..store._jsontext import dumps_compact

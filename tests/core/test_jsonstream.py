@@ -285,6 +285,26 @@ def test_the_rest_of_a_streamed_document_is_read_from_its_skeleton(
         assert parsed == []
         pd.testing.assert_frame_equal(frame, whole.dataframe(h, array_path))
         assert len(frame) == 400 and "metadata.name" in frame.columns
+    # the CLI's export of the records: the same files, a segment at a time
+    from jupyter_scratchpad.cli._export import export
+    from jupyter_scratchpad.store import _format as format_module
+
+    whole_parses: list[int] = []
+    real_format_parse = format_module.parse_json_bytes
+
+    def format_spy(data: bytes) -> Any:
+        whole_parses.append(len(data))
+        return real_format_parse(data)
+
+    monkeypatch.setattr(format_module, "parse_json_bytes", format_spy)
+    for suffix, path in ((".jsonl", None), (".jsonl", array_path), (".csv", None)):
+        parsed.clear()
+        out_b = export(streamed, h, tmp_path / f"streamed{suffix}", path=path)
+        assert parsed == [] and whole_parses == [], (suffix, path)
+        out_a = export(whole, h, tmp_path / f"whole{suffix}", path=path)
+        whole_parses.clear()
+        assert out_b["rows"] == out_a["rows"] == 400
+        assert (tmp_path / f"streamed{suffix}").read_bytes() == (tmp_path / f"whole{suffix}").read_bytes()
     parsed.clear()
     later = streamed.stub(h)
     assert later == whole.stub(h)
