@@ -32,9 +32,11 @@ MAX_SECTION_KEYS = 50  # top-level "- key:" items kept per markdown section
 SECTION_KEYS_SHOWN = 8
 
 
-def _pretty_lines(value: Any) -> int:
+def _pretty_lines(value: Any, depth: int = 0) -> int:
+    """The lines ``value`` takes in the body, where it sits ``depth`` levels down (the body is cut
+    to one line per container past 64 levels from its root, not from the value)."""
     if isinstance(value, (dict, list)) and value:
-        return dumps_pretty(value).count(b"\n")  # the body's own format: any depth, exact numbers
+        return dumps_pretty(value, base_depth=depth).count(b"\n")  # the body's own format
     return 1
 
 
@@ -80,10 +82,10 @@ class _SchemaWriter:
         self.rows: list[dict[str, Any]] = []
         self.truncated = 0
 
-    def _pretty_lines(self, value: Any) -> int:
+    def _pretty_lines(self, value: Any, depth: int) -> int:
         if self.stand_in is not None and value is self.stand_in.node:
             return self.stand_in.lines
-        return _pretty_lines(value)
+        return _pretty_lines(value, depth)
 
     def _row(self, path: str, kind: str, where: str) -> None:
         if len(self.rows) >= MAX_SCHEMA_NODES:
@@ -118,9 +120,9 @@ class _SchemaWriter:
                     else f"{stand_in.total:,} items",
                 )
         elif depth >= self.max_depth or not isinstance(value, (dict, list)) or not value:
-            lines = self._pretty_lines(value) if depth >= self.max_depth and self.lines else 1
+            lines = self._pretty_lines(value, depth) if depth >= self.max_depth and self.lines else 1
         elif isinstance(value, dict) and _is_map(value):
-            lines = self._pretty_lines(value) if self.lines else 1
+            lines = self._pretty_lines(value, depth) if self.lines else 1
             shape = Shape.of(list(value.values()), self.max_depth - depth - 1)
             examples = ", ".join(orjson.dumps(k).decode() for k in list(value)[:3])
             self.rows[index]["kind"] = f"map of {len(value):,} keys (e.g. {examples})" if index < len(self.rows) else ""
@@ -129,7 +131,7 @@ class _SchemaWriter:
             lines, line = 2, first_line + 1
             for i, (key, child) in enumerate(value.items()):
                 if i >= MAX_KEYS_SHOWN:
-                    rest = sum(self._pretty_lines(v) for v in list(value.values())[i:]) if self.lines else 1
+                    rest = sum(self._pretty_lines(v, depth + 1) for v in list(value.values())[i:]) if self.lines else 1
                     self._row(
                         f"{path}.…",
                         f"{len(value) - i} more keys",
@@ -142,7 +144,7 @@ class _SchemaWriter:
                 lines += child_lines
         else:
             # at most one serialisation of the array
-            lines = known_lines or (self._pretty_lines(value) if self.lines else 2)
+            lines = known_lines or (self._pretty_lines(value, depth) if self.lines else 2)
             item_lines = lines - 2
             shape = Shape.of(value, self.max_depth - depth - 1)
             self.repeated(

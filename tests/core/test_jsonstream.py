@@ -312,6 +312,63 @@ def test_the_rest_of_a_streamed_document_is_read_from_its_skeleton(
     assert parsed == []
 
 
+@pytest.mark.parametrize(
+    "name", [n for n in _documents() if n not in ("items", "root array", "two levels", "indented")]
+)
+def test_every_streamed_shape_reads_the_rest_from_its_skeleton(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_segments: None
+) -> None:
+    # the other shapes (scalars, arrays of arrays, escapes, big numbers, long decimals, items 70
+    # deep, a duplicate key, unicode keys): paths outside the array and misses never parse the
+    # whole document; every answer, nodes that hold the array included, is the whole spill's
+    from jupyter_scratchpad.explore._paths import Step, format_path
+    from jupyter_scratchpad.explore._segments import SEGMENTS_FILE
+
+    raw = _documents()[name]
+    clock = FakeClock()
+    whole, streamed = (
+        ScratchStore(tmp_path / kind, sweep_interval_s=None, clock=clock).scratchpad(
+            run_id="r", agent_id="a", max_extraction_tokens=1500
+        )
+        for kind in ("whole", "streamed")
+    )
+    a = _spill(whole, raw, monkeypatch, stream=False)
+    _spill(streamed, raw, monkeypatch, stream=True)
+    h = a.handle
+    record = orjson.loads((streamed.store.reader(streamed.entry(h)).directory / SEGMENTS_FILE).read_bytes())
+    keys = [str(k) for k in record["path"]]
+    array_path = format_path([Step(k, True) for k in keys])
+    value = loads(raw)
+    outside = [format_path([Step(k, True)]) for k in value if k != keys[0]] if isinstance(value, dict) else []
+    holders = [format_path([Step(k, True) for k in keys[:n]]) for n in range(len(keys))]
+    lazy: list[tuple[str, dict[str, Any]]] = [("get_in", {"handle": h, "path": p}) for p in outside]
+    lazy += [("schema", {"handle": h, "path": p}) for p in outside]
+    lazy += [
+        ("get_in", {"handle": h, "path": "$.no_such_key" if isinstance(value, dict) else "$[99999]"}),
+        ("get_in", {"handle": h, "path": f"{array_path}[99999]"}),
+        ("get_in", {"handle": h, "path": f"{array_path}.not_an_index"}),
+        ("get_in", {"handle": h, "path": f"{array_path}[1]"}),
+    ]
+    either = [("get_in", {"handle": h, "path": p}) for p in [*holders, array_path]]
+    either += [("schema", {"handle": h, "path": p, "max_depth": 2}) for p in [*holders, array_path]]
+    parsed: list[int] = []
+    real = _base.parse_json_bytes
+
+    def spy(data: bytes) -> Any:
+        parsed.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(_base, "parse_json_bytes", spy)
+    VALUE_CACHE.clear()
+    for tool, args in lazy + either:
+        parsed.clear()
+        rb = streamed.call_tool(tool, args)
+        if (tool, args) in lazy:
+            assert parsed == [], (tool, args, "parsed the whole body")
+        ra = whole.call_tool(tool, args)
+        assert (ra.ok, ra.text) == (rb.ok, rb.text), (tool, args)
+
+
 def test_a_streamed_spill_that_is_not_json_after_all_is_stored_as_text(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_segments: None
 ) -> None:

@@ -59,3 +59,26 @@ def test_a_deep_python_value_is_explored_like_deep_text(pad: Scratchpad, depth: 
     assert res.ok and "$.deep.a.a" in res.text
     got = pad.call_tool("get_in", {"handle": r.handle, "path": "deep" + ".a" * depth})
     assert got.ok and got.text.startswith('"leaf"')
+
+
+def test_schema_line_ranges_hold_past_the_64_level_cut(pad: Scratchpad) -> None:
+    # the body puts a container more than 64 levels below its root on one line; the schema's line
+    # ranges count the lines of each node as the body has them (they counted the node as if it were
+    # the root, and ran past the end of the body)
+    def nest(depth: int, leaf: int) -> object:
+        value: object = leaf
+        for i in range(depth):
+            value = {"k": value} if i % 2 else [value]
+        return value
+
+    doc = {"meta": {"n": 1}, "data": {"items": [nest(70, i) for i in range(6)]}}
+    h = pad.spill(json.dumps(doc), tool="deep").handle
+    pad.wait_for_counts()
+    total = pad.entry(h).line_count
+    body = pad.call_tool("slice", {"handle": h, "start": 1, "end": total}, charge=False).data["lines"]
+    rows = pad.call_tool("schema", {"handle": h, "max_depth": 3}, charge=False).data["nodes"]
+    where = {r["path"]: r["where"] for r in rows}
+    assert where["$"] == f"lines 1-{total}"
+    start, end = (int(n) for n in where["$.data.items"].removeprefix("lines ").split("-"))
+    assert body[start - 1].strip() == '"items": [' and body[end - 1].strip() == "]"
+    assert body[end].strip() == "}"  # closes $.data: the next line after the array
