@@ -89,10 +89,17 @@ def suggestion(tool: str, why: str, **args: Any) -> Suggestion:
     return {"tool": tool, "arguments": args, "why": why, "call": call_repr(tool, args)}
 
 
+VALUE_CACHE_BYTES = 128 << 20
+"""Parsed values kept, in bytes of the bodies they came from. Parsed JSON takes about three times
+its pretty body in a process (30 spills of a 5 MB PodList, each kept: +27 MB of RSS per spill),
+so this holds ~400 MB of a kernel's memory at most; an older handle's next JSON call parses its
+body again (under 8 MB, the size below which a spill is parsed whole: ~0.1 s)."""
+
+
 class _ValueCache:
     """Parsed JSON values by body id, bounded by the bytes of the bodies they came from."""
 
-    def __init__(self, max_bytes: int = 512 << 20) -> None:
+    def __init__(self, max_bytes: int = VALUE_CACHE_BYTES) -> None:
         self.max_bytes = max_bytes
         self._items: OrderedDict[str, tuple[int, Any]] = OrderedDict()
         self._bytes = 0

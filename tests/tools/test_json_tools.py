@@ -225,3 +225,20 @@ def test_iterate_over_without_fields_suggests_them_and_meta_has_totals(pad: Scra
     assert follow["tool"] == "iterate_over" and follow["arguments"]["fields"]
     res = pad.call_tool("iterate_over", follow["arguments"])
     assert res.ok and res.meta["total_items"] == 3000 and res.meta["next_offset"] == 20
+
+
+def test_parsed_values_kept_are_bounded_and_a_dropped_one_parses_again(
+    pad: Scratchpad, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jupyter_scratchpad.explore import _base
+
+    monkeypatch.setattr(_base, "VALUE_CACHE", _base._ValueCache(max_bytes=100_000))
+    handles = [pad.spill({"items": [{"i": i, "run": n, "pad": "x" * 20} for i in range(500)]}, tool="t").handle
+               for n in range(6)]  # fmt: skip
+    first = pad.call_tool("get_in", {"handle": handles[0], "path": "$.items[3]"}).data
+    for h in handles:  # each body is ~40 KB: at most two are kept
+        assert pad.call_tool("get_in", {"handle": h, "path": "$.items[499].i"}).ok
+        assert _base.VALUE_CACHE._bytes <= 100_000
+    assert len(_base.VALUE_CACHE._items) == 2
+    again = pad.call_tool("get_in", {"handle": handles[0], "path": "$.items[3]"})
+    assert again.data == first == {"i": 3, "run": 0, "pad": "x" * 20}  # parsed again
