@@ -11,7 +11,8 @@ the parent (the benchmark runner, a few hundred MB) across ``exec`` into the chi
 
 Tasks:
 
-* ``{"op": "tool", "store", "run_id", "agent_id", "tool", "args", "repeats"}``: ``pad.call_tool``.
+* ``{"op": "tool", "store", "run_id", "agent_id", "tool", "args", "repeats"}``: ``pad.call_tool``
+  (optional ``context_window``, default 2**40; ``refusal``: an error code that is the expected answer).
 * ``{"op": "py_lines", "path", "start", "end", "repeats"}``: iterate the file's lines (itertools).
 * ``{"op": "py_bytes", "path", "start", "end", "repeats"}``: ``seek`` + ``read``.
 * ``{"op": "spill", "path", "store"}``: ``pad.intercept`` of the file's bytes (read first), after
@@ -91,9 +92,12 @@ def _tool(task: dict[str, Any]) -> dict[str, Any]:
 
     store = ScratchStore(task["store"], sweep_interval_s=None)
     try:
-        # A huge window: repeated calls measure the tool, not the budget refusing them.
+        # A huge window by default: repeated calls measure the tool, not the budget refusing them.
         pad = store.scratchpad(
-            run_id=task["run_id"], agent_id=task["agent_id"], model="gpt-4o", context_window=1 << 40
+            run_id=task["run_id"],
+            agent_id=task["agent_id"],
+            model="gpt-4o",
+            context_window=task.get("context_window", 1 << 40),
         )
         before = _rss_mb()
         seconds = []
@@ -102,10 +106,10 @@ def _tool(task: dict[str, Any]) -> dict[str, Any]:
             start = time.perf_counter()
             res = pad.call_tool(task["tool"], task["args"])
             seconds.append(time.perf_counter() - start)
-            if not res.ok:
+            if not res.ok and res.error and res.error.get("error") != task.get("refusal"):
                 raise SystemExit(f"{task['tool']} failed: {res.error}")
         assert res is not None
-        data = res.data
+        data = res.data if res.ok else {"text": res.text}
         text = "\n".join(data["lines"]) if "lines" in data else data.get("text", "")
         return {
             "seconds": seconds,

@@ -451,7 +451,8 @@ def _sampled_tokens(ctx: ToolContext, node: dict[str, Any] | list[Any] | LazyArr
     """Tokens of ``node`` estimated from an evenly spaced 64 of its items (or values)."""
     values = list(node.values()) if isinstance(node, dict) else node
     step = max(1, len(values) // SAMPLED_ITEMS)
-    picked = [values[i] for i in range(0, len(values), step)][:SAMPLED_ITEMS]
+    indices = list(range(0, len(values), step))[:SAMPLED_ITEMS]
+    picked = values.pick(indices) if isinstance(values, LazyArray) else [values[i] for i in indices]
     if isinstance(node, dict):
         keys = list(node)[::step][:SAMPLED_ITEMS]
         sample: Any = dict(zip(keys, picked, strict=True))

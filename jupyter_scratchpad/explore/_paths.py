@@ -20,6 +20,10 @@ class LazyArray(Sequence[Any]):
     """An array whose items are read only when indexed (a streamed spill's big array): paths
     step into it as into a list, and it is an ``array`` to ``kind_of``."""
 
+    def pick(self, indices: list[int]) -> list[Any]:
+        """The items at ``indices`` (ascending), read once each without keeping what was read."""
+        return [self[i] for i in indices]
+
 
 class PathError(ValueError):
     """The path text itself is malformed."""

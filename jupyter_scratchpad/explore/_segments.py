@@ -120,6 +120,22 @@ class SegmentedItems(LazyArray):
         seg = bisect.bisect_right(self._starts, index) - 1
         return self._segment(seg)[index - self._starts[seg]]
 
+    def pick(self, indices: list[int]) -> list[Any]:
+        """The items at ``indices`` (ascending), each segment parsed once and not kept: a sample
+        spread over the whole array costs one segment's memory, not the cache's four."""
+        reader = self._ctx.reader(self._entry)
+        out: list[Any] = []
+        seg, items = -1, []
+        for index in indices:
+            at = bisect.bisect_right(self._starts, index) - 1
+            if at != seg:
+                self._ctx.check_time("sampling a large array")
+                seg = at
+                start, end = self._segments[seg]
+                items = parse_items(reader.read_raw(start, end))
+            out.append(items[index - self._starts[seg]])
+        return out
+
     def each_segment(self) -> Iterator[list[Any]]:
         """Every segment's items in turn, parsed one at a time and not kept (a pass over the
         array in the memory of one segment); checks the call's time limit between segments."""
