@@ -419,32 +419,47 @@ def _refuse_huge_early(ctx: ToolContext, node: Any) -> None:
     the big containers in it, two levels down (a PodList by its ``items``), so ``get_in("$")``
     of a 1 GB document is refused from 64 items too. Only when the estimate is over 3× the
     limit: nearer the limit the whole is rendered and counted exactly."""
+    found = _estimate(ctx, node)
+    if found is not None and found[0] > 3 * ctx.limit_tokens:
+        raise TooLarge(found[0], f"about {found[0]:,} tokens ({found[1]})")
+
+
+def _is_big(value: Any) -> bool:
+    return isinstance(value, (dict, list, LazyArray)) and len(value) > 4 * SAMPLED_ITEMS
+
+
+def _estimate(ctx: ToolContext, node: Any) -> tuple[int, str] | None:
+    """``(tokens, how)`` estimated from samples, or None when ``node`` is small enough to count.
+
+    An array of many items: 64 of them. A container of few entries: the big containers in it, two
+    levels down, each from 64 items. An object of many keys: those, plus 64 of its other values.
+    """
     if not isinstance(node, (dict, list, LazyArray)):
-        return
-    if len(node) > 4 * SAMPLED_ITEMS:
-        estimate, detail = _sampled_tokens(ctx, node)
-    else:
-        big = [
-            child
-            for child in _children_two_levels_down(node)
-            if isinstance(child, (dict, list, LazyArray)) and len(child) > 4 * SAMPLED_ITEMS
-        ]
-        if not big:
-            return
-        sampled = [_sampled_tokens(ctx, child) for child in big]
-        estimate = sum(tokens for tokens, _ in sampled)
-        detail = sampled[0][1] if len(sampled) == 1 else f"{len(sampled)} large containers in it, sampled"
-    if estimate > 3 * ctx.limit_tokens:
-        raise TooLarge(estimate, f"about {estimate:,} tokens ({detail})")
-
-
-def _children_two_levels_down(node: dict[str, Any] | list[Any] | LazyArray) -> list[Any]:
-    children = list(node.values()) if isinstance(node, dict) else list(node)
-    grandchildren = [
-        g for c in children if isinstance(c, (dict, list)) and len(c) <= 4 * SAMPLED_ITEMS
-        for g in (c.values() if isinstance(c, dict) else c)
-    ]  # fmt: skip
-    return children + grandchildren
+        return None
+    if not isinstance(node, dict) and len(node) > 4 * SAMPLED_ITEMS:
+        return _sampled_tokens(ctx, node)
+    entries = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+    big: list[Any] = []
+    holders: set[Any] = set()  # the entries that are, or hold, a big container
+    for key, child in entries:
+        if _is_big(child):
+            big.append(child)
+            holders.add(key)
+        elif isinstance(child, (dict, list)):
+            inner = [g for g in (child.values() if isinstance(child, dict) else child) if _is_big(g)]
+            big += inner
+            if inner:
+                holders.add(key)
+    parts = [_sampled_tokens(ctx, b) for b in big]
+    if isinstance(node, dict) and len(node) > 4 * SAMPLED_ITEMS:
+        rest = {k: v for k, v in node.items() if k not in holders}
+        if rest:
+            parts.append(_sampled_tokens(ctx, rest))
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return parts[0]
+    return sum(tokens for tokens, _ in parts), f"{len(parts)} large parts, each from a sample"
 
 
 def _sampled_tokens(ctx: ToolContext, node: dict[str, Any] | list[Any] | LazyArray) -> tuple[int, str]:

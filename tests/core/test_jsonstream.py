@@ -369,6 +369,32 @@ def test_every_streamed_shape_reads_the_rest_from_its_skeleton(
         assert (ra.ok, ra.text) == (rb.ok, rb.text), (tool, args)
 
 
+def test_a_root_of_many_keys_beside_the_streamed_array_is_refused_from_the_array(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_segments: None
+) -> None:
+    # 300 small keys and one big array: get_in("$") samples the array, never renders it whole
+    doc = {f"k{i:03d}": i for i in range(300)}
+    doc["items"] = [_pod(i, random.Random(i)) for i in range(2000)]
+    raw = json.dumps(doc).encode()
+    clock = FakeClock()
+    whole, streamed = (
+        ScratchStore(tmp_path / kind, sweep_interval_s=None, clock=clock).scratchpad(
+            run_id="r", agent_id="a", max_extraction_tokens=1500
+        )
+        for kind in ("whole", "streamed")
+    )
+    a = _spill(whole, raw, monkeypatch, stream=False)
+    _spill(streamed, raw, monkeypatch, stream=True)
+    parsed: list[int] = []
+    real = _base.parse_json_bytes
+    monkeypatch.setattr(_base, "parse_json_bytes", lambda data: parsed.append(len(data)) or real(data))
+    VALUE_CACHE.clear()
+    rb = streamed.call_tool("get_in", {"handle": a.handle, "path": "$"})
+    assert parsed == [] and rb.error is not None and rb.error["error"] == "get_in_too_large"
+    assert rb.text == whole.call_tool("get_in", {"handle": a.handle, "path": "$"}).text
+    assert streamed.call_tool("get_in", {"handle": a.handle, "path": "$.k123"}).text.startswith("123")
+
+
 def test_a_streamed_spill_that_is_not_json_after_all_is_stored_as_text(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_segments: None
 ) -> None:
