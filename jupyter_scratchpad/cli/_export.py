@@ -27,12 +27,12 @@ def _streamed_rows(pad: Any, entry: Any, path: str | None) -> tuple[Iterator[Any
     parsed), when ``path`` names it or, without a path, it is the largest array of records."""
     from ..explore._base import ToolContext, ToolError
     from ..explore._json import _node_at
-    from ..explore._segments import MISSING, SegmentedItems, find_lazy, streamed_node
+    from ..explore._segments import MISSING, SegmentedItems, holds_lazy, streamed_node
     from ..tools import UNCHARGED_LIMIT_TOKENS
 
     ctx = ToolContext(pad, "export", UNCHARGED_LIMIT_TOKENS)
     doc = streamed_node(ctx, entry, "$", lazy=True)
-    if doc is MISSING or find_lazy(doc) is None:
+    if doc is MISSING or not holds_lazy(doc):
         return None
     try:
         if path:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,9 +21,9 @@ class LazyArray(Sequence[Any]):
     """An array whose items are read only when indexed (a streamed spill's big array): paths
     step into it as into a list, and it is an ``array`` to ``kind_of``."""
 
+    @abstractmethod
     def pick(self, indices: list[int]) -> list[Any]:
         """The items at ``indices`` (ascending), read once each without keeping what was read."""
-        return [self[i] for i in indices]
 
 
 class PathError(ValueError):

@@ -123,26 +123,26 @@ class SegmentedItems(LazyArray):
     def pick(self, indices: list[int]) -> list[Any]:
         """The items at ``indices`` (ascending), each segment parsed once and not kept: a sample
         spread over the whole array costs one segment's memory, not the cache's four."""
-        reader = self._ctx.reader(self._entry)
         out: list[Any] = []
         seg, items = -1, []
         for index in indices:
             at = bisect.bisect_right(self._starts, index) - 1
             if at != seg:
                 self._ctx.check_time("sampling a large array")
-                seg = at
-                start, end = self._segments[seg]
-                items = parse_items(reader.read_raw(start, end))
+                seg, items = at, self._parse(at)
             out.append(items[index - self._starts[seg]])
         return out
 
     def each_segment(self) -> Iterator[list[Any]]:
         """Every segment's items in turn, parsed one at a time and not kept (a pass over the
         array in the memory of one segment); checks the call's time limit between segments."""
-        reader = self._ctx.reader(self._entry)
-        for start, end in self._segments:
+        for seg in range(len(self._segments)):
             self._ctx.check_time("reading a large array a segment at a time")
-            yield parse_items(reader.read_raw(start, end))
+            yield self._parse(seg)
+
+    def _parse(self, seg: int) -> list[Any]:
+        start, end = self._segments[seg]
+        return parse_items(self._ctx.reader(self._entry).read_raw(start, end))
 
     def _segment(self, seg: int) -> list[Any]:
         key = (str(self._entry.body_id), seg)
@@ -151,8 +151,7 @@ class SegmentedItems(LazyArray):
             if items is not None:
                 _PARSED.move_to_end(key)
                 return items
-        start, end = self._segments[seg]
-        items = parse_items(self._ctx.reader(self._entry).read_raw(start, end))
+        items = self._parse(seg)
         with _LOCK:
             _PARSED[key] = items
             while len(_PARSED) > _PARSED_MAX:
@@ -197,33 +196,34 @@ def _document(ctx: ToolContext, entry: Entry, index: _Index, items: SegmentedIte
     return doc
 
 
-def find_lazy(node: Any) -> tuple[SegmentedItems, int] | None:
-    """The streamed array in ``node`` and how many keys below it sits (see ``holds_lazy``)."""
+def _lazy_place(node: Any) -> tuple[SegmentedItems, int, dict[str, Any] | None, str | None] | None:
+    """Where the streamed array sits in ``node``: ``(array, keys below node, its holder, its key)``
+    (``node`` itself: no holder). It sits at most two keys below the root, so only objects are
+    looked into, two levels deep."""
     if isinstance(node, SegmentedItems):
-        return node, 0
-    if isinstance(node, dict):
-        for v in node.values():
-            if isinstance(v, SegmentedItems):
-                return v, 1
-        for v in node.values():
-            if isinstance(v, dict):
-                for w in v.values():
-                    if isinstance(w, SegmentedItems):
-                        return w, 2
+        return node, 0, None, None
+    if not isinstance(node, dict):
+        return None
+    for key, v in node.items():
+        if isinstance(v, SegmentedItems):
+            return v, 1, node, key
+    for v in node.values():
+        if isinstance(v, dict):
+            for key, w in v.items():
+                if isinstance(w, SegmentedItems):
+                    return w, 2, v, key
     return None
 
 
+def find_lazy(node: Any) -> tuple[SegmentedItems, int] | None:
+    """The streamed array in ``node`` and how many keys below it sits."""
+    place = _lazy_place(node)
+    return None if place is None else (place[0], place[1])
+
+
 def holds_lazy(node: Any) -> bool:
-    """Whether ``node`` is, or holds, a streamed array not yet read (it sits at most two keys
-    below the root, so only objects are looked into, two levels deep)."""
-    if isinstance(node, LazyArray):
-        return True
-    if not isinstance(node, dict):
-        return False
-    return any(
-        isinstance(v, LazyArray) or (isinstance(v, dict) and any(isinstance(w, LazyArray) for w in v.values()))
-        for v in node.values()
-    )
+    """Whether ``node`` is, or holds, a streamed array not yet read."""
+    return _lazy_place(node) is not None
 
 
 def streamed_node(ctx: ToolContext, entry: Entry, path: str, whole_array: bool = False, lazy: bool = False) -> Any:
@@ -239,12 +239,12 @@ def streamed_node(ctx: ToolContext, entry: Entry, path: str, whole_array: bool =
     index = _index(ctx.reader(entry).directory, entry.body_id)
     if index is None:
         return MISSING
-    keys, segments, counts, _skeleton = index
+    keys, segments, counts, skeleton = index
     try:
         steps = parse_path(path)
     except PathError:
         return MISSING
-    items = SegmentedItems(ctx, entry, segments, counts, index[3][2] if index[3] else 0)
+    items = SegmentedItems(ctx, entry, segments, counts, skeleton[2] if skeleton else 0)
     n = len(keys)
     along = all(str(step.value) == key for step, key in zip(steps, keys, strict=False))
     doc = _document(ctx, entry, index, items)
@@ -274,18 +274,15 @@ def streamed_sample(ctx: ToolContext, entry: Entry) -> Any:
     array's first items whole, the keys of the next ones and ``None`` for the rest, read from the
     first segments; ``MISSING`` for a spill that was not streamed (or has no skeleton)."""
     doc = streamed_node(ctx, entry, "$", lazy=True)
-    found = find_lazy(doc) if doc is not MISSING else None
-    if found is None:
+    place = _lazy_place(doc) if doc is not MISSING else None
+    if place is None:
         return MISSING
-    items = found[0]
+    items, _below, holder, key = place
     sample = items[:SAMPLE_ITEMS] + [
         dict.fromkeys(item) if isinstance(item, dict) else None for item in items[SAMPLE_ITEMS:SAMPLE_KEY_ITEMS]
     ]
     sample += [None] * (len(items) - len(sample))
-    if doc is items:
+    if holder is None or key is None:
         return sample
-    holder = doc if any(v is items for v in doc.values()) else next(
-        v for v in doc.values() if isinstance(v, dict) and any(w is items for w in v.values())
-    )
-    holder[next(k for k, v in holder.items() if v is items)] = sample  # (a copy made for this call)
+    holder[key] = sample  # (a copy of the skeleton made for this call)
     return doc

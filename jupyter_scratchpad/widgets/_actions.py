@@ -53,8 +53,16 @@ def _int(args: dict[str, Any], name: str, default: int, low: int, high: int) -> 
     return max(low, min(high, number))
 
 
-def _call(pad: Scratchpad, as_agent: bool, tool: str, arguments: dict[str, Any]) -> ToolResult:
-    result = pad.call_tool(tool, {k: v for k, v in arguments.items() if v is not None}, charge=as_agent)
+def _call(
+    pad: Scratchpad, as_agent: bool, tool: str, arguments: dict[str, Any], page_tokens: int | None = None
+) -> ToolResult:
+    """One read; ``page_tokens`` (a person's read): a result far over that is refused, not built."""
+    result = pad.call_tool(
+        tool,
+        {k: v for k, v in arguments.items() if v is not None},
+        charge=as_agent,
+        page_tokens=None if as_agent else page_tokens,
+    )
     if not result.ok:
         raise ActionError(result.error or {"error": "failed", "message": result.text})
     return result
@@ -192,13 +200,9 @@ def item_schema(pad: Scratchpad, handle: str, args: dict[str, Any], as_agent: bo
 
 
 def get_in(pad: Scratchpad, handle: str, args: dict[str, Any], as_agent: bool) -> dict[str, Any]:
+    # a value far over a page is refused (with the model's suggestions), not built and clipped
     arguments = {"handle": handle, "path": str(args.get("path") or "$")}
-    if as_agent:
-        result = _call(pad, as_agent, "get_in", arguments)
-    else:  # a value far over a page is refused (with the model's suggestions), not built and clipped
-        result = pad.call_tool("get_in", arguments, charge=False, page_tokens=PAGE_TOKENS)
-        if not result.ok:
-            raise ActionError(result.error or {"error": "failed", "message": result.text})
+    result = _call(pad, as_agent, "get_in", arguments, page_tokens=PAGE_TOKENS)
     if as_agent:
         return _agent_view(result)
     body = result.text.rsplit("\n--- ", 1)[0]

@@ -123,13 +123,28 @@ def test_a_segment_that_is_not_json_stops_the_stream(raw: bytes, small_segments:
         b"".join(streamed.body_chunks())
 
 
-def _two_pads(tmp_path: Path) -> tuple[Scratchpad, Scratchpad]:
+def _two_pads(tmp_path: Path, **options: Any) -> tuple[Scratchpad, Scratchpad]:
     clock = FakeClock()  # (both stubs say when they expire)
     pads = []
     for name in ("whole", "streamed"):
         store = ScratchStore(tmp_path / name, sweep_interval_s=None, clock=clock)
-        pads.append(store.scratchpad(run_id="r", agent_id="a"))
+        pads.append(store.scratchpad(run_id="r", agent_id="a", **options))
     return pads[0], pads[1]
+
+
+def _whole_parses(monkeypatch: pytest.MonkeyPatch, module: Any = _base) -> list[int]:
+    """The sizes of every whole-body parse made from now on through ``module.parse_json_bytes``
+    (the JSON tools' by default), with no value cached."""
+    parsed: list[int] = []
+    real = module.parse_json_bytes
+
+    def spy(data: bytes) -> Any:
+        parsed.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(module, "parse_json_bytes", spy)
+    VALUE_CACHE.clear()
+    return parsed
 
 
 def _spill(pad: Scratchpad, raw: bytes, monkeypatch: pytest.MonkeyPatch, stream: bool) -> Any:
@@ -187,15 +202,7 @@ def test_a_streamed_spill_answers_every_tool_as_a_whole_one(
         read_by_segment.append(
             ("iterate_over", {"handle": a.handle, "path": array_path, "fields": "x", "offset": 5, "limit": 30})
         )
-    parsed: list[int] = []
-    real = _base.parse_json_bytes
-
-    def spy(data: bytes) -> Any:
-        parsed.append(len(data))
-        return real(data)
-
-    monkeypatch.setattr(_base, "parse_json_bytes", spy)
-    VALUE_CACHE.clear()
+    parsed = _whole_parses(monkeypatch)
     for tool, args in read_by_segment:
         parsed.clear()
         rb = streamed.call_tool(tool, args)
@@ -217,14 +224,7 @@ def test_the_rest_of_a_streamed_document_is_read_from_its_skeleton(
     # array); a node that holds the array is refused from 64 sampled items or described a segment
     # at a time. None of it parses the whole document, and every answer is the whole spill's.
     raw = _documents()[name]
-    clock = FakeClock()
-    pads = [
-        ScratchStore(tmp_path / kind, sweep_interval_s=None, clock=clock).scratchpad(
-            run_id="r", agent_id="a", max_extraction_tokens=1500
-        )
-        for kind in ("whole", "streamed")
-    ]
-    whole, streamed = pads
+    whole, streamed = _two_pads(tmp_path, max_extraction_tokens=1500)
     a = _spill(whole, raw, monkeypatch, stream=False)
     b = _spill(streamed, raw, monkeypatch, stream=True)
     assert a.stub == b.stub
@@ -258,15 +258,7 @@ def test_the_rest_of_a_streamed_document_is_read_from_its_skeleton(
         ("get_in", {"handle": h, "path": f"{array_path}[2].metadata.nope"}),
         ("read", {"handle": h}),  # too large: its suggestions name the array
     ]
-    parsed: list[int] = []
-    real = _base.parse_json_bytes
-
-    def spy(data: bytes) -> Any:
-        parsed.append(len(data))
-        return real(data)
-
-    monkeypatch.setattr(_base, "parse_json_bytes", spy)
-    VALUE_CACHE.clear()
+    parsed = _whole_parses(monkeypatch)
     refused = 0
     for tool, args in calls:
         parsed.clear()
@@ -289,14 +281,7 @@ def test_the_rest_of_a_streamed_document_is_read_from_its_skeleton(
     from jupyter_scratchpad.cli._export import export
     from jupyter_scratchpad.store import _format as format_module
 
-    whole_parses: list[int] = []
-    real_format_parse = format_module.parse_json_bytes
-
-    def format_spy(data: bytes) -> Any:
-        whole_parses.append(len(data))
-        return real_format_parse(data)
-
-    monkeypatch.setattr(format_module, "parse_json_bytes", format_spy)
+    whole_parses = _whole_parses(monkeypatch, format_module)  # pad.get()'s parse
     for suffix, path in ((".jsonl", None), (".jsonl", array_path), (".csv", None)):
         parsed.clear()
         out_b = export(streamed, h, tmp_path / f"streamed{suffix}", path=path)
@@ -325,13 +310,7 @@ def test_every_streamed_shape_reads_the_rest_from_its_skeleton(
     from jupyter_scratchpad.explore._segments import SEGMENTS_FILE
 
     raw = _documents()[name]
-    clock = FakeClock()
-    whole, streamed = (
-        ScratchStore(tmp_path / kind, sweep_interval_s=None, clock=clock).scratchpad(
-            run_id="r", agent_id="a", max_extraction_tokens=1500
-        )
-        for kind in ("whole", "streamed")
-    )
+    whole, streamed = _two_pads(tmp_path, max_extraction_tokens=1500)
     a = _spill(whole, raw, monkeypatch, stream=False)
     _spill(streamed, raw, monkeypatch, stream=True)
     h = a.handle
@@ -351,15 +330,7 @@ def test_every_streamed_shape_reads_the_rest_from_its_skeleton(
     ]
     either = [("get_in", {"handle": h, "path": p}) for p in [*holders, array_path]]
     either += [("schema", {"handle": h, "path": p, "max_depth": 2}) for p in [*holders, array_path]]
-    parsed: list[int] = []
-    real = _base.parse_json_bytes
-
-    def spy(data: bytes) -> Any:
-        parsed.append(len(data))
-        return real(data)
-
-    monkeypatch.setattr(_base, "parse_json_bytes", spy)
-    VALUE_CACHE.clear()
+    parsed = _whole_parses(monkeypatch)
     for tool, args in lazy + either:
         parsed.clear()
         rb = streamed.call_tool(tool, args)
@@ -376,19 +347,10 @@ def test_a_root_of_many_keys_beside_the_streamed_array_is_refused_from_the_array
     doc = {f"k{i:03d}": i for i in range(300)}
     doc["items"] = [_pod(i, random.Random(i)) for i in range(2000)]
     raw = json.dumps(doc).encode()
-    clock = FakeClock()
-    whole, streamed = (
-        ScratchStore(tmp_path / kind, sweep_interval_s=None, clock=clock).scratchpad(
-            run_id="r", agent_id="a", max_extraction_tokens=1500
-        )
-        for kind in ("whole", "streamed")
-    )
+    whole, streamed = _two_pads(tmp_path, max_extraction_tokens=1500)
     a = _spill(whole, raw, monkeypatch, stream=False)
     _spill(streamed, raw, monkeypatch, stream=True)
-    parsed: list[int] = []
-    real = _base.parse_json_bytes
-    monkeypatch.setattr(_base, "parse_json_bytes", lambda data: parsed.append(len(data)) or real(data))
-    VALUE_CACHE.clear()
+    parsed = _whole_parses(monkeypatch)
     rb = streamed.call_tool("get_in", {"handle": a.handle, "path": "$"})
     assert parsed == [] and rb.error is not None and rb.error["error"] == "get_in_too_large"
     assert rb.text == whole.call_tool("get_in", {"handle": a.handle, "path": "$"}).text
