@@ -301,9 +301,23 @@ def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str]
     unreadable = reply.get("unreadable") or []
     if unreadable:
         message += f" ({', '.join(unreadable)}: DuckDB cannot read this handle; use the JSON and text tools on it)"
+        sugg = [*(s for handle in unreadable[:2] for s in _instead_of_sql(ctx, handle)), *sugg]
     if kind == "sql_error" and "does not exist" in message:
         message += f" (relations: {', '.join(relations)}{' …' if len(every) > 20 else ''})"
     raise ToolError(kind, message, sugg, relations=relations, relations_total=len(every) + 1)
+
+
+def _instead_of_sql(ctx: ToolContext, handle: str) -> list[dict[str, Any]]:
+    """The tools that answer what SQL would have from a handle DuckDB cannot read (a single JSON
+    document too large for its reader, say): its records' keys and values, or its structure."""
+    entry = ctx.store.get_entry(ctx.pad.scope, "handle", handle)
+    if entry is None:
+        return []
+    arrays = entry.meta.get("sql_arrays") or []
+    if entry.format in ("json", "jsonl") and (arrays or entry.format == "jsonl"):
+        path = "$." + ".".join(arrays[0][1]) if arrays else "$"
+        return [suggestion("item_schema", "the keys and values of its records, without SQL", handle=handle, path=path)]
+    return [suggestion("schema", "its structure, without SQL", handle=handle)]
 
 
 def sql_suggestions(args: dict[str, Any], estimated: int, limit: int, rows: int | None) -> list[dict[str, Any]]:

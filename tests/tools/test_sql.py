@@ -295,3 +295,26 @@ def test_a_failed_table_build_is_retried_later_not_never(tmp_path: Path, monkeyp
     assert built is not None and built.exists()
     with duckdb.connect(str(built), read_only=True) as conn:
         assert conn.execute("SELECT count(*) FROM items").fetchone() == (50,)
+
+
+def test_a_handle_duckdb_cannot_read_is_answered_with_the_tools_that_can(pad: Scratchpad) -> None:
+    # DuckDB cannot read a document nested 100,000 deep (nor, in the sandbox's memory, one JSON
+    # document of ~200 MB): the error says so and its suggestions are the JSON tools, which run
+    deep = pad.spill('{"deep": ' + '{"a":' * 100_000 + "1" + "}" * 100_000 + "}", tool="deep").handle
+    res = pad.call_tool("sql", {"query": f"SELECT * FROM {deep}"})
+    assert not res.ok and "DuckDB cannot read this handle" in res.error["message"]
+    instead = [s for s in res.error["suggestions"] if s["arguments"].get("handle") == deep]
+    assert [s["tool"] for s in instead] == ["schema"]
+    assert pad.call_tool(instead[0]["tool"], instead[0]["arguments"]).ok
+    # a document with records: their keys and values (the worker's reply, as it comes)
+    from jupyter_scratchpad.explore import _sql
+    from jupyter_scratchpad.explore._base import ToolContext, ToolError
+
+    pods = pad.spill({"kind": "PodList", "items": [{"name": f"p{i}", "n": i} for i in range(50)]}, tool="k").handle
+    with pytest.raises(ToolError) as caught:
+        _sql._raise_query_error(
+            ToolContext(pad, "sql", 10_000), {"error": "sql_error", "message": "m", "unreadable": [pods]}, [pods]
+        )
+    first = caught.value.suggestions[0]
+    assert (first["tool"], first["arguments"]) == ("item_schema", {"handle": pods, "path": "$.items"})
+    assert pad.call_tool(first["tool"], first["arguments"]).ok
