@@ -35,7 +35,16 @@ from ..store._jsonstream import SAMPLE_ITEMS, SAMPLE_KEY_ITEMS, STREAMED_ARRAY, 
 from ._base import ToolContext
 from ._paths import LazyArray, PathError, PathMiss, parse_path, resolve
 
-__all__ = ["MISSING", "SEGMENTS_FILE", "SegmentedItems", "find_lazy", "holds_lazy", "streamed_node", "streamed_sample"]
+__all__ = [
+    "MISSING",
+    "SEGMENTS_FILE",
+    "SegmentedItems",
+    "array_bytes",
+    "find_lazy",
+    "holds_lazy",
+    "streamed_node",
+    "streamed_sample",
+]
 
 SEGMENTS_FILE = "segments.json"
 SKELETON_MAX_BYTES = 1 << 20  # a larger skeleton is not recorded: paths outside the array parse the whole
@@ -87,6 +96,22 @@ def _index(directory: Path, body_id: str) -> _Index | None:
         while len(_INDEX) > 256:
             _INDEX.popitem(last=False)
     return found
+
+
+def array_bytes(directory: Path, body_id: str) -> dict[str, Any] | None:
+    """Where a streamed array sits in the raw file, for SQL (``_sqlviews`` builds its table from
+    these bytes without parsing the whole document): its path and ``[start, end)`` (``[`` to
+    ``]``), and its longest segment. None when the body is not streamed or the array is the root."""
+    index = _index(directory, body_id)
+    if index is None or not index[0]:
+        return None
+    keys, segments, _counts, _skeleton = index
+    return {
+        "path": keys,
+        "start": segments[0][0] - 1,
+        "end": segments[-1][1] + 1,
+        "longest_segment": max(e - s for s, e in segments),
+    }
 
 
 class SegmentedItems(LazyArray):

@@ -23,6 +23,7 @@ from typing import Any
 from .._bounded import redact_paths
 from ..store import Entry
 from ._base import Output, ToolContext, ToolError, ToolTimeout, suggestion
+from ._segments import array_bytes
 from ._sqlviews import build_views
 from ._sqlworker import CELL_CHARS, SqlTimeout, SqlWorkerError, run_job
 from ._text import budget_footer
@@ -128,8 +129,10 @@ def relation_spec(ctx: ToolContext, entry: Entry) -> dict[str, Any]:
         for doc in entry.meta.get("embedded") or []
         if doc.get("relation") and doc.get("pointer") is not None
     ]
+    streamed = array_bytes(reader.directory, entry.body_id) if entry.format == "json" and entry.body_id else None
     return {
         "arrays": arrays,
+        "streamed": streamed,
         "embedded": embedded,
         "name": entry.key,
         "format": entry.format,
@@ -254,7 +257,7 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
     except SqlWorkerError as exc:
         raise ToolError("sql_error", f"the query's worker process stopped: {exc}"[:300]) from None
     if "error" in reply:
-        _raise_query_error(ctx, reply, [e.key for e in entries])
+        _raise_query_error(ctx, reply, [e.key for e in entries], query)
     columns = _unique(reply["columns"])
     rows = reply["rows"]
     if not columns:
@@ -278,7 +281,7 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
     return Output(text, data, budget_footer(f"{len(rows):,} rows × {len(columns)} columns{more}", short), meta)
 
 
-def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str]) -> None:
+def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str], query: str = "") -> None:
     kind = reply["error"]
     message = _redact(ctx, str(reply.get("message") or "").split("\n")[0])[:400]
     live = [e.key for e in ctx.store.entries(ctx.pad.scope, "handle")]
@@ -298,6 +301,11 @@ def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str]
             "the query needed more memory than the sandbox allows; select fewer or shorter columns "
             "(left(col, 200)), aggregate, or add a LIMIT"
         )
+        rows_of = _array_relation_instead(ctx, named, query)
+        if rows_of:
+            relation, path = rows_of
+            message += f"; its rows are the relation {relation} (a row per record of {path}), no list to unnest"
+            sugg.insert(0, suggestion("sql", f"the columns of {path}'s records", query=f"DESCRIBE {relation}"))
     unreadable = reply.get("unreadable") or []
     if unreadable:
         message += f" ({', '.join(unreadable)}: DuckDB cannot read this handle; use the JSON and text tools on it)"
@@ -305,6 +313,20 @@ def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str]
     if kind == "sql_error" and "does not exist" in message:
         message += f" (relations: {', '.join(relations)}{' …' if len(every) > 20 else ''})"
     raise ToolError(kind, message, sugg, relations=relations, relations_total=len(every) + 1)
+
+
+def _array_relation_instead(ctx: ToolContext, named: list[str], query: str) -> tuple[str, str] | None:
+    """``(h.items, "$.items")`` when the query reads a document ``h`` whose array of records has a
+    relation the query does not use (unnest(items) holds the whole list in memory; h.items does not)."""
+    lowered = query.lower()
+    for handle in named:
+        entry = ctx.store.get_entry(ctx.pad.scope, "handle", handle)
+        arrays = (entry.meta.get("sql_arrays") or []) if entry is not None and entry.format == "json" else []
+        for name, keys in arrays:
+            relation = f"{handle}.{name}"
+            if relation.lower() not in lowered:
+                return relation, "$." + ".".join(str(k) for k in keys)
+    return None
 
 
 def _instead_of_sql(ctx: ToolContext, handle: str) -> list[dict[str, Any]]:

@@ -170,12 +170,134 @@ def _tables_path(rel: dict[str, Any]) -> Path:
     return Path(rel["body_path"]).parent / TABLES_FILE
 
 
+def _copy_range(src: str, start: int, end: int, dst: Path, head: bytes = b"", tail: bytes = b"") -> None:
+    """``head + src[start:end] + tail`` into a new file ``dst`` (the kernel copies the range)."""
+    import os
+
+    with open(src, "rb") as fin, open(dst, "wb") as fout:
+        fout.write(head)
+        fout.flush()
+        offset = start
+        while offset < end:
+            n = os.copy_file_range(fin.fileno(), fout.fileno(), end - offset, offset)
+            if n <= 0:
+                raise OSError(f"copy_file_range stopped at {offset} of {end}")
+            offset += n
+        fout.seek(0, os.SEEK_END)
+        fout.write(tail)
+
+
+def _streamed_tables(build: Any, rel: dict[str, Any], scratch: Path) -> None:
+    """The tables of a streamed JSON spill (one big array inside an object) without handing
+    DuckDB the whole document, which its reader holds as one value (a 200 MB PodList did not fit
+    the 1 GB it is given). The array's bytes, copied out of the raw file, are read as records
+    (DuckDB streams a top-level array an item at a time); the rest of the document, with ``[]``
+    in the array's place, is the one-row ``skeleton``; ``doc`` is a view that puts the array back
+    as a list column in its place, so ``h`` has the same columns, types and rows as a document
+    read whole (tested), and a query that does not name the column never builds the list.
+    Raises ``duckdb.Error`` (or ``OSError``, ``ValueError``) when it cannot: items that are not
+    all objects, say; the caller then builds from the whole document."""
+    import os
+
+    import duckdb
+
+    spec = rel["streamed"]
+    keys = [str(k) for k in spec["path"]]
+    start, end = int(spec["start"]), int(spec["end"])
+    raw = rel["raw_path"]
+    named = {tuple(k): name for name, k in rel.get("arrays") or []}
+    table = named.get(tuple(keys), "streamed_array")
+    array_file, skeleton_file = scratch.with_suffix(".array.json"), scratch.with_suffix(".skeleton.json")
+    try:
+        _copy_range(raw, start, end, array_file)
+        size = os.path.getsize(raw)
+        _copy_range(raw, 0, start, skeleton_file, tail=b"[]")
+        with open(raw, "rb") as fin, open(skeleton_file, "ab") as fout:
+            fin.seek(end)
+            while chunk := fin.read(1 << 20):
+                fout.write(chunk)
+        longest = _max_object(int(spec["longest_segment"]))
+        build.execute(
+            f"CREATE TABLE {quote_ident(table)} AS SELECT * FROM read_json({quote_literal(str(array_file))}, "
+            f"format='array', records='true', sample_size=-1, maximum_object_size={longest})"
+        )
+        build.execute(
+            f"CREATE TABLE skeleton AS SELECT * FROM read_json({quote_literal(str(skeleton_file))}, "
+            f"format='auto', records='true', sample_size=-1, maximum_object_size={_max_object(size - (end - start))})"
+        )
+    finally:
+        for leftover in (array_file, skeleton_file):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+    # items in the order they were read (a parallel list() may interleave its inputs)
+    items = f"(SELECT list(x ORDER BY rowid) FROM {quote_ident(table)} x)"
+    if len(keys) == 1:
+        column = items
+    else:  # $.data.results: rebuild the struct ``data`` with ``results`` in its place
+        described = build.execute(f"DESCRIBE SELECT unnest({quote_ident(keys[0])}) FROM skeleton").fetchall()
+        fields = [r[0] for r in described]
+        if keys[1] not in fields:
+            raise ValueError(f"{keys[1]!r} is not a field of {keys[0]!r}")
+        parts = (
+            f"{quote_ident(f)} := " + (items if f == keys[1] else f"skeleton.{quote_ident(keys[0])}.{quote_ident(f)}")
+            for f in fields
+        )
+        column = f"struct_pack({', '.join(parts)})"
+    build.execute(f"CREATE VIEW doc AS SELECT * REPLACE ({column} AS {quote_ident(keys[0])}) FROM skeleton")
+    for name, k in rel.get("arrays") or []:
+        if name == table:
+            continue
+        path = ".".join(quote_ident(x) for x in k)
+        with contextlib.suppress(duckdb.Error):  # mixed items DuckDB typed otherwise: no table for this one
+            build.execute(
+                f"CREATE TABLE {quote_ident(name)} AS SELECT u.* FROM (SELECT unnest({path}) AS u FROM skeleton)"
+            )
+
+
+def _build_connection(path: Path) -> Any:
+    import duckdb
+
+    return duckdb.connect(
+        str(path),
+        config={
+            "autoinstall_known_extensions": "false",
+            "autoload_known_extensions": "false",
+            "memory_limit": "1GB",
+            "threads": "2",
+        },
+    )
+
+
+def _whole_tables(build: Any, rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str]) -> None:
+    """``doc`` from the whole document (or JSONL), then a table per array of records from it."""
+    import duckdb
+
+    _, select = _view(build, rel, inferred, fresh)
+    build.execute(f"CREATE TABLE doc AS {select}")
+    for name, keys in rel.get("arrays") or []:
+        column = ".".join(quote_ident(k) for k in keys)
+        try:
+            build.execute(
+                f"CREATE TABLE {quote_ident(name)} AS SELECT u.* FROM (SELECT unnest({column}) AS u FROM doc)"
+            )
+        except duckdb.Error:  # mixed items DuckDB typed otherwise: no table for this one
+            continue
+
+
+def _remove_database(path: Path) -> None:
+    for leftover in (path, Path(f"{path}.wal")):
+        with contextlib.suppress(OSError):
+            leftover.unlink()
+
+
 def _materialise(rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str]) -> Path | None:
     """Load a JSON/JSONL body into DuckDB's own storage once: ``doc`` (the document's rows) and a
     table per array of records (documents inside strings stay views), in a file beside the body
     (written whole, then renamed; bodies never change, so it never goes stale). Queries then
-    scan columns instead of parsing the JSON text again. ``None`` when DuckDB cannot (the views
-    over ``read_json`` still answer)."""
+    scan columns instead of parsing the JSON text again. A streamed spill's tables are built
+    from its array's bytes and the rest of the document (``_streamed_tables``); when DuckDB
+    cannot, from the whole document. ``None`` when DuckDB cannot at all (the views over
+    ``read_json`` still answer)."""
     import os
     import uuid
 
@@ -189,26 +311,20 @@ def _materialise(rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str]
         return None
     tmp = target.with_name(f".{TABLES_FILE}.{uuid.uuid4().hex}")
     try:
-        build = duckdb.connect(
-            str(tmp),
-            config={
-                "autoinstall_known_extensions": "false",
-                "autoload_known_extensions": "false",
-                "memory_limit": "1GB",
-                "threads": "2",
-            },
-        )
+        build = _build_connection(tmp)
         try:
-            _, select = _view(build, rel, inferred, fresh)
-            build.execute(f"CREATE TABLE doc AS {select}")
-            for name, keys in rel.get("arrays") or []:
-                column = ".".join(quote_ident(k) for k in keys)
+            whole = True
+            if rel.get("streamed"):
                 try:
-                    build.execute(
-                        f"CREATE TABLE {quote_ident(name)} AS SELECT u.* FROM (SELECT unnest({column}) AS u FROM doc)"
-                    )
-                except duckdb.Error:  # mixed items DuckDB typed otherwise: no table for this one
-                    continue
+                    _streamed_tables(build, rel, tmp)
+                    whole = False
+                    fresh.append(rel["name"])
+                except (duckdb.Error, OSError, ValueError):  # start again from the whole document
+                    build.close()
+                    _remove_database(tmp)
+                    build = _build_connection(tmp)
+            if whole:
+                _whole_tables(build, rel, inferred, fresh)
             build.execute("CHECKPOINT")
         finally:
             build.close()
@@ -220,9 +336,7 @@ def _materialise(rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str]
         # often passing (memory other connections held): tried again after 30 s, 1 min, 2 min … 1 h
         backoff = min(TABLES_RETRY_MAX_S, TABLES_RETRY_S * 2**failures)
         inferred[f"tables_failed:{rel['body_id']}"] = (failures + 1, _clock() + backoff)
-        for leftover in (tmp, Path(f"{tmp}.wal")):
-            with contextlib.suppress(OSError):
-                leftover.unlink()
+        _remove_database(tmp)
         return None
 
 

@@ -298,8 +298,9 @@ def test_a_failed_table_build_is_retried_later_not_never(tmp_path: Path, monkeyp
 
 
 def test_a_handle_duckdb_cannot_read_is_answered_with_the_tools_that_can(pad: Scratchpad) -> None:
-    # DuckDB cannot read a document nested 100,000 deep (nor, in the sandbox's memory, one JSON
-    # document of ~200 MB): the error says so and its suggestions are the JSON tools, which run
+    # DuckDB cannot read a document nested 100,000 deep (nor, in the sandbox's memory, a ~200 MB
+    # JSON document that is not one big array): the error says so and its suggestions are the JSON
+    # tools, which run
     deep = pad.spill('{"deep": ' + '{"a":' * 100_000 + "1" + "}" * 100_000 + "}", tool="deep").handle
     res = pad.call_tool("sql", {"query": f"SELECT * FROM {deep}"})
     assert not res.ok and "DuckDB cannot read this handle" in res.error["message"]
@@ -318,3 +319,24 @@ def test_a_handle_duckdb_cannot_read_is_answered_with_the_tools_that_can(pad: Sc
     first = caught.value.suggestions[0]
     assert (first["tool"], first["arguments"]) == ("item_schema", {"handle": pods, "path": "$.items"})
     assert pad.call_tool(first["tool"], first["arguments"]).ok
+
+
+def test_a_document_too_large_to_unnest_points_at_its_array_relation(pad: Scratchpad) -> None:
+    # unnest(items) over a ~250 MB PodList builds the whole list in the sandbox's memory; h.items
+    # has the same rows without it. The out-of-memory error says so, and its first suggestion runs
+    from jupyter_scratchpad.explore import _sql
+    from jupyter_scratchpad.explore._base import ToolContext, ToolError
+
+    pods = pad.spill({"kind": "PodList", "items": [{"name": f"p{i}", "n": i} for i in range(50)]}, tool="k").handle
+    oom = {"error": "sql_out_of_memory", "message": "Out of Memory Error: could not allocate block"}
+    ctx = ToolContext(pad, "sql", 10_000)
+    with pytest.raises(ToolError) as caught:
+        _sql._raise_query_error(ctx, oom, [pods], f"SELECT i.name FROM (SELECT unnest(items) AS i FROM {pods})")
+    assert f"its rows are the relation {pods}.items (a row per record of $.items)" in caught.value.message
+    first = caught.value.suggestions[0]
+    assert first["arguments"] == {"query": f"DESCRIBE {pods}.items"}
+    assert pad.call_tool(first["tool"], first["arguments"]).ok
+    with pytest.raises(ToolError) as caught:  # the query used the relation already: nothing to point at
+        _sql._raise_query_error(ctx, oom, [pods], f"SELECT * FROM {pods}.items ORDER BY name")
+    assert "its rows are" not in caught.value.message
+    assert {"query": f"DESCRIBE {pods}.items"} not in [s["arguments"] for s in caught.value.suggestions]
