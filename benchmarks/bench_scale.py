@@ -262,7 +262,13 @@ def _child_duckdb(task: dict[str, Any]) -> dict[str, Any]:
 
 def main(argv: list[str]) -> int:
     task = json.loads(argv[1])
-    ops = {"spill": _child_spill, "write": _child_write, "slice": _child_slice, "sql": _child_sql, "duckdb": _child_duckdb}
+    ops = {
+        "spill": _child_spill,
+        "write": _child_write,
+        "slice": _child_slice,
+        "sql": _child_sql,
+        "duckdb": _child_duckdb,
+    }
     if task.get("op") not in ops:
         print(f"unknown op {task.get('op')!r}; expected one of {sorted(ops)}", file=sys.stderr)
         return 2
