@@ -44,6 +44,7 @@ from benchmarks._data import iter_log, pod_list, put_log
 from benchmarks._harness import REPO_ROOT, check, median, result, run_child
 
 RUN_ID, AGENT_ID = "bench-scale", "bench"
+TOOL_TIMEOUT_S = 10.0  # the default call time of a pad
 WINDOW = 50  # lines per read
 MB = 1e6
 
@@ -220,19 +221,32 @@ def _child_sql(task: dict[str, Any]) -> dict[str, Any]:
 
     store = ScratchStore(task["store"], sweep_interval_s=None)
     try:
-        pad = store.scratchpad(run_id=RUN_ID, agent_id=AGENT_ID, model="gpt-4o", context_window=1 << 40)
+        pad = store.scratchpad(
+            run_id=RUN_ID, agent_id=AGENT_ID, model="gpt-4o", context_window=1 << 40, tool_timeout_s=TOOL_TIMEOUT_S
+        )
         query = {"query": PHASES_OURS.format(h=task["handle"])}
-        seconds, rows = [], []
-        for _ in range(1 + task["repeats"]):
-            start = time.perf_counter()
+        # the first answer: the tables are loaded first; a load longer than a call answers
+        # sql_loading and goes on, and the caller asks again (as a model is told to)
+        loading_calls = 0
+        start = time.perf_counter()
+        while True:
             res = pad.call_tool("sql", query)
-            seconds.append(time.perf_counter() - start)
+            if res.ok or (res.error or {}).get("error") != "sql_loading" or time.perf_counter() - start > 600:
+                break
+            loading_calls += 1
+            time.sleep(1.0)
+        first_s = time.perf_counter() - start
+        seconds, rows = [], []
+        for _ in range(task["repeats"]):
             if not res.ok:
                 raise SystemExit(f"sql failed: {res.error}")
             rows = [[r["phase"], r["n"]] for r in res.data]
+            start = time.perf_counter()
+            res = pad.call_tool("sql", query)
+            seconds.append(time.perf_counter() - start)
     finally:
         store.close()
-    return {"first_s": seconds[0], "seconds": seconds[1:], "rows": rows}
+    return {"first_s": first_s, "loading_calls": loading_calls, "seconds": seconds, "rows": rows}
 
 
 def _child_duckdb(task: dict[str, Any]) -> dict[str, Any]:
@@ -523,9 +537,16 @@ def _sql_row(store: Path, spill: dict[str, Any], size: int, repeats: int) -> dic
         f"the {_fmt(size)} k8s PodList spilled above: pods per status.phase",
         notes=(
             f"Ours: `sql` `{PHASES_OURS.format(h='h')}` in a fresh process that opens the store, the sandbox's "
-            f"limits (1 GB of DuckDB memory); its first call loads the spill's tables "
-            f"({ours['first_s']:.1f} s, once per body: the array's bytes read as records, the rest of the document "
-            f"as one row, never the document whole), then the median of {len(ours['seconds'])} warm calls (whole "
+            f"limits (1 GB of DuckDB memory, {TOOL_TIMEOUT_S:.0f} s a call); its first answer came "
+            f"{ours['first_s']:.1f} s after the first call, which loads the spill's tables (once per body: the "
+            "array's bytes read as records, the rest of the document as one row, never the document whole"
+            + (
+                f"; {ours['loading_calls']} call(s) answered sql_loading while the load went on, each asked again "
+                "a second later"
+                if ours["loading_calls"]
+                else ""
+            )
+            + f"), then the median of {len(ours['seconds'])} warm calls (whole "
             "call_tool: worker job, sandbox, rows rendered and counted). Baseline: one query in a fresh process, "
             f"DuckDB's defaults (memory up to 80% of RAM) and maximum_object_size raised to the file's size (the "
             f"document is one object): `unnest(items)` of read_json, {base['seconds'][0]:.1f} s{added}; {in_1gb}. "

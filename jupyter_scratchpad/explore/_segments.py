@@ -42,6 +42,7 @@ __all__ = [
     "array_bytes",
     "find_lazy",
     "holds_lazy",
+    "lazy_keys",
     "streamed_node",
     "streamed_sample",
 ]
@@ -118,10 +119,19 @@ class SegmentedItems(LazyArray):
     """The items of a streamed array, parsed a segment at a time as they are read."""
 
     def __init__(
-        self, ctx: ToolContext, entry: Entry, segments: list[tuple[int, int]], counts: list[int], lines: int = 0
+        self,
+        ctx: ToolContext,
+        entry: Entry,
+        segments: list[tuple[int, int]],
+        counts: list[int],
+        lines: int = 0,
+        body_start: int | None = None,
+        path_keys: list[str] | None = None,
     ) -> None:
         self._ctx, self._entry, self._segments = ctx, entry, segments
+        self.path_keys = path_keys or []  # the keys from the root down to the array
         self.lines = lines  # the lines the array takes in the body (0: not known)
+        self.body_start = body_start  # the body's byte offset of its "[" (None: not known)
         self.body_id = entry.body_id
         self._starts = [0, *accumulate(counts)][:-1]
         self._total = sum(counts)
@@ -246,6 +256,20 @@ def find_lazy(node: Any) -> tuple[SegmentedItems, int] | None:
     return None if place is None else (place[0], place[1])
 
 
+def lazy_keys(node: Any) -> tuple[SegmentedItems, list[str]] | None:
+    """The streamed array in ``node`` and the keys from ``node`` down to it."""
+    place = _lazy_place(node)
+    if place is None:
+        return None
+    items, below, holder, key = place
+    if below == 0 or key is None:
+        return items, []
+    if below == 1:
+        return items, [key]
+    outer = next(k for k, v in node.items() if v is holder)
+    return items, [outer, key]
+
+
 def holds_lazy(node: Any) -> bool:
     """Whether ``node`` is, or holds, a streamed array not yet read."""
     return _lazy_place(node) is not None
@@ -269,7 +293,9 @@ def streamed_node(ctx: ToolContext, entry: Entry, path: str, whole_array: bool =
         steps = parse_path(path)
     except PathError:
         return MISSING
-    items = SegmentedItems(ctx, entry, segments, counts, skeleton[2] if skeleton else 0)
+    items = SegmentedItems(
+        ctx, entry, segments, counts, skeleton[2] if skeleton else 0, skeleton[0] if skeleton else None, keys
+    )
     n = len(keys)
     along = all(str(step.value) == key for step, key in zip(steps, keys, strict=False))
     doc = _document(ctx, entry, index, items)

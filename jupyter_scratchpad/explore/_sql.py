@@ -22,7 +22,7 @@ from typing import Any
 
 from .._bounded import redact_paths
 from ..store import Entry
-from ._base import Output, ToolContext, ToolError, ToolTimeout, suggestion
+from ._base import Output, ToolContext, ToolError, ToolTimeout, fmt_bytes, suggestion
 from ._segments import array_bytes
 from ._sqlviews import build_views
 from ._sqlworker import CELL_CHARS, SqlTimeout, SqlWorkerError, run_job
@@ -32,6 +32,7 @@ __all__ = ["SQL_MAX_ROWS", "check_read_only", "relation_names", "sql"]
 
 SQL_MAX_ROWS = 200
 SQL_TIMEOUT_S = 30.0
+QUERY_RESERVE_S = 2.0  # of a call's time, kept for the query after its tables were loaded
 MAX_QUERY_CHARS = 20_000
 READ_ONLY_FORMS = "SELECT, WITH … SELECT, VALUES, FROM …, DESCRIBE, SUMMARIZE, SHOW, UNPIVOT, PIVOT … IN (…), EXPLAIN"
 _EXPLAIN = re.compile(r"^\s*explain(\s+analyze)?\b", re.IGNORECASE)
@@ -250,6 +251,9 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
         "max_rows": max_rows,
     }
     budget_s = min(SQL_TIMEOUT_S, max(0.5, ctx.time_left()))
+    # loading a large handle's tables may take longer than a call: the worker waits for it this
+    # long, leaving the query the rest, then answers sql_loading while the load goes on
+    job["build_wait_s"] = max(0.2, budget_s - QUERY_RESERVE_S)
     try:
         reply = run_job(job, budget_s)
     except SqlTimeout:
@@ -306,6 +310,18 @@ def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str]
             relation, path = rows_of
             message += f"; its rows are the relation {relation} (a row per record of {path}), no list to unnest"
             sugg.insert(0, suggestion("sql", f"the columns of {path}'s records", query=f"DESCRIBE {relation}"))
+    elif kind == "sql_loading":
+        loading = reply.get("loading") or []
+        parts = [
+            f"{x['name']} ({fmt_bytes(int(x['size_bytes']))}, started {float(x['elapsed_s']):.0f} s ago)"
+            for x in loading
+        ]
+        message = (
+            f"{', '.join(parts)}: being loaded into DuckDB tables, once per handle, and not done within this "
+            "call's time; the load goes on. Ask again in a few seconds: the same query then runs on the loaded "
+            "tables. Meanwhile the JSON tools answer without SQL"
+        )
+        sugg = [*(s for x in loading[:2] for s in _instead_of_sql(ctx, str(x["name"]))), *sugg]
     unreadable = reply.get("unreadable") or []
     if unreadable:
         message += f" ({', '.join(unreadable)}: DuckDB cannot read this handle; use the JSON and text tools on it)"

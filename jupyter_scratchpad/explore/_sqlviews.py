@@ -15,11 +15,13 @@ dicts (``relation_spec``).
 from __future__ import annotations
 
 import contextlib
+import os
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["build_views", "quote_ident", "quote_literal"]
+__all__ = ["TablesLoading", "build_views", "quote_ident", "quote_literal"]
 
 INFERRED_MAX = 512
 
@@ -172,8 +174,6 @@ def _tables_path(rel: dict[str, Any]) -> Path:
 
 def _copy_range(src: str, start: int, end: int, dst: Path, head: bytes = b"", tail: bytes = b"") -> None:
     """``head + src[start:end] + tail`` into a new file ``dst`` (the kernel copies the range)."""
-    import os
-
     with open(src, "rb") as fin, open(dst, "wb") as fout:
         fout.write(head)
         fout.flush()
@@ -197,8 +197,6 @@ def _streamed_tables(build: Any, rel: dict[str, Any], scratch: Path) -> None:
     read whole (tested), and a query that does not name the column never builds the list.
     Raises ``duckdb.Error`` (or ``OSError``, ``ValueError``) when it cannot: items that are not
     all objects, say; the caller then builds from the whole document."""
-    import os
-
     import duckdb
 
     spec = rel["streamed"]
@@ -290,26 +288,51 @@ def _remove_database(path: Path) -> None:
             leftover.unlink()
 
 
-def _materialise(rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str]) -> Path | None:
-    """Load a JSON/JSONL body into DuckDB's own storage once: ``doc`` (the document's rows) and a
-    table per array of records (documents inside strings stay views), in a file beside the body
-    (written whole, then renamed; bodies never change, so it never goes stale). Queries then
-    scan columns instead of parsing the JSON text again. A streamed spill's tables are built
-    from its array's bytes and the rest of the document (``_streamed_tables``); when DuckDB
-    cannot, from the whole document. ``None`` when DuckDB cannot at all (the views over
-    ``read_json`` still answer)."""
-    import os
+class TablesLoading(Exception):
+    """Handles whose tables are still being loaded when the job's time to wait ran out."""
+
+    def __init__(self, loading: list[dict[str, Any]]) -> None:
+        super().__init__(", ".join(str(x["name"]) for x in loading))
+        self.loading = loading  # [{"name", "size_bytes", "elapsed_s"}]
+
+
+_BUILDS: dict[str, tuple[threading.Thread, float]] = {}  # body id -> (its build, when it started)
+_BUILDS_LOCK = threading.Lock()
+
+
+def _tmp_name(target: Path) -> Path:
+    """A build's file: named by host and process, so that one a killed process left is known."""
+    import socket
     import uuid
 
+    return target.with_name(f".{TABLES_FILE}.{socket.gethostname()}.{os.getpid()}.{uuid.uuid4().hex}")
+
+
+def _remove_leftovers(target: Path) -> None:
+    """Build files of processes of this host that are gone (killed mid-build: a worker past its
+    time limit)."""
+    import socket
+
+    host = socket.gethostname()
+    for leftover in target.parent.glob(f".{TABLES_FILE}.{host}.*"):
+        try:
+            pid = int(leftover.name[len(f".{TABLES_FILE}.{host}.") :].split(".")[0])
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+        except (ValueError, OSError):
+            continue
+
+
+def _build_now(rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str]) -> Path | None:
+    """Build the tables file now (see ``_materialise``); None, with a back-off noted, if it fails."""
     import duckdb
 
     target = _tables_path(rel)
-    if target.exists():
-        return target
-    failures, retry_at = inferred.get(f"tables_failed:{rel['body_id']}", (0, 0.0))
-    if _clock() < retry_at:
-        return None
-    tmp = target.with_name(f".{TABLES_FILE}.{uuid.uuid4().hex}")
+    failures, _ = inferred.get(f"tables_failed:{rel['body_id']}", (0, 0.0))
+    _remove_leftovers(target)
+    tmp = _tmp_name(target)
     try:
         build = _build_connection(tmp)
         try:
@@ -340,6 +363,51 @@ def _materialise(rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str]
         return None
 
 
+def _materialise(
+    rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str], deadline: float | None = None
+) -> Path | None:
+    """Load a JSON/JSONL body into DuckDB's own storage once: ``doc`` (the document's rows) and a
+    table per array of records (documents inside strings stay views), in a file beside the body
+    (written whole, then renamed; bodies never change, so it never goes stale). Queries then
+    scan columns instead of parsing the JSON text again. A streamed spill's tables are built
+    from its array's bytes and the rest of the document (``_streamed_tables``); when DuckDB
+    cannot, from the whole document. ``None`` when DuckDB cannot at all (the views over
+    ``read_json`` still answer).
+
+    With a ``deadline`` (``_clock()`` time: the worker, whose job has a time limit) the build
+    runs on a thread of this process and is waited for until then; a build still running raises
+    ``TablesLoading`` and goes on, so the next query finds it done or further along (a 1 GiB
+    document takes longer than a call may: killing the worker at the limit threw the work away)."""
+    target = _tables_path(rel)
+    if target.exists():
+        return target
+    _failures, retry_at = inferred.get(f"tables_failed:{rel['body_id']}", (0, 0.0))
+    if _clock() < retry_at:
+        return None
+    if deadline is None:
+        return _build_now(rel, inferred, fresh)
+    key = str(rel["body_id"])
+    with _BUILDS_LOCK:
+        running = _BUILDS.get(key)
+        if running is None or not running[0].is_alive():
+            thread = threading.Thread(
+                target=_build_now, args=(rel, inferred, []), name="scratch-sql-tables", daemon=True
+            )
+            running = _BUILDS[key] = (thread, _clock())
+            thread.start()
+    running[0].join(max(0.0, deadline - _clock()))
+    if running[0].is_alive():
+        size = Path(rel["raw_path"]).stat().st_size
+        raise TablesLoading([{"name": rel["name"], "size_bytes": size, "elapsed_s": _clock() - running[1]}])
+    with _BUILDS_LOCK:
+        if _BUILDS.get(key) is running:
+            del _BUILDS[key]
+    if target.exists():
+        fresh.append(rel["name"])
+        return target
+    return None
+
+
 def _attach_tables(conn: Any, rel: dict[str, Any], path: Path, alias: str) -> None:
     """``h`` and ``h.items`` as views over the tables of an attached (read-only) tables file."""
     conn.execute(f"ATTACH {quote_literal(str(path))} AS {quote_ident(alias)} (READ_ONLY)")
@@ -359,12 +427,18 @@ def _attach_tables(conn: Any, rel: dict[str, Any], path: Path, alias: str) -> No
 
 
 def build_views(
-    conn: Any, relations: list[dict[str, Any]], notes: list[tuple[Any, ...]], inferred: dict[str, Any]
+    conn: Any,
+    relations: list[dict[str, Any]],
+    notes: list[tuple[Any, ...]],
+    inferred: dict[str, Any],
+    deadline: float | None = None,
 ) -> tuple[list[str], list[str]]:
     """Create the views and the notes table on ``conn``, then lock it down.
 
     Returns ``(failed, inferred_now)``: the handles whose view could not be made, and those whose
     columns were inferred by this call (not found in ``inferred``, the cache kept across calls).
+    Raises ``TablesLoading`` when a handle's tables were still being loaded at ``deadline``
+    (every other handle's were waited for, or started, first).
 
     A handle DuckDB cannot read (JSON nested deeper than its parser allows, say) fails alone:
     its view is left out and its name returned, so a query that names it gets DuckDB's "does not
@@ -375,9 +449,14 @@ def build_views(
     paths: list[str] = []
     failed: list[str] = []
     fresh: list[str] = []
+    loading: list[dict[str, Any]] = []
     for n, rel in enumerate(relations):
         if rel["format"] in ("json", "jsonl"):
-            tables = _materialise(rel, inferred, fresh)
+            try:
+                tables = _materialise(rel, inferred, fresh, deadline)
+            except TablesLoading as exc:
+                loading += exc.loading
+                continue
             if tables is not None:
                 try:
                     _attach_tables(conn, rel, tables, f"tables_{n}")
@@ -412,6 +491,8 @@ def build_views(
         _array_views(conn, rel)
         if rel["format"] == "json":
             _embedded_views(conn, rel, path)
+    if loading:
+        raise TablesLoading(loading)
     conn.execute("CREATE TABLE scratch_notes (key VARCHAR, value JSON, expires_at TIMESTAMPTZ)")
     if notes:
         conn.executemany("INSERT INTO scratch_notes VALUES (?, ?, ?)", notes)

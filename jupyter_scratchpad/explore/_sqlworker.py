@@ -235,14 +235,20 @@ def _execute(
     a job that names the same relations and notes); its value is the handles left unreadable."""
     import duckdb
 
-    from ._sqlviews import build_views
+    from ._sqlviews import TablesLoading, build_views
 
+    # a handle's tables are loaded on a thread of this process, waited for until this deadline
+    # (leaving the query the rest of the job's time); past it the job answers sql_loading
+    wait = job.get("build_wait_s")
+    deadline = None if wait is None else time.monotonic() + float(wait)
     if conn is None:
         conn = _connect()
     try:
         if prepared is None:
             try:
-                failed, fresh = build_views(conn, job["relations"], job["notes"], inferred)
+                failed, fresh = build_views(conn, job["relations"], job["notes"], inferred, deadline)
+            except TablesLoading as exc:
+                return {"error": "sql_loading", "message": f"still loading {exc}", "loading": exc.loading}
             except duckdb.Error as exc:
                 return {"error": "sql_error", "message": f"could not prepare the relations: {exc}".split("\n")[0]}
         else:

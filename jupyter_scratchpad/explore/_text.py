@@ -216,10 +216,82 @@ class StringLines:
         return self.lines[start - 1 : end]
 
 
+class NotExact(Exception):
+    """The body's lines of a node are not the node's own (the body cut them at its depth limit)."""
+
+
+class NodeLines:
+    """The lines of a node that holds a streamed array (``grep`` with a ``path``), as the node
+    pretty-printed alone would have them, read from the body a chunk at a time: the node's own
+    lines around the array (``head``, ending with its ``[``; ``tail``, from its ``]``), and the
+    item lines between from the body, ``dedent`` spaces less indented (the body indents them to
+    their depth in the whole document). The whole document is never parsed.
+
+    The body cuts containers at ``PRETTY_MAX_DEPTH`` from the root, the node's own rendering at
+    that depth from the node: a chunk with a line that deep raises ``NotExact`` (the caller then
+    renders the node whole, as before)."""
+
+    CHUNK = 4 << 20
+
+    def __init__(self, reader: BodyReader, head: list[str], first: int, last: int, dedent: int, tail: list[str]):
+        self.reader, self.head, self.tail = reader, head, tail
+        self.first, self.last = first, last  # the body's lines of the items
+        self.dedent = dedent
+        self.line_count = len(head) + (last - first + 1) + len(tail)
+        self.body_bytes = 1  # (never empty: it has at least its brackets)
+
+    def read_lines(self, start: int, end: int) -> list[str]:
+        start, end = max(1, start), min(end, self.line_count)
+        out: list[str] = []
+        n_head, n_items = len(self.head), self.last - self.first + 1
+        out += self.head[start - 1 : min(end, n_head)]
+        lo, hi = max(start, n_head + 1), min(end, n_head + n_items)
+        if lo <= hi:
+            body = self.reader.read_lines(self.first + lo - n_head - 1, self.first + hi - n_head - 1)
+            out += [line[self.dedent :] for line in body]
+        out += self.tail[max(0, start - n_head - n_items - 1) : max(0, end - n_head - n_items)]
+        return out
+
+    def pieces(self, check_time: Callable[[], None]) -> Any:
+        """``(bytes, first line)`` pieces that end at line ends: the head, the items a chunk at a
+        time, the tail."""
+        from ..store._jsontext import PRETTY_MAX_DEPTH
+
+        yield "\n".join(self.head).encode("utf-8", "surrogatepass") + b"\n", 1
+        line = len(self.head) + 1
+        margin, too_deep = b"\n" + b" " * self.dedent, b"\n" + b" " * (2 * PRETTY_MAX_DEPTH)
+        pos, end = self.reader.line_offset(self.first), self.reader.line_offset(self.last + 1)
+        carry = b""
+        while pos < end:
+            check_time()
+            chunk = carry + self.reader.read_body(pos, min(end, pos + self.CHUNK))
+            pos = min(end, pos + self.CHUNK)
+            cut = len(chunk) if pos >= end else chunk.rfind(b"\n") + 1
+            if cut <= 0:  # one line longer than a chunk: read on
+                carry = chunk
+                continue
+            chunk, carry = b"\n" + chunk[:cut], chunk[cut:]
+            if too_deep in chunk:
+                raise NotExact
+            yield chunk.replace(margin, b"\n")[1:], line
+            line += chunk.count(b"\n") - 1
+        yield "\n".join(self.tail).encode("utf-8", "surrogatepass"), line
+
+
 def _buffer(reader: BodyReader | StringLines) -> Any:
     if isinstance(reader, StringLines):
         return contextlib.nullcontext(reader.data)
     return _mapped(reader)
+
+
+def _pieces(reader: BodyReader | StringLines | NodeLines, check_time: Callable[[], None]) -> Any:
+    """``(buffer, first line, line_at or None)``: what ``_scan`` searches, a piece at a time."""
+    if isinstance(reader, NodeLines):
+        for data, first in reader.pieces(check_time):
+            yield data, first, None
+        return
+    with _buffer(reader) as mm:
+        yield mm, 1, reader.line_at
 
 
 @contextlib.contextmanager
@@ -229,17 +301,23 @@ def _mapped(reader: BodyReader) -> Any:
 
 
 def _scan(
-    reader: BodyReader | StringLines, rx: Any, max_matches: int, check_time: Callable[[], None] = lambda: None
+    reader: BodyReader | StringLines | NodeLines,
+    rx: Any,
+    max_matches: int,
+    check_time: Callable[[], None] = lambda: None,
 ) -> tuple[list[tuple[int, int]], int, bool]:
-    """``([(line_no, column_of_match)...], matching_lines_counted, count_is_complete)``."""
+    """``([(line_no, column_of_match)...], matching_lines_counted, count_is_complete)``.
+
+    Searched a piece at a time (one piece but for ``NodeLines``); a match never spans lines, and
+    pieces end at line ends."""
     if reader.body_bytes == 0:
         return [], 0, True
     hits: list[tuple[int, int]] = []
     counted = 0
-    with _buffer(reader) as mm:
+    for mm, first_line, line_at in _pieces(reader, check_time):
         pos = 0
-        line_no = 1
-        counted_to = 0  # newlines before this offset are in line_no - 1
+        line_no = first_line
+        counted_to = 0  # newlines before this offset are in line_no - first_line
         size = len(mm)
         while pos < size:
             if counted & 255 == 0:
@@ -256,15 +334,15 @@ def _scan(
                 line_end = size
             counted += 1
             if len(hits) < max_matches:
-                if line_start - counted_to > 4 * BYTE_STEP:  # far: start from the line index
-                    line_no = reader.line_at(line_start)
+                if line_at is not None and line_start - counted_to > 4 * BYTE_STEP:  # far: the line index
+                    line_no = line_at(line_start)
                 else:
                     line_no += mm[counted_to:line_start].count(b"\n")
                 counted_to = line_start
                 column = len(mm[line_start:start].decode("utf-8", errors="replace"))
                 hits.append((line_no, column))
-            elif counted >= MAX_COUNTED_MATCHES:
-                return hits, counted, line_end >= size
+            elif counted >= MAX_COUNTED_MATCHES:  # (a later piece may hold more: not complete)
+                return hits, counted, line_at is not None and line_end >= size
             pos = line_end + 1
     return hits, counted, True
 
@@ -294,15 +372,20 @@ def grep(
     if max_matches > 1000:
         raise ToolError("invalid_argument", "'max_matches' must be at most 1000", argument="max_matches")
     rx, fallback = _compile(pattern, bool(ignore_case))
-    reader: BodyReader | StringLines
     where = ""
+    reader: BodyReader | StringLines | NodeLines
     if path is not None and str(path).strip() not in ("", "$"):
         reader, where = _part_at(ctx, entry, path)
         total = reader.line_count
     else:
         reader = ctx.reader(entry)
         total = entry.line_count or 0
-    hits, counted, complete = _scan(reader, rx, max_matches, ctx.check_time)
+    try:
+        hits, counted, complete = _scan(reader, rx, max_matches, ctx.check_time)
+    except NotExact:  # a streamed node nested past the body's depth limit: rendered whole
+        reader, where = _part_at(ctx, entry, str(path), from_body=False)
+        total = reader.line_count
+        hits, counted, complete = _scan(reader, rx, max_matches, ctx.check_time)
     if not hits:
         text = f"No matches for {pattern!r} in {total:,} lines of {entry.key}{where}."
         if fallback:
@@ -372,12 +455,16 @@ def grep(
     return Output(text, data, budget_footer(summary, short))
 
 
-def _part_at(ctx: ToolContext, entry: Entry, path: str) -> tuple[StringLines, str]:
+def _part_at(
+    ctx: ToolContext, entry: Entry, path: str, from_body: bool = True
+) -> tuple[StringLines | NodeLines, str]:
     """The lines of the value at ``path`` of a JSON handle: a string's own lines (a document in a
-    string that holds JSON: that document pretty-printed), else the value pretty-printed."""
+    string that holds JSON: that document pretty-printed), else the value pretty-printed. A node
+    that holds a streamed array: its lines read from the body (``NodeLines``) when ``from_body``."""
     from ..store._jsontext import dumps_pretty
     from ._embedded import embedded_json
-    from ._json import _canonical, _node_at, _show
+    from ._json import _canonical, _node_at, _resolve_or_error, _show
+    from ._segments import holds_lazy
 
     if entry.format not in ("json", "jsonl"):
         raise ToolError(
@@ -386,14 +473,55 @@ def _part_at(ctx: ToolContext, entry: Entry, path: str) -> tuple[StringLines, st
             [suggestion("grep", "search every line", handle=entry.key, pattern="…")],
             argument="path",
         )
-    node = _node_at(ctx, entry, path)
+    node = _node_at(ctx, entry, path, lazy=True)
     shown = _show(_canonical(path))
+    if holds_lazy(node):
+        lines = _node_lines(ctx, entry, node) if from_body else None
+        if lines is not None:
+            return lines, f" of {shown}, pretty-printed"
+        node = _resolve_or_error(entry, ctx.json_value(entry), path)
     if isinstance(node, str):
         doc = embedded_json(node)
         if doc is None:
             return StringLines(node), f" of the string at {shown}"
         node = doc
     return StringLines(dumps_pretty(node).decode("utf-8", "surrogatepass")), f" of {shown}, pretty-printed"
+
+
+def _node_lines(ctx: ToolContext, entry: Entry, node: Any) -> NodeLines | None:
+    """``node`` (which holds a streamed array) as ``NodeLines``; None when the body cannot say
+    where the array's lines are (a spill without a skeleton)."""
+    from ..store._jsonstream import STREAMED_ARRAY
+    from ..store._jsontext import dumps_pretty
+    from ._segments import lazy_keys
+
+    found = lazy_keys(node)
+    if found is None:
+        return None
+    items, keys = found
+    if not items.lines or items.body_start is None:
+        return None
+    marker = dumps_pretty(STREAMED_ARRAY).decode().rstrip("\n")
+
+    def marked(value: Any, rest: list[str]) -> Any:
+        return STREAMED_ARRAY if not rest else {**value, rest[0]: marked(value[rest[0]], rest[1:])}
+
+    lines = dumps_pretty(marked(node, keys)).decode("utf-8", "surrogatepass").split("\n")[:-1]
+    at = next((i for i, line in enumerate(lines) if marker in line), None)
+    if at is None:
+        return None
+    before, _, after = lines[at].partition(marker)
+    reader = ctx.reader(entry)
+    opening = reader.line_at(items.body_start)  # the body's line of the array's "["
+    closing = opening + items.lines - 1
+    edges = reader.read_lines(opening, opening) + reader.read_lines(closing, closing)
+    if len(edges) != 2 or not edges[0].endswith("[") or not edges[1].lstrip().startswith("]"):
+        return None
+    depth = len(items.path_keys) - len(keys)  # the node's depth in the document
+    return NodeLines(
+        reader, [*lines[:at], before + "["], opening + 1, closing - 1, 2 * depth,
+        [" " * (2 * len(keys)) + "]" + after, *lines[at + 1 :]],
+    )  # fmt: skip
 
 
 def grep_suggestions(args: dict[str, Any], estimated: int, limit: int) -> list[dict[str, Any]]:

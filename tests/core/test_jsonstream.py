@@ -458,3 +458,47 @@ def test_sql_over_a_streamed_spill_has_the_whole_documents_relations(
         assert len(relations) >= 2 and all(
             not streamed.call_tool("sql", {"query": f"SELECT count(*) FROM {r}"}).error for r in relations
         )
+
+
+@pytest.mark.parametrize("chunk", [64, 1 << 20])
+@pytest.mark.parametrize("name", list(_documents()))
+def test_grep_in_a_node_that_holds_the_streamed_array_reads_the_body(
+    name: str, chunk: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_segments: None
+) -> None:
+    # grep with a path that holds the array ($.items, $.data) searches the node's own lines (as the
+    # node pretty-printed alone has them: less indented than in the body) read from the body a
+    # chunk at a time, never the whole document parsed; the same text and data as the whole spill
+    # (64-byte chunks: lines cut across chunks, lines longer than a chunk)
+    from jupyter_scratchpad.explore import _text
+    from jupyter_scratchpad.explore._paths import Step, format_path
+    from jupyter_scratchpad.explore._segments import SEGMENTS_FILE
+
+    monkeypatch.setattr(_text.NodeLines, "CHUNK", chunk)
+    raw = _documents()[name]
+    whole, streamed = _two_pads(tmp_path, max_extraction_tokens=1_000_000, context_window=1 << 30)
+    h = _spill(whole, raw, monkeypatch, stream=False).handle
+    _spill(streamed, raw, monkeypatch, stream=True)
+    record = orjson.loads((streamed.store.reader(streamed.entry(h)).directory / SEGMENTS_FILE).read_bytes())
+    keys = [str(k) for k in record["path"]]
+    holders = [format_path([Step(k, True) for k in keys[:n]]) for n in range(1, len(keys) + 1)]
+    patterns: list[dict[str, Any]] = [
+        {"pattern": "api-1"},
+        {"pattern": '^\\s+"name"', "context": 0},
+        {"pattern": "^  [{\\[]", "context": 1},  # anchored on the node's own indentation
+        {"pattern": "^[\\[\\]{}]", "context": 2},  # the node's first and last lines
+        {"pattern": "^  \\S", "max_matches": 5},  # exactly one level in: the node's items
+        {"pattern": "RUNNING|prod", "ignore_case": True, "max_matches": 7},
+        {"pattern": "\\\\\\\\", "context": 0},  # backslashes, escaped in the body
+        {"pattern": "no such text anywhere"},
+    ]
+    parsed = _whole_parses(monkeypatch)
+    for path in holders:
+        for args in patterns:
+            call = {"handle": h, "path": path, **args}
+            parsed.clear()
+            VALUE_CACHE.clear()
+            rb = streamed.call_tool("grep", call)
+            # nested past the body's depth limit: its lines are not the node's, rendered whole as before
+            assert (parsed != []) == (name == "deep items"), (path, args, parsed)
+            ra = whole.call_tool("grep", call)
+            assert (ra.ok, ra.text, ra.data) == (rb.ok, rb.text, rb.data), (path, args)

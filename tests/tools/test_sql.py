@@ -340,3 +340,67 @@ def test_a_document_too_large_to_unnest_points_at_its_array_relation(pad: Scratc
         _sql._raise_query_error(ctx, oom, [pods], f"SELECT * FROM {pods}.items ORDER BY name")
     assert "its rows are" not in caught.value.message
     assert {"query": f"DESCRIBE {pods}.items"} not in [s["arguments"] for s in caught.value.suggestions]
+
+
+def test_a_load_longer_than_the_call_goes_on_and_the_next_call_finds_it(tmp_path: Path) -> None:
+    # the first query of a large handle loads its tables, which may take longer than a call's time
+    # (a 1 GiB document: ~15 s, the default limit is 10 s). The worker waits for the load until
+    # the call's time less a reserve for the query, then answers sql_loading (suggestions that
+    # run) while the load goes on in the worker; a later call finds the tables and answers
+    from jupyter_scratchpad.explore._sqlviews import TABLES_FILE
+
+    store = ScratchStore(tmp_path / "s", sweep_interval_s=None)
+    try:
+        # 1.5 s calls: the worker waits 0.2 s for the load (the call's time less the 2 s reserve)
+        pad = store.scratchpad(run_id="r", agent_id="a", tool_timeout_s=1.5, context_window=1 << 30)
+        items = [{"name": f"p{i}", "phase": ["Running", "Pending"][i % 2], "pad": "x" * 200} for i in range(60_000)]
+        h = pad.spill({"kind": "PodList", "items": items}, tool="k").handle  # ~16 MB
+        assert pad.wait_for_counts(60)
+        query = {"query": f"SELECT phase, count(*) AS n FROM {h}.items GROUP BY 1 ORDER BY 1"}
+        first = pad.call_tool("sql", query)
+        assert not first.ok and first.error["error"] == "sql_loading", first.text
+        assert f"{h} (" in first.error["message"] and "Ask again in a few seconds" in first.error["message"]
+        assert first.error["suggestions"] and all(pad.call_tool(s["tool"], s["arguments"]).ok
+                                                  for s in first.error["suggestions"])  # fmt: skip
+        assert first.tokens < 400  # short, and charged like any error
+        answered = None
+        for _ in range(120):
+            res = pad.call_tool("sql", query)
+            if res.ok:
+                answered = res
+                break
+            assert res.error["error"] == "sql_loading", res.text
+        assert answered is not None
+        assert answered.data == [{"phase": "Pending", "n": 30_000}, {"phase": "Running", "n": 30_000}]
+        directory = store.reader(pad.entry(h)).directory
+        assert (directory / TABLES_FILE).exists()
+        assert not [p for p in directory.iterdir() if p.name.startswith(f".{TABLES_FILE}")]  # no build files left
+    finally:
+        store.close()
+
+
+def test_build_files_of_a_killed_process_are_removed_by_the_next_build(tmp_path: Path) -> None:
+    # a worker killed at a call's time limit mid-build leaves its build file; the next build of
+    # that body removes build files of this host's processes that are gone, not of live ones
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    from jupyter_scratchpad.explore import _sqlviews
+
+    body = tmp_path / "body"
+    body.write_text(json.dumps({"items": [{"a": i} for i in range(50)]}))
+    rel = {
+        "name": "h", "format": "json", "body_id": "b2", "body_path": str(body), "raw_path": str(body),
+        "body_bytes": body.stat().st_size, "arrays": [["items", ["items"]]],
+    }  # fmt: skip
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    prefix = f".{_sqlviews.TABLES_FILE}.{socket.gethostname()}"
+    dead = tmp_path / f"{prefix}.{int(gone.stdout)}.0123abcd"
+    dead_wal = tmp_path / f"{prefix}.{int(gone.stdout)}.0123abcd.wal"
+    alive = tmp_path / f"{prefix}.{os.getpid()}.4567ef01"
+    for p in (dead, dead_wal, alive):
+        p.write_bytes(b"half a build")
+    assert _sqlviews._materialise(rel, {}, []) is not None
+    assert not dead.exists() and not dead_wal.exists() and alive.exists()
