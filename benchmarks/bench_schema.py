@@ -91,7 +91,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
     from jupyter_scratchpad import ScratchStore
     from jupyter_scratchpad.explore._base import VALUE_CACHE
     from jupyter_scratchpad.explore._json import _ITEM_COUNTS
-    from jupyter_scratchpad.explore._schema import _ITEM_SHAPES, _SCHEMAS
+    from jupyter_scratchpad.explore._schema import _ITEM_SHAPES, _SCHEMA_FILE, _SCHEMAS
     from jupyter_scratchpad.store import _format
 
     count = 10_000 if quick else 100_000
@@ -118,7 +118,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
             started = time.perf_counter()
             pad.wait_for_counts()  # the exact token counts and the schemas built after each spill
             settled_s = time.perf_counter() - started
-            saved = store.reader(pad.entry(handles[0])).directory / "schema-d4.json"
+            saved = store.reader(pad.entry(handles[0])).directory / _SCHEMA_FILE.format(depth=4)
             check(saved.exists(), "the spill did not save its schema")
             parsed = json.loads(texts[0])
             raw_path, _ = store.body_paths(pad.entry(handles[0]))

@@ -186,7 +186,9 @@ class _SchemaWriter:
 _SCHEMAS: dict[tuple[str, int], _SchemaWriter] = {}
 _SCHEMA_LOCK = threading.Lock()
 DEFAULT_DEPTH = 4  # schema's default max_depth: the one computed at spill time
-_SCHEMA_FILE = "schema-d{depth}.json"
+# v2: the line ranges of a document nested deeper than the body's 64-level cut (v1 files of such
+# documents gave ranges past the body's end; every v1 file is ignored and computed again)
+_SCHEMA_FILE = "schema-v2-d{depth}.json"
 
 
 _EXECUTOR: ThreadPoolExecutor | None = None
@@ -295,7 +297,7 @@ def json_schema(
     value: Callable[[], Any],
     stand_in: StandIn | Callable[[Any], StandIn | None] | None = None,
 ) -> _SchemaWriter:
-    """The schema rows of a JSON body: from memory, else the body's ``schema-d<depth>.json``
+    """The schema rows of a JSON body: from memory, else the body's ``schema-v2-d<depth>.json``
     (written by the spill's worker, or by any process that computed it), else computed from
     ``value()`` and saved beside the body. A body never changes, so neither does its schema.
     ``stand_in``: for a big array the value does not hold, or a function of the value giving it."""

@@ -321,7 +321,8 @@ def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str]
             "call's time; the load goes on. Ask again in a few seconds: the same query then runs on the loaded "
             "tables. Meanwhile the JSON tools answer without SQL"
         )
-        sugg = [*(s for x in loading[:2] for s in _instead_of_sql(ctx, str(x["name"]))), *sugg]
+        # (no SQL among them: it would wait for the same load)
+        sugg = [*(s for x in loading[:2] for s in _instead_of_sql(ctx, str(x["name"]))), _describe_suggestion()]
     unreadable = reply.get("unreadable") or []
     if unreadable:
         message += f" ({', '.join(unreadable)}: DuckDB cannot read this handle; use the JSON and text tools on it)"

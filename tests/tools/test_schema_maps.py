@@ -113,7 +113,7 @@ def test_the_schema_is_computed_once_after_the_spill_and_kept_beside_the_body(pa
     r = pad.intercept(text, tool="rows")
     assert r.spilled and pad.wait_for_counts(60)
     entry = pad.store.require_entry(pad.scope, "handle", r.handle)  # type: ignore[arg-type]
-    saved = pad.store.reader(entry).directory / "schema-d4.json"
+    saved = pad.store.reader(entry).directory / _schema._SCHEMA_FILE.format(depth=4)
     assert saved.exists()
     warm = pad.call_tool("schema", {"handle": r.handle}).text
     _schema._SCHEMAS.clear()  # as a fresh process would be: only the file is left
