@@ -154,3 +154,22 @@ def test_item_schema_of_each_array_is_counted_after_the_spill_and_kept(pad: Scra
     assert strip(saved) == strip(from_file) == strip(computed)
     assert "2571/3000" in saved  # x is in every item but each 7th
     assert "items 0-9 of 3,000" in window and "2571/3000" not in window  # a window is not the whole
+
+
+def test_a_schema_saved_by_an_older_version_is_computed_again(pad: Scratchpad) -> None:
+    # v1 schema files of documents nested past the body's 64-level cut had line ranges past the
+    # body's end; files are versioned by name, and a v1 file beside a body is never read
+    import json as _json
+
+    from jupyter_scratchpad.explore import _schema
+
+    r = pad.intercept(_json.dumps({"items": [{"id": i} for i in range(3000)]}), tool="rows")
+    assert r.spilled and pad.wait_for_counts(60)
+    entry = pad.store.require_entry(pad.scope, "handle", r.handle)  # type: ignore[arg-type]
+    directory = pad.store.reader(entry).directory
+    stale = {"rows": [{"path": "$", "kind": "stale-v1-row", "where": "lines 1-99999"}], "truncated": 0}
+    (directory / "schema-d4.json").write_text(_json.dumps(stale))
+    (directory / _schema._SCHEMA_FILE.format(depth=4)).unlink()
+    _schema._SCHEMAS.clear()
+    text = pad.call_tool("schema", {"handle": r.handle}).text
+    assert "stale-v1-row" not in text and "$.items[*].id" in text
