@@ -187,12 +187,15 @@ def _copy_range(src: str, start: int, end: int, dst: Path, head: bytes = b"", ta
         fout.write(tail)
 
 
+_SKELETON = '"skeleton-of-doc"'  # a streamed spill's document without its array: one row
+
+
 def _streamed_tables(build: Any, rel: dict[str, Any], scratch: Path) -> None:
     """The tables of a streamed JSON spill (one big array inside an object) without handing
     DuckDB the whole document, which its reader holds as one value (a 200 MB PodList did not fit
     the 1 GB it is given). The array's bytes, copied out of the raw file, are read as records
     (DuckDB streams a top-level array an item at a time); the rest of the document, with ``[]``
-    in the array's place, is the one-row ``skeleton``; ``doc`` is a view that puts the array back
+    in the array's place, is the one-row ``skeleton-of-doc``; ``doc`` is a view that puts the array back
     as a list column in its place, so ``h`` has the same columns, types and rows as a document
     read whole (tested), and a query that does not name the column never builds the list.
     Raises ``duckdb.Error`` (or ``OSError``, ``ValueError``) when it cannot: items that are not
@@ -204,8 +207,9 @@ def _streamed_tables(build: Any, rel: dict[str, Any], scratch: Path) -> None:
     start, end = int(spec["start"]), int(spec["end"])
     raw = rel["raw_path"]
     named = {tuple(k): name for name, k in rel.get("arrays") or []}
-    table = named.get(tuple(keys), "streamed_array")
-    array_file, skeleton_file = scratch.with_suffix(".array.json"), scratch.with_suffix(".skeleton.json")
+    # (internal names hold a "-": a relation's name is an identifier, so they never collide)
+    table = named.get(tuple(keys), "streamed-array")
+    array_file, skeleton_file = (scratch.with_name(f"{scratch.name}.{part}.json") for part in ("array", "skeleton"))
     try:
         _copy_range(raw, start, end, array_file)
         size = os.path.getsize(raw)
@@ -220,7 +224,7 @@ def _streamed_tables(build: Any, rel: dict[str, Any], scratch: Path) -> None:
             f"format='array', records='true', sample_size=-1, maximum_object_size={longest})"
         )
         build.execute(
-            f"CREATE TABLE skeleton AS SELECT * FROM read_json({quote_literal(str(skeleton_file))}, "
+            f"CREATE TABLE {_SKELETON} AS SELECT * FROM read_json({quote_literal(str(skeleton_file))}, "
             f"format='auto', records='true', sample_size=-1, maximum_object_size={_max_object(size - (end - start))})"
         )
     finally:
@@ -232,23 +236,23 @@ def _streamed_tables(build: Any, rel: dict[str, Any], scratch: Path) -> None:
     if len(keys) == 1:
         column = items
     else:  # $.data.results: rebuild the struct ``data`` with ``results`` in its place
-        described = build.execute(f"DESCRIBE SELECT unnest({quote_ident(keys[0])}) FROM skeleton").fetchall()
+        described = build.execute(f"DESCRIBE SELECT unnest({quote_ident(keys[0])}) FROM {_SKELETON}").fetchall()
         fields = [r[0] for r in described]
         if keys[1] not in fields:
             raise ValueError(f"{keys[1]!r} is not a field of {keys[0]!r}")
         parts = (
-            f"{quote_ident(f)} := " + (items if f == keys[1] else f"skeleton.{quote_ident(keys[0])}.{quote_ident(f)}")
+            f"{quote_ident(f)} := " + (items if f == keys[1] else f"s.{quote_ident(keys[0])}.{quote_ident(f)}")
             for f in fields
         )
         column = f"struct_pack({', '.join(parts)})"
-    build.execute(f"CREATE VIEW doc AS SELECT * REPLACE ({column} AS {quote_ident(keys[0])}) FROM skeleton")
+    build.execute(f"CREATE VIEW doc AS SELECT * REPLACE ({column} AS {quote_ident(keys[0])}) FROM {_SKELETON} s")
     for name, k in rel.get("arrays") or []:
         if name == table:
             continue
         path = ".".join(quote_ident(x) for x in k)
         with contextlib.suppress(duckdb.Error):  # mixed items DuckDB typed otherwise: no table for this one
             build.execute(
-                f"CREATE TABLE {quote_ident(name)} AS SELECT u.* FROM (SELECT unnest({path}) AS u FROM skeleton)"
+                f"CREATE TABLE {quote_ident(name)} AS SELECT u.* FROM (SELECT unnest({path}) AS u FROM {_SKELETON})"
             )
 
 
