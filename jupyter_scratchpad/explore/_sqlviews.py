@@ -179,9 +179,14 @@ def _copy_range(src: str, start: int, end: int, dst: Path, head: bytes = b"", ta
         fout.flush()
         offset = start
         while offset < end:
-            n = os.copy_file_range(fin.fileno(), fout.fileno(), end - offset, offset)
+            try:
+                n = os.copy_file_range(fin.fileno(), fout.fileno(), end - offset, offset)
+            except (AttributeError, OSError):  # not this OS, or not across these file systems
+                fin.seek(offset)
+                fout.seek(0, os.SEEK_END)
+                n = fout.write(fin.read(min(end - offset, 1 << 22)))
             if n <= 0:
-                raise OSError(f"copy_file_range stopped at {offset} of {end}")
+                raise OSError(f"copying {src} stopped at byte {offset} of {end}")
             offset += n
         fout.seek(0, os.SEEK_END)
         fout.write(tail)

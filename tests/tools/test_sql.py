@@ -405,3 +405,23 @@ def test_build_files_of_a_killed_process_are_removed_by_the_next_build(tmp_path:
         p.write_bytes(b"half a build")
     assert _sqlviews._materialise(rel, {}, []) is not None
     assert not dead.exists() and not dead_wal.exists() and alive.exists()
+
+
+@pytest.mark.parametrize("kernel_copy", [True, False])
+def test_the_byte_range_copy_of_a_streamed_load_works_without_copy_file_range(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernel_copy: bool
+) -> None:
+    # the array's bytes are copied out of the raw file by the kernel (copy_file_range); where the
+    # OS or the file systems do not offer it, by reads and writes, with the same bytes
+    import os
+
+    from jupyter_scratchpad.explore import _sqlviews
+
+    if not kernel_copy:
+        monkeypatch.delattr(os, "copy_file_range", raising=False)
+    src = tmp_path / "raw"
+    data = bytes(range(256)) * 40_000  # 10 MB: several reads of 4 MB
+    src.write_bytes(data)
+    dst = tmp_path / "out"
+    _sqlviews._copy_range(str(src), 1_000, len(data) - 7, dst, head=b"<", tail=b">")
+    assert dst.read_bytes() == b"<" + data[1_000:-7] + b">"
