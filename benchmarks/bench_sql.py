@@ -101,7 +101,14 @@ def _rows_for(count: int, runs: int) -> list[dict[str, Any]]:
             pad.wait_for_counts()  # the spill's background work (exact count, schema): not in any run
             handle = spilled.handle
             started = time.perf_counter()
-            check(pad.call_tool("sql", {"query": f"SELECT count(*) FROM {handle}"}).ok, "the first query failed")
+            loading_replies = 0  # a load longer than a call answers sql_loading; ask again, as a model would
+            while True:
+                first = pad.call_tool("sql", {"query": f"SELECT count(*) FROM {handle}"})
+                if first.ok or (first.error or {}).get("error") != "sql_loading" or loading_replies >= 60:
+                    break
+                loading_replies += 1
+                time.sleep(0.5)
+            check(first.ok, f"the first query failed: {first.error}")
             first_ms = (time.perf_counter() - started) * 1e3  # loads the tables, once per body
             raw_path, body_path = store.body_paths(pad.entry(handle))
             body_mb = body_path.stat().st_size / 1e6
@@ -144,7 +151,9 @@ def _rows_for(count: int, runs: int) -> list[dict[str, Any]]:
                             f"DuckDB tables built from the body ({body_mb:.0f} MB pretty); the baseline "
                             f"reads the compact file ({size_mb:.0f} MB). Profile of one call of ours: {profile}. "
                             f"Ours queries DuckDB tables loaded from the body by the handle's first "
-                            f"query ({first_ms:,.0f} ms, once, not in these runs; the baseline's "
+                            f"query ({first_ms:,.0f} ms"
+                            + (f", {loading_replies} sql_loading replies first" if loading_replies else "")
+                            + ", once, not in these runs; the baseline's "
                             "connection has no such state to build). For scale: a fresh connection, "
                             "a view given the schema as read_json(columns=...) and the group-by take "
                             f"{median(proposal) * 1e3:,.0f} ms in all. Every timed call of either side "
