@@ -18,10 +18,11 @@ import contextlib
 import os
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TablesLoading", "build_views", "quote_ident", "quote_literal"]
+__all__ = ["TablesLoading", "build_views", "building", "quote_ident", "quote_literal"]
 
 INFERRED_MAX = 512
 
@@ -305,8 +306,12 @@ class TablesLoading(Exception):
         self.loading = loading  # [{"name", "size_bytes", "elapsed_s"}]
 
 
-_BUILDS: dict[str, tuple[threading.Thread, float]] = {}  # body id -> (its build, when it started)
+# body id -> (its build, when it was asked for). One thread builds, one body after another: a
+# thread per build left each one's freed memory mapped in an allocator arena of its own, and the
+# worker's capped address space ran out after a few dozen builds (bad_alloc on the next one)
+_BUILDS: dict[str, tuple[Future[Path | None], float]] = {}
 _BUILDS_LOCK = threading.Lock()
+_BUILDER: ThreadPoolExecutor | None = None
 
 
 def _tmp_name(target: Path) -> Path:
@@ -372,6 +377,12 @@ def _build_now(rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str]) 
         return None
 
 
+def building() -> bool:
+    """Whether a table load of this process is running or waiting to."""
+    with _BUILDS_LOCK:
+        return any(not future.done() for future, _ in _BUILDS.values())
+
+
 def _materialise(
     rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str], deadline: float | None = None
 ) -> Path | None:
@@ -384,7 +395,7 @@ def _materialise(
     ``read_json`` still answer).
 
     With a ``deadline`` (``_clock()`` time: the worker, whose job has a time limit) the build
-    runs on a thread of this process and is waited for until then; a build still running raises
+    runs on this process's build thread and is waited for until then; a build still running raises
     ``TablesLoading`` and goes on, so the next query finds it done or further along (a 1 GiB
     document takes longer than a call may: killing the worker at the limit threw the work away)."""
     target = _tables_path(rel)
@@ -395,17 +406,16 @@ def _materialise(
         return None
     if deadline is None:
         return _build_now(rel, inferred, fresh)
+    global _BUILDER
     key = str(rel["body_id"])
     with _BUILDS_LOCK:
         running = _BUILDS.get(key)
-        if running is None or not running[0].is_alive():
-            thread = threading.Thread(
-                target=_build_now, args=(rel, inferred, []), name="scratch-sql-tables", daemon=True
-            )
-            running = _BUILDS[key] = (thread, _clock())
-            thread.start()
-    running[0].join(max(0.0, deadline - _clock()))
-    if running[0].is_alive():
+        if running is None or running[0].done():
+            if _BUILDER is None:
+                _BUILDER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scratch-sql-tables")
+            running = _BUILDS[key] = (_BUILDER.submit(_build_now, rel, inferred, []), _clock())
+    done, _ = wait([running[0]], timeout=max(0.0, deadline - _clock()))
+    if not done:
         size = Path(rel["raw_path"]).stat().st_size
         raise TablesLoading([{"name": rel["name"], "size_bytes": size, "elapsed_s": _clock() - running[1]}])
     with _BUILDS_LOCK:

@@ -425,3 +425,25 @@ def test_the_byte_range_copy_of_a_streamed_load_works_without_copy_file_range(
     dst = tmp_path / "out"
     _sqlviews._copy_range(str(src), 1_000, len(data) - 7, dst, head=b"<", tail=b">")
     assert dst.read_bytes() == b"<" + data[1_000:-7] + b">"
+
+
+def test_a_worker_past_its_retire_mark_is_replaced_after_answering(
+    pad: Scratchpad, pods_handle: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a worker's allocators keep the address space its jobs freed; past the mark (2/3 of its cap)
+    # it answers, exits, and a fresh one (started at once) takes the next query
+    from jupyter_scratchpad.explore import _sqlworker
+
+    _sqlworker.shutdown()
+    monkeypatch.setattr(_sqlworker, "RETIRE_VM_BYTES", 1)  # every worker is past it after one job
+    try:
+        pids = []
+        for _ in range(3):
+            res = pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {pods_handle}.items"})
+            assert res.ok and res.data[0]["n"] > 0, res.text
+            worker = _sqlworker._WORKER
+            assert worker is not None
+            pids.append(worker.proc.pid)
+        assert len(set(pids)) == 3  # each answered by a fresh worker, none lost a query
+    finally:
+        _sqlworker.shutdown()
