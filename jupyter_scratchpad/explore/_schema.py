@@ -462,8 +462,8 @@ def _streamed_stand_in(node: Any, max_depth: int) -> StandIn | None:
     found = find_lazy(node)
     if found is None:
         return None
-    items, below = found
-    depth = max(0, max_depth - below - 1)
+    items, keys = found
+    depth = max(0, max_depth - len(keys) - 1)
     key = (items.body_id, depth)
     with _SCHEMA_LOCK:
         shape = _ITEM_SHAPES.get(key)

@@ -42,7 +42,6 @@ __all__ = [
     "array_bytes",
     "find_lazy",
     "holds_lazy",
-    "lazy_keys",
     "streamed_node",
     "streamed_sample",
 ]
@@ -231,43 +230,29 @@ def _document(ctx: ToolContext, entry: Entry, index: _Index, items: SegmentedIte
     return doc
 
 
-def _lazy_place(node: Any) -> tuple[SegmentedItems, int, dict[str, Any] | None, str | None] | None:
-    """Where the streamed array sits in ``node``: ``(array, keys below node, its holder, its key)``
-    (``node`` itself: no holder). It sits at most two keys below the root, so only objects are
-    looked into, two levels deep."""
+def _lazy_place(node: Any) -> tuple[SegmentedItems, list[str], dict[str, Any] | None] | None:
+    """Where the streamed array sits in ``node``: ``(array, the keys from node down to it, the
+    object that holds it)`` (``node`` itself: no keys, no holder). It sits at most two keys below
+    the root, so only objects are looked into, two levels deep."""
     if isinstance(node, SegmentedItems):
-        return node, 0, None, None
+        return node, [], None
     if not isinstance(node, dict):
         return None
     for key, v in node.items():
         if isinstance(v, SegmentedItems):
-            return v, 1, node, key
-    for v in node.values():
+            return v, [key], node
+    for outer, v in node.items():
         if isinstance(v, dict):
             for key, w in v.items():
                 if isinstance(w, SegmentedItems):
-                    return w, 2, v, key
+                    return w, [outer, key], v
     return None
 
 
-def find_lazy(node: Any) -> tuple[SegmentedItems, int] | None:
-    """The streamed array in ``node`` and how many keys below it sits."""
-    place = _lazy_place(node)
-    return None if place is None else (place[0], place[1])
-
-
-def lazy_keys(node: Any) -> tuple[SegmentedItems, list[str]] | None:
+def find_lazy(node: Any) -> tuple[SegmentedItems, list[str]] | None:
     """The streamed array in ``node`` and the keys from ``node`` down to it."""
     place = _lazy_place(node)
-    if place is None:
-        return None
-    items, below, holder, key = place
-    if below == 0 or key is None:
-        return items, []
-    if below == 1:
-        return items, [key]
-    outer = next(k for k, v in node.items() if v is holder)
-    return items, [outer, key]
+    return None if place is None else (place[0], place[1])
 
 
 def holds_lazy(node: Any) -> bool:
@@ -328,12 +313,12 @@ def streamed_sample(ctx: ToolContext, entry: Entry) -> Any:
     place = _lazy_place(doc) if doc is not MISSING else None
     if place is None:
         return MISSING
-    items, _below, holder, key = place
+    items, keys, holder = place
     sample = items[:SAMPLE_ITEMS] + [
         dict.fromkeys(item) if isinstance(item, dict) else None for item in items[SAMPLE_ITEMS:SAMPLE_KEY_ITEMS]
     ]
     sample += [None] * (len(items) - len(sample))
-    if holder is None or key is None:
+    if holder is None:
         return sample
-    holder[key] = sample  # (a copy of the skeleton made for this call)
+    holder[keys[-1]] = sample  # (a copy of the skeleton made for this call)
     return doc

@@ -332,14 +332,18 @@ def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str]
     raise ToolError(kind, message, sugg, relations=relations, relations_total=len(every) + 1)
 
 
+def _arrays_of(ctx: ToolContext, handle: str) -> tuple[Entry | None, list[Any]]:
+    """A live handle's entry and its arrays of records (``[name, keys]``, found at spill time)."""
+    entry = ctx.store.get_entry(ctx.pad.scope, "handle", handle)
+    return entry, (entry.meta.get("sql_arrays") or []) if entry is not None and entry.format == "json" else []
+
+
 def _array_relation_instead(ctx: ToolContext, named: list[str], query: str) -> tuple[str, str] | None:
     """``(h.items, "$.items")`` when the query reads a document ``h`` whose array of records has a
     relation the query does not use (unnest(items) holds the whole list in memory; h.items does not)."""
     lowered = query.lower()
     for handle in named:
-        entry = ctx.store.get_entry(ctx.pad.scope, "handle", handle)
-        arrays = (entry.meta.get("sql_arrays") or []) if entry is not None and entry.format == "json" else []
-        for name, keys in arrays:
+        for name, keys in _arrays_of(ctx, handle)[1]:
             relation = f"{handle}.{name}"
             if relation.lower() not in lowered:
                 return relation, "$." + ".".join(str(k) for k in keys)
@@ -349,10 +353,9 @@ def _array_relation_instead(ctx: ToolContext, named: list[str], query: str) -> t
 def _instead_of_sql(ctx: ToolContext, handle: str) -> list[dict[str, Any]]:
     """The tools that answer what SQL would have from a handle DuckDB cannot read (a single JSON
     document too large for its reader, say): its records' keys and values, or its structure."""
-    entry = ctx.store.get_entry(ctx.pad.scope, "handle", handle)
+    entry, arrays = _arrays_of(ctx, handle)
     if entry is None:
         return []
-    arrays = entry.meta.get("sql_arrays") or []
     if entry.format in ("json", "jsonl") and (arrays or entry.format == "jsonl"):
         path = "$." + ".".join(arrays[0][1]) if arrays else "$"
         return [suggestion("item_schema", "the keys and values of its records, without SQL", handle=handle, path=path)]

@@ -173,24 +173,28 @@ def _tables_path(rel: dict[str, Any]) -> Path:
     return Path(rel["body_path"]).parent / TABLES_FILE
 
 
-def _copy_range(src: str, start: int, end: int, dst: Path, head: bytes = b"", tail: bytes = b"") -> None:
-    """``head + src[start:end] + tail`` into a new file ``dst`` (the kernel copies the range)."""
+def _copy_pieces(src: str, dst: Path, pieces: list[bytes | tuple[int, int]]) -> None:
+    """A new file ``dst`` of ``pieces``: bytes as given, ``(start, end)`` ranges of ``src`` (copied
+    by the kernel, or by reads and writes where the OS or the file systems do not offer that)."""
     with open(src, "rb") as fin, open(dst, "wb") as fout:
-        fout.write(head)
-        fout.flush()
-        offset = start
-        while offset < end:
-            try:
-                n = os.copy_file_range(fin.fileno(), fout.fileno(), end - offset, offset)
-            except (AttributeError, OSError):  # not this OS, or not across these file systems
-                fin.seek(offset)
-                fout.seek(0, os.SEEK_END)
-                n = fout.write(fin.read(min(end - offset, 1 << 22)))
-            if n <= 0:
-                raise OSError(f"copying {src} stopped at byte {offset} of {end}")
-            offset += n
-        fout.seek(0, os.SEEK_END)
-        fout.write(tail)
+        for piece in pieces:
+            fout.seek(0, os.SEEK_END)
+            if isinstance(piece, bytes):
+                fout.write(piece)
+                fout.flush()
+                continue
+            offset, end = piece
+            while offset < end:
+                try:
+                    n = os.copy_file_range(fin.fileno(), fout.fileno(), end - offset, offset)
+                except (AttributeError, OSError):  # not this OS, or not across these file systems
+                    fin.seek(offset)
+                    fout.seek(0, os.SEEK_END)
+                    n = fout.write(fin.read(min(end - offset, 1 << 22)))
+                    fout.flush()
+                if n <= 0:
+                    raise OSError(f"copying {src} stopped at byte {offset} of {end}")
+                offset += n
 
 
 _SKELETON = '"skeleton-of-doc"'  # a streamed spill's document without its array: one row
@@ -206,8 +210,6 @@ def _streamed_tables(build: Any, rel: dict[str, Any], scratch: Path) -> None:
     read whole (tested), and a query that does not name the column never builds the list.
     Raises ``duckdb.Error`` (or ``OSError``, ``ValueError``) when it cannot: items that are not
     all objects, say; the caller then builds from the whole document."""
-    import duckdb
-
     spec = rel["streamed"]
     keys = [str(k) for k in spec["path"]]
     start, end = int(spec["start"]), int(spec["end"])
@@ -217,13 +219,9 @@ def _streamed_tables(build: Any, rel: dict[str, Any], scratch: Path) -> None:
     table = named.get(tuple(keys), "streamed-array")
     array_file, skeleton_file = (scratch.with_name(f"{scratch.name}.{part}.json") for part in ("array", "skeleton"))
     try:
-        _copy_range(raw, start, end, array_file)
         size = os.path.getsize(raw)
-        _copy_range(raw, 0, start, skeleton_file, tail=b"[]")
-        with open(raw, "rb") as fin, open(skeleton_file, "ab") as fout:
-            fin.seek(end)
-            while chunk := fin.read(1 << 20):
-                fout.write(chunk)
+        _copy_pieces(raw, array_file, [(start, end)])
+        _copy_pieces(raw, skeleton_file, [(0, start), b"[]", (end, size)])
         longest = _max_object(int(spec["longest_segment"]))
         build.execute(
             f"CREATE TABLE {quote_ident(table)} AS SELECT * FROM read_json({quote_literal(str(array_file))}, "
@@ -252,13 +250,20 @@ def _streamed_tables(build: Any, rel: dict[str, Any], scratch: Path) -> None:
         )
         column = f"struct_pack({', '.join(parts)})"
     build.execute(f"CREATE VIEW doc AS SELECT * REPLACE ({column} AS {quote_ident(keys[0])}) FROM {_SKELETON} s")
-    for name, k in rel.get("arrays") or []:
-        if name == table:
+    _array_tables(build, rel, _SKELETON, skip=table)
+
+
+def _array_tables(build: Any, rel: dict[str, Any], source: str, skip: str | None = None) -> None:
+    """A table per array of records of ``rel``, its rows unnested from the one-row ``source``."""
+    import duckdb
+
+    for name, keys in rel.get("arrays") or []:
+        if name == skip:
             continue
-        path = ".".join(quote_ident(x) for x in k)
+        column = ".".join(quote_ident(k) for k in keys)
         with contextlib.suppress(duckdb.Error):  # mixed items DuckDB typed otherwise: no table for this one
             build.execute(
-                f"CREATE TABLE {quote_ident(name)} AS SELECT u.* FROM (SELECT unnest({path}) AS u FROM {_SKELETON})"
+                f"CREATE TABLE {quote_ident(name)} AS SELECT u.* FROM (SELECT unnest({column}) AS u FROM {source})"
             )
 
 
@@ -278,18 +283,9 @@ def _build_connection(path: Path) -> Any:
 
 def _whole_tables(build: Any, rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str]) -> None:
     """``doc`` from the whole document (or JSONL), then a table per array of records from it."""
-    import duckdb
-
     _, select = _view(build, rel, inferred, fresh)
     build.execute(f"CREATE TABLE doc AS {select}")
-    for name, keys in rel.get("arrays") or []:
-        column = ".".join(quote_ident(k) for k in keys)
-        try:
-            build.execute(
-                f"CREATE TABLE {quote_ident(name)} AS SELECT u.* FROM (SELECT unnest({column}) AS u FROM doc)"
-            )
-        except duckdb.Error:  # mixed items DuckDB typed otherwise: no table for this one
-            continue
+    _array_tables(build, rel, "doc")
 
 
 def _remove_database(path: Path) -> None:
@@ -306,31 +302,34 @@ class TablesLoading(Exception):
         self.loading = loading  # [{"name", "size_bytes", "elapsed_s"}]
 
 
-# body id -> (its build, when it was asked for). One thread builds, one body after another: a
-# thread per build left each one's freed memory mapped in an allocator arena of its own, and the
-# worker's capped address space ran out after a few dozen builds (bad_alloc on the next one)
+# body id -> (its build, when it was asked for). One thread of the worker builds, one body after
+# another (two loads at once would share 2 cores and the worker's capped address space)
 _BUILDS: dict[str, tuple[Future[Path | None], float]] = {}
 _BUILDS_LOCK = threading.Lock()
 _BUILDER: ThreadPoolExecutor | None = None
 
 
-def _tmp_name(target: Path) -> Path:
-    """A build's file: named by host and process, so that one a killed process left is known."""
+def _host_prefix() -> str:
+    """How the build files of this host's processes begin: ``.tables.duckdb.<host>.``, then the
+    process id (so that one a killed process left is known) and a unique part."""
     import socket
+
+    return f".{TABLES_FILE}.{socket.gethostname()}."
+
+
+def _tmp_name(target: Path) -> Path:
     import uuid
 
-    return target.with_name(f".{TABLES_FILE}.{socket.gethostname()}.{os.getpid()}.{uuid.uuid4().hex}")
+    return target.with_name(f"{_host_prefix()}{os.getpid()}.{uuid.uuid4().hex}")
 
 
 def _remove_leftovers(target: Path) -> None:
     """Build files of processes of this host that are gone (killed mid-build: a worker past its
     time limit)."""
-    import socket
-
-    host = socket.gethostname()
-    for leftover in target.parent.glob(f".{TABLES_FILE}.{host}.*"):
+    prefix = _host_prefix()
+    for leftover in target.parent.glob(f"{prefix}*"):
         try:
-            pid = int(leftover.name[len(f".{TABLES_FILE}.{host}.") :].split(".")[0])
+            pid = int(leftover.name[len(prefix) :].split(".")[0])
             os.kill(pid, 0)
         except ProcessLookupError:
             with contextlib.suppress(OSError):

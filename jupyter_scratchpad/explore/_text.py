@@ -493,9 +493,9 @@ def _node_lines(ctx: ToolContext, entry: Entry, node: Any) -> NodeLines | None:
     where the array's lines are (a spill without a skeleton)."""
     from ..store._jsonstream import STREAMED_ARRAY
     from ..store._jsontext import dumps_pretty
-    from ._segments import lazy_keys
+    from ._segments import find_lazy
 
-    found = lazy_keys(node)
+    found = find_lazy(node)
     if found is None:
         return None
     items, keys = found

@@ -423,7 +423,7 @@ def test_the_byte_range_copy_of_a_streamed_load_works_without_copy_file_range(
     data = bytes(range(256)) * 40_000  # 10 MB: several reads of 4 MB
     src.write_bytes(data)
     dst = tmp_path / "out"
-    _sqlviews._copy_range(str(src), 1_000, len(data) - 7, dst, head=b"<", tail=b">")
+    _sqlviews._copy_pieces(str(src), dst, [b"<", (1_000, len(data) - 7), b">"])
     assert dst.read_bytes() == b"<" + data[1_000:-7] + b">"
 
 
