@@ -163,7 +163,11 @@ def _embedded_views(conn: Any, rel: dict[str, Any], path: str) -> None:
                 continue
 
 
-TABLES_FILE = "tables.duckdb"  # beside a JSON body: its relations as DuckDB tables, built once
+# beside a JSON body: its relations as DuckDB tables, built once. v2: the document's table is
+# ``whole-doc`` (v1 named it ``doc``, which an array of records under the key "doc" met: h.doc
+# read the document's one row); a v1 file is left alone and a v2 one built
+TABLES_FILE = "tables-v2.duckdb"
+_DOC = '"whole-doc"'  # the document's rows (internal names hold a "-": a relation's is an identifier)
 TABLES_RETRY_S = 30.0  # after a failed build the views over read_json answer; the build is retried later
 TABLES_RETRY_MAX_S = 3600.0
 _clock = time.monotonic
@@ -205,8 +209,8 @@ def _streamed_tables(build: Any, rel: dict[str, Any], scratch: Path) -> None:
     DuckDB the whole document, which its reader holds as one value (a 200 MB PodList did not fit
     the 1 GB it is given). The array's bytes, copied out of the raw file, are read as records
     (DuckDB streams a top-level array an item at a time); the rest of the document, with ``[]``
-    in the array's place, is the one-row ``skeleton-of-doc``; ``doc`` is a view that puts the array back
-    as a list column in its place, so ``h`` has the same columns, types and rows as a document
+    in the array's place, is the one-row ``skeleton-of-doc``; ``whole-doc`` is a view that puts the
+    array back as a list column in its place, so ``h`` has the same columns, types and rows as a document
     read whole (tested), and a query that does not name the column never builds the list.
     Raises ``duckdb.Error`` (or ``OSError``, ``ValueError``) when it cannot: items that are not
     all objects, say; the caller then builds from the whole document."""
@@ -249,7 +253,7 @@ def _streamed_tables(build: Any, rel: dict[str, Any], scratch: Path) -> None:
             for f in fields
         )
         column = f"struct_pack({', '.join(parts)})"
-    build.execute(f"CREATE VIEW doc AS SELECT * REPLACE ({column} AS {quote_ident(keys[0])}) FROM {_SKELETON} s")
+    build.execute(f"CREATE VIEW {_DOC} AS SELECT * REPLACE ({column} AS {quote_ident(keys[0])}) FROM {_SKELETON} s")
     _array_tables(build, rel, _SKELETON, skip=table)
 
 
@@ -282,10 +286,10 @@ def _build_connection(path: Path) -> Any:
 
 
 def _whole_tables(build: Any, rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str]) -> None:
-    """``doc`` from the whole document (or JSONL), then a table per array of records from it."""
+    """``whole-doc`` from the whole document (or JSONL), then a table per array of records from it."""
     _, select = _view(build, rel, inferred, fresh)
-    build.execute(f"CREATE TABLE doc AS {select}")
-    _array_tables(build, rel, "doc")
+    build.execute(f"CREATE TABLE {_DOC} AS {select}")
+    _array_tables(build, rel, _DOC)
 
 
 def _remove_database(path: Path) -> None:
@@ -430,7 +434,7 @@ def _attach_tables(conn: Any, rel: dict[str, Any], path: Path, alias: str) -> No
     """``h`` and ``h.items`` as views over the tables of an attached (read-only) tables file."""
     conn.execute(f"ATTACH {quote_literal(str(path))} AS {quote_ident(alias)} (READ_ONLY)")
     name = quote_ident(rel["name"])
-    conn.execute(f"CREATE VIEW {name} AS SELECT * FROM {quote_ident(alias)}.main.doc")
+    conn.execute(f"CREATE VIEW {name} AS SELECT * FROM {quote_ident(alias)}.main.{_DOC}")
     tables = {
         r[0] for r in conn.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = ?", [alias]).fetchall()
     }

@@ -424,7 +424,11 @@ def _sql_documents() -> dict[str, bytes]:
     rng = random.Random(5)
     pods = [_pod(i, rng) for i in range(200)]
     # an array named like the load's own tables (a relation's name is an identifier; theirs are not)
-    return {**_documents(), "named skeleton": json.dumps({"kind": "x", "skeleton": pods}).encode()}
+    return {
+        **_documents(),
+        "named skeleton": json.dumps({"kind": "x", "skeleton": pods}).encode(),
+        "named doc": json.dumps({"kind": "x", "doc": pods}).encode(),  # (v1 named the document's table so)
+    }
 
 
 @pytest.mark.parametrize("name", list(_sql_documents()))
@@ -457,7 +461,9 @@ def test_sql_over_a_streamed_spill_has_the_whole_documents_relations(
         return out
 
     assert answers(streamed) == answers(whole)
-    if name in ("items", "indented", "two levels", "unicode keys", "named skeleton"):
+    if name == "named doc":  # the array's rows, not the document's one
+        assert streamed.sql_df(f"SELECT count(*) AS n FROM {h}.doc").n.tolist() == [200]
+    if name in ("items", "indented", "two levels", "unicode keys", "named skeleton", "named doc"):
         tables = streamed.store.reader(streamed.entry(h)).directory / TABLES_FILE
         with duckdb.connect(str(tables), read_only=True) as conn:
             built = {r[0] for r in conn.execute("SELECT table_name FROM duckdb_tables()").fetchall()}

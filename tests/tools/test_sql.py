@@ -252,9 +252,20 @@ def test_json_is_loaded_into_duckdb_tables_once_and_kept_beside_the_body(pad: Sc
     # the tables are the agent's data, read-only, and their host path never shows
     dbs = pad.call_tool("sql", {"query": "SELECT * FROM duckdb_databases()"})
     assert str(raw.parent) not in dbs.text
-    write = pad.call_tool("sql", {"query": f"INSERT INTO tables_0.main.doc SELECT * FROM {h}"})
+    write = pad.call_tool("sql", {"query": f"INSERT INTO tables_0.main.\"whole-doc\" SELECT * FROM {h}"})
     assert write.error["error"] == "sql_not_read_only"
     assert pad.delete(h)
+
+
+def test_an_array_under_the_key_doc_is_its_own_relation(pad: Scratchpad) -> None:
+    # the tables file once named the document's table "doc": h.doc then read the document's one
+    # row instead of the array's rows (a right-looking, wrong answer)
+    rows = [{"id": i, "name": f"n{i}"} for i in range(3000)]
+    h = pad.spill({"kind": "List", "doc": rows}, tool="list_docs").handle
+    items = pad.call_tool("sql", {"query": f"SELECT count(*) AS n, max(id) AS top FROM {h}.doc"})
+    assert items.data == [{"n": 3000, "top": 2999}]
+    whole = pad.call_tool("sql", {"query": f"SELECT kind, len(doc) AS n FROM {h}"})
+    assert whole.data == [{"kind": "List", "n": 3000}]
 
 
 def test_a_failed_table_build_is_retried_later_not_never(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
