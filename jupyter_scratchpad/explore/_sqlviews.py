@@ -314,7 +314,7 @@ _BUILDER: ThreadPoolExecutor | None = None
 
 
 def _host_prefix() -> str:
-    """How the build files of this host's processes begin: ``.tables.duckdb.<host>.``, then the
+    """How the build files of this host's processes begin: ``.tables-v2.duckdb.<host>.``, then the
     process id (so that one a killed process left is known) and a unique part."""
     import socket
 
