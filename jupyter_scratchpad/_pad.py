@@ -20,7 +20,7 @@ from .explore._base import VALUE_CACHE
 from .spill import SpillDecision, SpillPolicy, bound_error_text
 from .spill._counting import EXACT_INLINE_BYTES, submit_count
 from .spill._envelope import unwrap_call_tool_result
-from .spill._progress import SpillProgress
+from .spill._progress import Progress
 from .spill._stub import RESERVED_HANDLES, build_stub, catalog_preview, handle_for, render_stub_text
 from .spill._withheld import withheld_pointer
 from .store import Entry, Scope, ScratchStore, as_text, normalise, validate_handle
@@ -205,7 +205,7 @@ class Scratchpad:
                     bounded = bound_error_text(text, self.policy.error_max_bytes)
                     content = result if bounded == text else bounded
                 return InterceptResult(False, content, None, decision)
-            with SpillProgress(self.progress_listeners, tool, decision.size_bytes) as progress:
+            with Progress(self.progress_listeners, tool, decision.size_bytes) as progress:
                 stub = self._spill(
                     result,
                     text,
@@ -255,7 +255,7 @@ class Scratchpad:
         ttl_s: float | None,
         metadata: Mapping[str, Any] | None,
         decision: SpillDecision,
-        progress: SpillProgress,
+        progress: Progress,
     ) -> dict[str, Any]:
         progress.phase("normalise")
         inner = unwrap_call_tool_result(result)

@@ -172,7 +172,10 @@ def _connect(ctx: ToolContext, entries: list[Entry]) -> Any:
             "temp_directory": "",
         },
     )
-    build_views(conn, [relation_spec(ctx, e) for e in entries], _notes(ctx), _PERSON_INFERRED)
+    # a first query of a large JSON handle loads its tables here (a gigabyte: ~13 s): the pad's
+    # progress listeners (a notebook's progress line) hear how it goes
+    listeners = list(ctx.pad.progress_listeners)
+    build_views(conn, [relation_spec(ctx, e) for e in entries], _notes(ctx), _PERSON_INFERRED, listeners=listeners)
     return conn
 
 

@@ -20,7 +20,10 @@ import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..spill._progress import Listener, Progress
 
 __all__ = ["TablesLoading", "build_views", "building", "quote_ident", "quote_literal"]
 
@@ -271,10 +274,12 @@ def _array_tables(build: Any, rel: dict[str, Any], source: str, skip: str | None
             )
 
 
-def _build_connection(path: Path) -> Any:
+def _build_connection(path: Path, progress: Progress | None = None) -> Any:
+    """A connection that writes a tables file; with ``progress``, DuckDB's own measure of its
+    running statement (``query_progress``: -1 before it knows) feeds it."""
     import duckdb
 
-    return duckdb.connect(
+    conn = duckdb.connect(
         str(path),
         config={
             "autoinstall_known_extensions": "false",
@@ -283,6 +288,12 @@ def _build_connection(path: Path) -> Any:
             "threads": "2",
         },
     )
+    if progress is not None:
+        conn.execute("SET enable_progress_bar = true")  # tracked; never printed
+        conn.execute("SET enable_progress_bar_print = false")
+        conn.execute("SET progress_bar_time = 0")
+        progress.percent = conn.query_progress
+    return conn
 
 
 def _whole_tables(build: Any, rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str]) -> None:
@@ -342,8 +353,23 @@ def _remove_leftovers(target: Path) -> None:
             continue
 
 
-def _build_now(rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str]) -> Path | None:
-    """Build the tables file now (see ``_materialise``); None, with a back-off noted, if it fails."""
+def _build_now(
+    rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str], listeners: list[Listener] | None = None
+) -> Path | None:
+    """Build the tables file now (see ``_materialise``); None, with a back-off noted, if it fails.
+    ``listeners`` (a person's pad's): told how the load goes once it runs longer than a second."""
+    if not listeners:
+        return _build_tables(rel, inferred, fresh, None)
+    from ..spill._progress import LOAD_PHASES, Progress
+
+    size = Path(rel["raw_path"]).stat().st_size
+    with Progress(listeners, "sql", size, kind="sql_tables", phases=LOAD_PHASES, handle=rel["name"]) as progress:
+        return _build_tables(rel, inferred, fresh, progress)
+
+
+def _build_tables(
+    rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str], progress: Progress | None
+) -> Path | None:
     import duckdb
 
     target = _tables_path(rel)
@@ -351,7 +377,7 @@ def _build_now(rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str]) 
     _remove_leftovers(target)
     tmp = _tmp_name(target)
     try:
-        build = _build_connection(tmp)
+        build = _build_connection(tmp, progress)
         try:
             whole = True
             if rel.get("streamed"):
@@ -362,7 +388,7 @@ def _build_now(rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str]) 
                 except (duckdb.Error, OSError, ValueError):  # start again from the whole document
                     build.close()
                     _remove_database(tmp)
-                    build = _build_connection(tmp)
+                    build = _build_connection(tmp, progress)
             if whole:
                 _whole_tables(build, rel, inferred, fresh)
             build.execute("CHECKPOINT")
@@ -387,7 +413,11 @@ def building() -> bool:
 
 
 def _materialise(
-    rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str], deadline: float | None = None
+    rel: dict[str, Any],
+    inferred: dict[str, Any],
+    fresh: list[str],
+    deadline: float | None = None,
+    listeners: list[Listener] | None = None,
 ) -> Path | None:
     """Load a JSON/JSONL body into DuckDB's own storage once: ``doc`` (the document's rows) and a
     table per array of records (documents inside strings stay views), in a file beside the body
@@ -408,7 +438,7 @@ def _materialise(
     if _clock() < retry_at:
         return None
     if deadline is None:
-        return _build_now(rel, inferred, fresh)
+        return _build_now(rel, inferred, fresh, listeners)
     global _BUILDER
     key = str(rel["body_id"])
     with _BUILDS_LOCK:
@@ -454,6 +484,7 @@ def build_views(
     notes: list[tuple[Any, ...]],
     inferred: dict[str, Any],
     deadline: float | None = None,
+    listeners: list[Listener] | None = None,
 ) -> tuple[list[str], list[str]]:
     """Create the views and the notes table on ``conn``, then lock it down.
 
@@ -475,7 +506,7 @@ def build_views(
     for n, rel in enumerate(relations):
         if rel["format"] in ("json", "jsonl"):
             try:
-                tables = _materialise(rel, inferred, fresh, deadline)
+                tables = _materialise(rel, inferred, fresh, deadline, listeners)
             except TablesLoading as exc:
                 loading += exc.loading
                 continue

@@ -1,11 +1,15 @@
-"""Progress of a long spill, for whoever shows it (a notebook's progress line, the lab card).
+"""Progress of long work, for whoever shows it (a notebook's progress line, the lab card).
 
 A spill reports its phases (``decide``, ``normalise``, ``write``, ``stub``) to the pad's
 ``progress_listeners``; once it has run longer than ``TICK_AFTER_S`` a ticker thread repeats the
 current phase every ``TICK_EVERY_S`` with the elapsed time, so a display can move while a long C
 call (parsing a gigabyte) blocks the spilling thread. Nothing is emitted for a spill that ends
 within the first second, and nothing at all when no one listens. A listener that fails is logged
-and dropped from that spill; it never fails the spill.
+and dropped; it never fails the work.
+
+The same events report a person's first SQL over a large JSON handle, which loads it into DuckDB
+tables in the kernel (a gigabyte takes ~13 s): ``kind`` ``"sql_tables"``, one phase (``load``),
+and ``percent`` where DuckDB reports how far its statement is.
 """
 
 from __future__ import annotations
@@ -16,9 +20,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["PHASES", "SpillProgress"]
+__all__ = ["LOAD_PHASES", "PHASES", "Progress"]
 
 PHASES = ("decide", "normalise", "write", "stub", "done")
+LOAD_PHASES = ("load", "done")
 TICK_AFTER_S = 1.0
 TICK_EVERY_S = 0.5
 log = logging.getLogger("jupyter_scratchpad")
@@ -26,16 +31,29 @@ log = logging.getLogger("jupyter_scratchpad")
 Listener = Callable[[dict[str, Any]], None]
 
 
-class SpillProgress:
-    """One spill's progress; a context manager that stops the ticker and reports ``done``."""
+class Progress:
+    """One piece of work's progress (a spill, by default); a context manager that stops the ticker
+    and reports ``done``. ``percent``: a callable saying how far the work is (0-100), or None."""
 
-    def __init__(self, listeners: list[Listener], tool: str, size_bytes: int) -> None:
+    def __init__(
+        self,
+        listeners: list[Listener],
+        tool: str,
+        size_bytes: int,
+        *,
+        kind: str = "spill",
+        phases: tuple[str, ...] = PHASES,
+        handle: str | None = None,
+    ) -> None:
         self.listeners = list(listeners)
         self.tool = tool
         self.size_bytes = size_bytes
+        self.kind = kind
+        self.phases = phases
         self.started = time.monotonic()
-        self.current = "decide"
-        self.handle: str | None = None
+        self.current = phases[0]
+        self.handle = handle
+        self.percent: Callable[[], float | None] | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
@@ -44,15 +62,25 @@ class SpillProgress:
             self._ticker.start()
 
     def _event(self, phase: str) -> dict[str, Any]:
-        return {
+        event = {
+            "kind": self.kind,
             "tool": self.tool,
             "handle": self.handle,
             "phase": phase,
-            "step": PHASES.index(phase) + 1,
-            "steps": len(PHASES),
+            "step": self.phases.index(phase) + 1,
+            "steps": len(self.phases),
             "size_bytes": self.size_bytes,
             "elapsed_s": round(time.monotonic() - self.started, 3),
         }
+        if phase != "done":  # how far, where the work can say (None: it cannot, or not yet)
+            value = None
+            if self.percent is not None:
+                try:
+                    value = self.percent()
+                except Exception:  # the work's own state moved on (a connection closed): no figure
+                    value = None
+            event["percent"] = round(float(value), 1) if value is not None and 0 <= value <= 100 else None
+        return event
 
     def _emit(self, event: dict[str, Any]) -> None:
         with self._lock:
@@ -78,7 +106,7 @@ class SpillProgress:
             self._emit(self._event(self.current))
             self._stop.wait(TICK_EVERY_S)
 
-    def __enter__(self) -> SpillProgress:
+    def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -60,3 +60,59 @@ def test_the_notebook_progress_line_renders_each_phase() -> None:
     assert "write (3/5), 2.2 s" in bundle["text/plain"] and "<progress" in bundle["text/html"]
     done = ProgressLine.bundle({**event, "phase": "done", "handle": "cell_3_abc"})
     assert "stored the 47.7 MB output of cell_3" in done["text/plain"] and "cell_3_abc" in done["text/plain"]
+
+
+def test_a_persons_first_sql_over_a_large_json_reports_its_table_load(
+    pad: Scratchpad, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # sql_df loads a JSON handle into DuckDB tables in the kernel on its first query (a gigabyte:
+    # ~13 s); the pad's listeners (the notebook's progress line) hear it like a long spill
+    monkeypatch.setattr(_progress, "TICK_AFTER_S", 0.0)  # (a load here is quicker than a second)
+    monkeypatch.setattr(_progress, "TICK_EVERY_S", 0.01)
+    rows = [{"id": i, "status": "ok" if i % 3 else "failed", "note": "x" * 40} for i in range(60_000)]
+    h = pad.spill({"kind": "List", "items": rows}, tool="list_things").handle
+    size = pad.store.body_paths(pad.entry(h))[0].stat().st_size
+    events: list[dict[str, Any]] = []
+    pad.progress_listeners.append(events.append)
+    assert pad.sql_df(f"SELECT count(*) AS n FROM {h}.items WHERE status = 'failed'").n.tolist() == [20_000]
+    assert events and all(e["kind"] == "sql_tables" and e["handle"] == h and e["size_bytes"] == size for e in events)
+    assert [e["phase"] for e in events].count("done") == 1 and events[-1]["phase"] == "done"
+    ticks = [e for e in events if e["phase"] == "load"]
+    assert ticks and all(e["percent"] is None or 0 <= e["percent"] <= 100 for e in ticks)
+    events.clear()
+    assert pad.sql_df(f"SELECT count(*) AS n FROM {h}").n.tolist() == [1]  # loaded: nothing to report
+    assert events == []
+
+
+def test_progress_reports_how_far_when_the_work_can_say() -> None:
+    events: list[dict[str, Any]] = []
+    answers = iter([-1.0, 42.04, 250.0])
+
+    def broken() -> float:
+        raise RuntimeError("connection closed")
+
+    with _progress.Progress([events.append], "sql", 10, kind="sql_tables", phases=_progress.LOAD_PHASES) as p:
+        p.percent = lambda: next(answers)
+        for _ in range(3):
+            p.started -= 2  # past the first second: each phase call reports
+            p.phase("load")
+        p.percent = broken
+        p.phase("load")
+    assert [e.get("percent") for e in events] == [None, 42.0, None, None, None]  # done has none
+    assert [e["phase"] for e in events] == ["load", "load", "load", "load", "done"]
+    assert events[0]["step"] == 1 and events[0]["steps"] == 2
+
+
+def test_the_notebook_progress_line_renders_a_table_load() -> None:
+    from jupyter_scratchpad.ipython._progress import ProgressLine
+
+    event = {"kind": "sql_tables", "tool": "sql", "handle": "pods_1a2b", "phase": "load", "step": 1, "steps": 2,
+             "size_bytes": 1 << 30, "elapsed_s": 6.14, "percent": 45.2}  # fmt: skip
+    bundle = ProgressLine.bundle(event)
+    assert "loading pods_1a2b (1.0 GB) into DuckDB tables" in bundle["text/plain"]
+    assert "45 %, 6.1 s" in bundle["text/plain"] and 'value="45.2" max="100"' in bundle["text/html"]
+    unknown = ProgressLine.bundle({**event, "percent": None})
+    assert "%" not in unknown["text/plain"] and "<progress style" in unknown["text/html"]  # indeterminate
+    done = ProgressLine.bundle({**event, "phase": "done", "elapsed_s": 13.2})
+    assert "loaded pods_1a2b (1.0 GB) into DuckDB tables in 13.2 s" in done["text/plain"]
+    assert "<progress" not in done["text/html"]
