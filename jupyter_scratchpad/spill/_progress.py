@@ -54,6 +54,7 @@ class Progress:
         self.current = phases[0]
         self.handle = handle
         self.percent: Callable[[], float | None] | None = None
+        self._best: float | None = None  # how far, as said so far: a bar never moves back
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
@@ -79,7 +80,10 @@ class Progress:
                     value = self.percent()
                 except Exception:  # the work's own state moved on (a connection closed): no figure
                     value = None
-            event["percent"] = round(float(value), 1) if value is not None and 0 <= value <= 100 else None
+            if value is not None and 0 <= value <= 100:  # DuckDB says -1 before it knows
+                self._best = max(self._best or 0.0, round(float(value), 1))
+            # a load runs a few statements, the first the bulk: its last figure stands for the rest
+            event["percent"] = self._best
         return event
 
     def _emit(self, event: dict[str, Any]) -> None:

@@ -86,20 +86,22 @@ def test_a_persons_first_sql_over_a_large_json_reports_its_table_load(
 
 def test_progress_reports_how_far_when_the_work_can_say() -> None:
     events: list[dict[str, Any]] = []
-    answers = iter([-1.0, 42.04, 250.0])
+    answers = iter([-1.0, 42.04, 250.0, 12.0])
 
     def broken() -> float:
         raise RuntimeError("connection closed")
 
     with _progress.Progress([events.append], "sql", 10, kind="sql_tables", phases=_progress.LOAD_PHASES) as p:
         p.percent = lambda: next(answers)
-        for _ in range(3):
+        for _ in range(4):
             p.started -= 2  # past the first second: each phase call reports
             p.phase("load")
         p.percent = broken
         p.phase("load")
-    assert [e.get("percent") for e in events] == [None, 42.0, None, None, None]  # done has none
-    assert [e["phase"] for e in events] == ["load", "load", "load", "load", "done"]
+    # unknown until said; out of range or a failure keeps the last figure; never back (a load's
+    # next statement starts again at 0)
+    assert [e.get("percent") for e in events] == [None, 42.0, 42.0, 42.0, 42.0, None]  # done has none
+    assert [e["phase"] for e in events] == ["load"] * 5 + ["done"]
     assert events[0]["step"] == 1 and events[0]["steps"] == 2
 
 

@@ -1,4 +1,5 @@
-"""Helpers for the IPython tests: a shell whose ``run_cell`` re-raises, and a pod listing.
+"""Helpers for the IPython tests: a shell whose ``run_cell`` re-raises, a pod listing, and a real
+kernel in its own process.
 
 A module of its own (not conftest): every test folder has a conftest, and ``from conftest import``
 would find whichever was imported first.
@@ -6,9 +7,12 @@ would find whichever was imported first.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 from IPython.core.interactiveshell import InteractiveShell
+from jupyter_client.manager import KernelManager
 from traitlets.config import Config
 
 
@@ -39,3 +43,51 @@ def pods(n: int = 3000) -> dict[str, Any]:
     return {"kind": "PodList", "items": [
         {"metadata": {"name": f"pod-{i}", "namespace": "ns-a" if i % 2 else "ns-b"},
          "status": {"phase": "Failed" if i % 7 == 0 else "Running"}} for i in range(n)]}
+
+
+START_TIMEOUT_S = 60
+# Child processes import this checkout's package, whatever the environment has installed.
+CHILD_ENV = {**os.environ, "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+             "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parents[2]), os.environ.get("PYTHONPATH")]))}
+
+
+def message_text(msg: dict[str, Any]) -> str:
+    """What a kernel message shows: a stream's text, a result's text/plain, an error's name."""
+    content = msg["content"]
+    if msg["msg_type"] == "stream":
+        return str(content["text"])
+    if msg["msg_type"] in ("execute_result", "display_data"):
+        return str(content["data"].get("text/plain", ""))
+    if msg["msg_type"] == "error":
+        return "ERROR " + content["ename"] + ": " + content["evalue"]
+    return ""
+
+
+class RealKernel:
+    """A python3 kernel in its own process (jupyter_client), run cell by cell."""
+
+    def __init__(self, cwd: Path) -> None:
+        self.manager = KernelManager(kernel_name="python3")
+        self.manager.start_kernel(cwd=str(cwd), env=CHILD_ENV)
+        self.client = self.manager.client()
+        self.client.start_channels()
+        self.client.wait_for_ready(timeout=START_TIMEOUT_S)
+
+    def messages(self, code: str) -> list[dict[str, Any]]:
+        """Run ``code``; the messages it sent (an error fails the test)."""
+        out: list[dict[str, Any]] = []
+        reply = self.client.execute_interactive(code, output_hook=out.append, timeout=START_TIMEOUT_S)
+        assert reply["content"]["status"] == "ok", "".join(message_text(m) for m in out)
+        return out
+
+    def run(self, code: str) -> str:
+        """Run ``code``; its stdout and its result's text (an error fails the test)."""
+        return "".join(message_text(m) for m in self.messages(code))
+
+    def restart(self) -> None:
+        self.manager.restart_kernel(now=True)
+        self.client.wait_for_ready(timeout=START_TIMEOUT_S)
+
+    def close(self) -> None:
+        self.client.stop_channels()
+        self.manager.shutdown_kernel(now=True)

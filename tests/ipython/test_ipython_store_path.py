@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -12,14 +11,9 @@ from typing import Any
 
 import pytest
 from IPython.core.error import UsageError
-from jupyter_client.manager import KernelManager
+from ipython_helpers import CHILD_ENV, RealKernel
 
 from jupyter_scratchpad.ipython import ScratchSession
-
-START_TIMEOUT_S = 60
-# Child processes import this checkout's package, whatever the environment has installed.
-CHILD_ENV = {**os.environ, "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-             "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parents[2]), os.environ.get("PYTHONPATH")]))}
 
 
 def test_a_path_that_cannot_be_opened_is_put_back(ip: Any, session: ScratchSession, tmp_path: Path,
@@ -56,49 +50,6 @@ def test_home_and_variables_are_expanded(ip: Any, session: ScratchSession, tmp_p
 
 
 # -- a real kernel: restart, and a second process on the same path ---------------------------------
-
-
-def message_text(msg: dict[str, Any]) -> str:
-    """What a kernel message shows: a stream's text, a result's text/plain, an error's name."""
-    content = msg["content"]
-    if msg["msg_type"] == "stream":
-        return str(content["text"])
-    if msg["msg_type"] in ("execute_result", "display_data"):
-        return str(content["data"].get("text/plain", ""))
-    if msg["msg_type"] == "error":
-        return "ERROR " + content["ename"] + ": " + content["evalue"]
-    return ""
-
-
-class RealKernel:
-    """A python3 kernel in its own process (jupyter_client), run cell by cell."""
-
-    def __init__(self, cwd: Path) -> None:
-        self.manager = KernelManager(kernel_name="python3")
-        self.manager.start_kernel(cwd=str(cwd), env=CHILD_ENV)
-        self.client = self.manager.client()
-        self.client.start_channels()
-        self.client.wait_for_ready(timeout=START_TIMEOUT_S)
-
-    def run(self, code: str) -> str:
-        """Run ``code``; its stdout and its result's text (an error fails the test)."""
-        out: list[str] = []
-
-        def collect(msg: dict[str, Any]) -> None:
-            out.append(message_text(msg))
-
-        reply = self.client.execute_interactive(code, output_hook=collect, timeout=START_TIMEOUT_S)
-        text = "".join(out)
-        assert reply["content"]["status"] == "ok", text
-        return text
-
-    def restart(self) -> None:
-        self.manager.restart_kernel(now=True)
-        self.client.wait_for_ready(timeout=START_TIMEOUT_S)
-
-    def close(self) -> None:
-        self.client.stop_channels()
-        self.manager.shutdown_kernel(now=True)
 
 
 @pytest.fixture
