@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ipython_helpers import CHILD_ENV, START_TIMEOUT_S, message_text
 from jupyter_client.manager import KernelManager
-from test_ipython_store_path import CHILD_ENV, START_TIMEOUT_S, message_text
 
 from jupyter_scratchpad.ipython import STUB_MIME
 
