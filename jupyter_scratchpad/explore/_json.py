@@ -150,6 +150,7 @@ def _node_at(ctx: ToolContext, entry: Entry, path: str, whole_array: bool = Fals
     with ``whole_array``, and with ``lazy`` also a node that holds it. Else from the whole value."""
     from ._segments import MISSING, streamed_node
 
+    _steps_or_error(path)  # a path that is not one is refused first, not after a parse of the whole body
     try:
         node = streamed_node(ctx, entry, path, whole_array, lazy)
     except PathMiss as miss:

@@ -357,6 +357,30 @@ def test_a_root_of_many_keys_beside_the_streamed_array_is_refused_from_the_array
     assert streamed.call_tool("get_in", {"handle": a.handle, "path": "$.k123"}).text.startswith("123")
 
 
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("get_in", {"path": "$.items[*].metadata.name"}),
+        ("item_schema", {"path": "$.items[*].metadata"}),
+        ("iterate_over", {"path": "$.items[*].metadata", "fields": ["name"]}),
+        ("grep", {"pattern": "pod", "path": "$.items["}),
+    ],
+)
+def test_a_path_that_is_not_one_is_refused_before_any_parse(
+    tool: str, args: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_segments: None
+) -> None:
+    # a wildcard where an index goes is a model's common slip: on a 1 GB spill the whole document
+    # was parsed (~8 GB, seconds) only to answer invalid_path
+    raw = json.dumps({"kind": "PodList", "items": [_pod(i, random.Random(i)) for i in range(300)]}).encode()
+    whole, streamed = _two_pads(tmp_path)
+    h = _spill(streamed, raw, monkeypatch, stream=True).handle
+    _spill(whole, raw, monkeypatch, stream=False)
+    parsed = _whole_parses(monkeypatch)
+    r = streamed.call_tool(tool, {"handle": h, **args})
+    assert parsed == [] and r.error is not None and r.error["error"] == "invalid_path", r.error
+    assert r.text == whole.call_tool(tool, {"handle": h, **args}).text  # the same answer as a whole spill's
+
+
 def test_a_streamed_spill_that_is_not_json_after_all_is_stored_as_text(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_segments: None
 ) -> None:
