@@ -132,7 +132,9 @@ def _items_at(ctx: ToolContext, entry: Entry, path: str) -> Sequence[Any]:
     keyed by ids (what ``schema`` shows as a ``{*}`` row)."""
     if isinstance(path, str) and path.rstrip().endswith("{*}"):
         base = path.rstrip()[:-3] or "$"
-        node = _node_at(ctx, entry, base)  # (a streamed spill: from its skeleton or one segment)
+        # a streamed spill: from its skeleton or one segment; an object that holds the streamed
+        # array (the root of a PodList) has it as a lazy value, an "array" to every item count
+        node = _node_at(ctx, entry, base, lazy=True)
         if not isinstance(node, dict):
             raise ToolError(
                 "not_an_object",
