@@ -836,6 +836,10 @@ def dispatch(
         return result
     except ToolError as err:
         error = err.as_dict()
+        if error.get("error") == "invalid_path" and not error.get("suggestions"):
+            # a wildcard where a path goes (copied from schema's $.items[*].metadata.name): the
+            # same question as calls that take no wildcard
+            error["suggestions"] = _json.wildcard_suggestions(tool.name, args)
         if charge and error.get("suggestions"):  # every suggestion of every error runs and fits
             error["suggestions"] = verified_suggestions(pad, ctx, error["suggestions"], limit, args.get("handle"))
         return _error_result(tool.name, args, error, billed)

@@ -6,6 +6,7 @@ import difflib
 import hashlib
 import json
 import math
+import re
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -127,6 +128,68 @@ def _canonical(path: str) -> str:
     return format_path(_steps_or_error(path))
 
 
+_WILDCARD = re.compile(r"\[\s*\*?\s*\]")
+_DOTTED = re.compile(r"(?:\.[A-Za-z_][A-Za-z0-9_-]*)+")
+
+
+def _array_path(path: Any) -> Any:
+    """The path of an array as tools that take one read it: ``$.items[*]`` (every item, as
+    ``schema`` writes it) is the array ``$.items``. Any other path as given."""
+    if isinstance(path, str):
+        text = path.rstrip()
+        last = list(_WILDCARD.finditer(text))
+        if last and last[-1].end() == len(text):
+            return text[: last[-1].start()].rstrip() or "$"
+    return path
+
+
+def wildcard_suggestions(tool: str, args: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a path with a wildcard (``$.items[*].metadata.name``, copied from ``schema``) asked for,
+    as calls that take no wildcard: the array's items with the rest as a field, or the first item."""
+    path, handle = args.get("path"), args.get("handle")
+    if not isinstance(path, str) or not isinstance(handle, str):
+        return []
+    found = _WILDCARD.search(path)
+    if found is None:
+        return []
+    array = path[: found.start()].rstrip() or "$"
+    rest = path[found.end() :].strip()
+    dotted = _DOTTED.match(rest)
+    field = dotted.group(0)[1:] if dotted else ""  # up to the next bracket: a field of each item
+    first = _WILDCARD.sub("[0]", path)
+    try:
+        parse_path(array)
+        parse_path(first)
+    except PathError:
+        return []
+    out: list[dict[str, Any]] = []
+    if tool == "get_in":
+        if field:
+            out.append(suggestion("iterate_over", f"{field} of every item of {array}", handle=handle, path=array,
+                                  fields=field, limit=50))  # fmt: skip
+        out.append(suggestion("get_in", "the same path in the first item", handle=handle, path=first))
+    elif tool == "iterate_over":
+        try:
+            given = _fields(args.get("fields")) if args.get("fields") is not None else []
+        except ToolError:
+            given = []
+        names = [f"{field}.{g}" for g in given] if field and given else [field] if field else given
+        window = {k: args[k] for k in ("offset", "limit") if args.get(k) is not None}
+        if names and (field or not rest):
+            out.append(suggestion("iterate_over", f"every item of {array}", handle=handle, path=array,
+                                  fields=",".join(names), **window))  # fmt: skip
+    elif tool == "item_schema":
+        out.append(suggestion("item_schema", f"the keys of every item of {array} (dotted, {field or 'all'} among them)",
+                              handle=handle, path=array))  # fmt: skip
+    elif tool == "schema":
+        out.append(suggestion("schema", "the same path in the first item", handle=handle, path=first))
+        out.append(suggestion("item_schema", f"the keys of every item of {array}", handle=handle, path=array))
+    elif tool == "grep" and isinstance(args.get("pattern"), str):
+        same = {k: v for k, v in args.items() if k not in ("handle", "path") and v is not None}
+        out.append(suggestion("grep", f"search every item of {array}", handle=handle, path=array, **same))
+    return out
+
+
 def _items_at(ctx: ToolContext, entry: Entry, path: str) -> Sequence[Any]:
     """The items at ``path``: an array's items, or with a final ``{*}`` the values of an object
     keyed by ids (what ``schema`` shows as a ``{*}`` row)."""
@@ -202,6 +265,7 @@ def _past_the_end(
 
 def item_schema(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0, limit: int | None = None) -> Output:
     entry = ctx.entry(handle)
+    path = _array_path(path)
     saved = _saved_item_counts(ctx, entry, path) if not offset and limit is None else None
     if saved is not None:  # the whole array, counted after the spill: no parse, no pass
         total, counts, enums = saved
@@ -586,6 +650,7 @@ def iterate_over(
     limit: int | None = None,
 ) -> Output:
     entry = ctx.entry(handle)
+    path = _array_path(path)
     if fields is None:
         try:
             items = _items_at(ctx, entry, path)

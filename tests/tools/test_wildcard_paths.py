@@ -1,0 +1,78 @@
+"""Paths with a wildcard, as ``schema`` writes them (``$.items[*].metadata.name``): a trailing
+``[*]`` names the array to tools that take one; elsewhere the error's suggestions ask the same
+question without a wildcard, and each of them runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from jupyter_scratchpad import Scratchpad
+
+
+def test_schema_writes_the_paths_that_item_schema_and_iterate_over_take(pad: Scratchpad, pods_handle: str) -> None:
+    paths = {r["path"] for r in pad.call_tool("schema", {"handle": pods_handle}).data["nodes"]}
+    assert "$.items[*]" in paths  # what a model copies
+    for tool, extra in (("item_schema", {}), ("iterate_over", {"fields": "metadata.name", "limit": 3})):
+        starred = pad.call_tool(tool, {"handle": pods_handle, "path": "$.items[*]", **extra})
+        plain = pad.call_tool(tool, {"handle": pods_handle, "path": "$.items", **extra})
+        assert starred.ok and starred.data == plain.data
+        assert starred.text.split("\n--- ")[0] == plain.text.split("\n--- ")[0]  # (the footers' budgets differ)
+    root = pad.spill([{"id": i} for i in range(300)], tool="ids").handle
+    assert pad.call_tool("item_schema", {"handle": root, "path": "$[*]"}).data["total_items"] == 300
+    assert pad.call_tool("item_schema", {"handle": root, "path": " $[ ] "}).data["total_items"] == 300
+
+
+def _run(pad: Scratchpad, suggestion: dict[str, Any]) -> Any:
+    return pad.call_tool(suggestion["tool"], suggestion["arguments"])
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "expected"),
+    [
+        ("get_in", {"path": "$.items[*].metadata.name"},
+         [("iterate_over", {"path": "$.items", "fields": "metadata.name", "limit": 50}),
+          ("get_in", {"path": "$.items[0].metadata.name"})]),
+        ("iterate_over", {"path": "$.items[*].metadata", "fields": ["name", "namespace"], "limit": 5},
+         [("iterate_over", {"path": "$.items", "fields": "metadata.name,metadata.namespace", "limit": 5})]),
+        ("item_schema", {"path": "$.items[*].status"}, [("item_schema", {"path": "$.items"})]),
+        ("schema", {"path": "$.items[*].metadata"},
+         [("schema", {"path": "$.items[0].metadata"}), ("item_schema", {"path": "$.items"})]),
+        ("grep", {"pattern": "Failed", "path": "$.items[*].status"},
+         [("grep", {"path": "$.items", "pattern": "Failed"})]),
+    ],
+)  # fmt: skip
+def test_a_wildcard_path_is_answered_with_calls_that_run(
+    pad: Scratchpad, pods_handle: str, tool: str, args: dict[str, Any], expected: list[tuple[str, dict[str, Any]]]
+) -> None:
+    res = pad.call_tool(tool, {"handle": pods_handle, **args})
+    assert not res.ok and res.error is not None and res.error["error"] == "invalid_path"
+    suggestions = res.error["suggestions"]
+    got = [(s["tool"], {k: v for k, v in s["arguments"].items() if k not in ("handle", "max_matches", "context")})
+           for s in suggestions]  # fmt: skip
+    assert got == expected
+    for s in suggestions:  # each runs as given (verified before it was offered)
+        answer = _run(pad, s)
+        assert answer.ok, (s["call"], answer.error)
+    if tool == "get_in":
+        names = _run(pad, suggestions[0]).data
+        assert [r["metadata.name"] for r in names[:3]] == ["pod-0", "pod-1", "pod-2"]
+        assert _run(pad, suggestions[1]).data == "pod-0"
+
+
+def test_nested_wildcards_point_at_the_first_array_and_the_first_items(pad: Scratchpad) -> None:
+    doc = {"items": [{"spec": {"containers": [{"image": f"img-{i}-{j}"} for j in range(2)]}} for i in range(400)]}
+    h = pad.spill(doc, tool="deploys").handle
+    res = pad.call_tool("get_in", {"handle": h, "path": "$.items[*].spec.containers[*].image"})
+    assert res.error is not None and res.error["error"] == "invalid_path"
+    calls = {s["tool"]: s for s in res.error["suggestions"]}
+    assert calls["get_in"]["arguments"]["path"] == "$.items[0].spec.containers[0].image"
+    assert _run(pad, calls["get_in"]).data == "img-0-0"
+    per_item = _run(pad, calls["iterate_over"])
+    assert per_item.ok and per_item.data[0]["spec.containers"] == [{"image": "img-0-0"}, {"image": "img-0-1"}]
+
+
+def test_a_path_with_no_wildcard_gets_no_such_suggestions(pad: Scratchpad, pods_handle: str) -> None:
+    res = pad.call_tool("get_in", {"handle": pods_handle, "path": "$.items[0"})
+    assert res.error is not None and res.error["error"] == "invalid_path" and res.error["suggestions"] == []
