@@ -77,6 +77,7 @@ def _path_not_found(entry: Entry, miss: PathMiss) -> ToolError:
             )
     elif isinstance(node, (list, LazyArray)):
         fields["array_length"] = len(node)
+        suggestions += _jsonpath_suggestions(entry, miss, prefix, node)
         if node:
             suggestions.append(
                 suggestion(
@@ -96,6 +97,55 @@ def _path_not_found(entry: Entry, miss: PathMiss) -> ToolError:
     return ToolError(
         "key_path_not_found", f"path {miss.requested!r} not found: at {prefix}, {miss.reason}", suggestions, **fields
     )
+
+
+_SLICE = re.compile(r"(-?\d*)\s*:\s*(-?\d*)")
+_FILTER = re.compile(
+    r"\?\s*\(?\s*@((?:\.[A-Za-z_][A-Za-z0-9_]*)+)\s*(==|!=|<=|>=|<|>)\s*"
+    r"(?:'([^'\\]*)'|\"([^\"\\]*)\"|(-?\d+(?:\.\d+)?))\s*\)?"
+)
+
+
+def _jsonpath_suggestions(entry: Entry, miss: PathMiss, prefix: str, node: Sequence[Any]) -> list[dict[str, Any]]:
+    """JSONPath a model may write where an index goes, asked without it: a slice (``[10:12]``) as a
+    window of the array, a filter (``[?(@.status.phase=='Failed')]``) as SQL over the array's rows
+    and as a grep for the value."""
+    failed = miss.failed.value
+    if not isinstance(failed, str) or not node:
+        return []
+    out: list[dict[str, Any]] = []
+    window = _SLICE.fullmatch(failed.strip())
+    if window:
+        a, b = (int(x) if x else None for x in window.groups())
+        lo, hi, _ = slice(a, b).indices(len(node))
+        if hi > lo:
+            keys = _first_keys(node)
+            if keys:
+                out.append(suggestion("iterate_over", f"items {lo:,}-{hi - 1:,} of {prefix}", handle=entry.key,
+                                      path=prefix, fields=",".join(keys), offset=lo, limit=hi - lo))  # fmt: skip
+            out.append(suggestion("get_in", f"item {lo:,}", handle=entry.key, path=f"{prefix}[{lo}]"))
+        return out
+    found = _FILTER.fullmatch(failed.strip())
+    if not found:
+        return []
+    field, op, quoted, dquoted, number = found.groups()
+    value = quoted if quoted is not None else dquoted
+    relation = entry.key if prefix == "$" else None
+    for name, keys in entry.meta.get("sql_arrays") or []:
+        if prefix == "$." + ".".join(keys):
+            relation = f"{entry.key}.{name}"
+    if relation is not None:
+        literal = number if value is None else "'" + value.replace("'", "''") + "'"
+        sql_op = "=" if op == "==" else "<>" if op == "!=" else op
+        query = f"SELECT * FROM {relation} WHERE {field[1:]} {sql_op} {literal}"
+        out.append(suggestion("sql", f"the items of {prefix} where {field[1:]} {op} {value or number}",
+                              query=query, max_rows=20))  # fmt: skip
+    shown = value if value is not None else number
+    if shown and op in ("==", "!="):
+        pattern = json.dumps(shown) if value is not None else shown  # a string as it is in the body
+        out.append(suggestion("grep", f"the lines with {pattern} in {prefix}", handle=entry.key, path=prefix,
+                              pattern=re.escape(pattern), max_matches=20))  # fmt: skip
+    return out
 
 
 def _as_items(entry: Entry, node: Any, path: str) -> Sequence[Any]:
@@ -683,10 +733,22 @@ def iterate_over(
     names = _fields(fields)
     parsed = {}
     for name in names:
+        # metadata.labels.* / spec.containers[*]: the object or array itself (it read as a key "*",
+        # null in every row)
+        whole = name.rstrip()
+        whole = whole[:-2] if whole.endswith(".*") else str(_array_path(whole))
         try:
-            parsed[name] = parse_path(name)
+            parsed[name] = parse_path(whole)
         except PathError as exc:
-            raise ToolError("invalid_path", f"field {name!r}: {exc}", argument="fields") from None
+            found = _WILDCARD.search(name)
+            sugg = []
+            if found is not None and found.start() > 0:  # spec.containers[*].image: the containers
+                head = name[: found.start()].rstrip()
+                rest = [f for f in names if f != name]
+                fields_then = ",".join([*rest, head])
+                sugg.append(suggestion("iterate_over", f"{head} of each item, whole", handle=entry.key,
+                                       path=_canonical(path), fields=fields_then, limit=limit or 20))  # fmt: skip
+            raise ToolError("invalid_path", f"field {name!r}: {exc}", sugg, argument="fields") from None
     total = len(items)
     lo, hi = _window(offset, limit, total, 50)
     base = _canonical(path)

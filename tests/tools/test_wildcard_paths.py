@@ -76,3 +76,47 @@ def test_nested_wildcards_point_at_the_first_array_and_the_first_items(pad: Scra
 def test_a_path_with_no_wildcard_gets_no_such_suggestions(pad: Scratchpad, pods_handle: str) -> None:
     res = pad.call_tool("get_in", {"handle": pods_handle, "path": "$.items[0"})
     assert res.error is not None and res.error["error"] == "invalid_path" and res.error["suggestions"] == []
+
+
+def test_a_jsonpath_slice_is_answered_with_the_window(pad: Scratchpad, pods_handle: str) -> None:
+    res = pad.call_tool("get_in", {"handle": pods_handle, "path": "$.items[10:12]"})
+    assert res.error is not None and res.error["error"] == "key_path_not_found"
+    calls: dict[str, Any] = {}
+    for s in res.error["suggestions"]:  # (the first of each tool: the window's come first)
+        calls.setdefault(s["tool"], s)
+    window = _run(pad, calls["iterate_over"])
+    assert [r["_index"] for r in window.data] == [10, 11]
+    assert _run(pad, calls["get_in"]).data["metadata"]["name"] == "pod-10"
+    tail = pad.call_tool("get_in", {"handle": pods_handle, "path": "$.items[-2:]"}).error
+    assert tail is not None and [r["_index"] for r in _run(pad, tail["suggestions"][0]).data] == [2998, 2999]
+
+
+def test_a_jsonpath_filter_is_answered_with_sql_and_grep(pad: Scratchpad, pods_handle: str) -> None:
+    res = pad.call_tool("get_in", {"handle": pods_handle, "path": "$.items[?(@.status.phase=='Failed')]"})
+    assert res.error is not None and res.error["error"] == "key_path_not_found"
+    calls = {s["tool"]: s for s in res.error["suggestions"]}
+    assert calls["sql"]["arguments"]["query"] == f"SELECT * FROM {pods_handle}.items WHERE status.phase = 'Failed'"
+    rows = _run(pad, calls["sql"]).data
+    assert rows and {r["metadata"]["name"] for r in rows} <= {f"pod-{i}" for i in range(2, 3000, 3)}
+    hits = _run(pad, calls["grep"])
+    assert hits.ok and '"Failed"' in hits.text
+    numeric = pad.call_tool("get_in", {"handle": pods_handle, "path": "$.items[?(@.status.restarts > 3)]"}).error
+    assert numeric is not None
+    query = next(s for s in numeric["suggestions"] if s["tool"] == "sql")
+    assert {r["status"]["restarts"] for r in _run(pad, query).data} == {4}
+
+
+def test_a_field_that_ends_in_a_wildcard_is_the_node_itself(pad: Scratchpad, pods_handle: str) -> None:
+    # metadata.labels.* read as a key named "*": null in every row, a wrong-looking answer
+    res = pad.call_tool(
+        "iterate_over",
+        {"handle": pods_handle, "path": "$.items", "fields": ["metadata.labels.*", "metadata[*]"], "limit": 2},
+    )
+    assert res.ok and res.data[1]["metadata.labels.*"] == {"app": "web"} and res.data[0]["metadata.labels.*"] is None
+    assert res.data[1]["metadata[*]"]["name"] == "pod-1"
+    inner = pad.call_tool(
+        "iterate_over", {"handle": pods_handle, "path": "$.items", "fields": "metadata.name,status[*].phase", "limit": 2}
+    )
+    assert inner.error is not None and inner.error["error"] == "invalid_path"
+    again = _run(pad, inner.error["suggestions"][0])
+    assert again.ok and again.data[0] == {"_index": 0, "metadata.name": "pod-0", "status": {"phase": "Running", "restarts": 0}}
