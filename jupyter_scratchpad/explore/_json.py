@@ -60,6 +60,11 @@ def _path_not_found(entry: Entry, miss: PathMiss) -> ToolError:
         "failed_segment": miss.failed.value,
     }
     suggestions = []
+    descent = _DESCENT.search(str(miss.requested))
+    if descent:  # $..name (JSONPath's recursive descent): every line that holds the key
+        key = descent.group(1)
+        suggestions.append(suggestion("grep", f"every {key!r} at any depth", handle=entry.key,
+                                      pattern=re.escape(json.dumps(key) + ":"), max_matches=20))  # fmt: skip
     node = miss.node
     if isinstance(node, dict):
         keys = list(node)
@@ -99,6 +104,7 @@ def _path_not_found(entry: Entry, miss: PathMiss) -> ToolError:
     )
 
 
+_DESCENT = re.compile(r"\.\.([A-Za-z_][A-Za-z0-9_-]*)")
 _SLICE = re.compile(r"(-?\d*)\s*:\s*(-?\d*)")
 _FILTER = re.compile(
     r"\?\s*\(?\s*@((?:\.[A-Za-z_][A-Za-z0-9_]*)+)\s*(==|!=|<=|>=|<|>)\s*"

@@ -120,3 +120,11 @@ def test_a_field_that_ends_in_a_wildcard_is_the_node_itself(pad: Scratchpad, pod
     assert inner.error is not None and inner.error["error"] == "invalid_path"
     again = _run(pad, inner.error["suggestions"][0])
     assert again.ok and again.data[0] == {"_index": 0, "metadata.name": "pod-0", "status": {"phase": "Running", "restarts": 0}}
+
+
+def test_a_recursive_descent_is_answered_with_a_grep_for_the_key(pad: Scratchpad, pods_handle: str) -> None:
+    res = pad.call_tool("get_in", {"handle": pods_handle, "path": "$..phase"})
+    assert res.error is not None and res.error["error"] == "key_path_not_found"
+    grep = next(s for s in res.error["suggestions"] if s["tool"] == "grep")
+    hits = _run(pad, grep)
+    assert hits.ok and hits.text.count('"phase":') >= 3
