@@ -292,8 +292,14 @@ def _build_connection(path: Path, progress: Progress | None = None) -> Any:
         conn.execute("SET enable_progress_bar = true")  # tracked; never printed
         conn.execute("SET enable_progress_bar_print = false")
         conn.execute("SET progress_bar_time = 0")
-        progress.percent = conn.query_progress
+        progress.set_probe(conn.query_progress)
     return conn
+
+
+def _close_build(build: Any, progress: Progress | None) -> None:
+    if progress is not None:
+        progress.set_probe(None)  # no progress question in flight while it closes
+    build.close()
 
 
 def _whole_tables(build: Any, rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str]) -> None:
@@ -386,14 +392,14 @@ def _build_tables(
                     whole = False
                     fresh.append(rel["name"])
                 except (duckdb.Error, OSError, ValueError):  # start again from the whole document
-                    build.close()
+                    _close_build(build, progress)
                     _remove_database(tmp)
                     build = _build_connection(tmp, progress)
             if whole:
                 _whole_tables(build, rel, inferred, fresh)
             build.execute("CHECKPOINT")
         finally:
-            build.close()
+            _close_build(build, progress)
         os.replace(tmp, target)
         with contextlib.suppress(OSError):
             os.unlink(f"{tmp}.wal")

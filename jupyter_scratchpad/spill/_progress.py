@@ -33,7 +33,7 @@ Listener = Callable[[dict[str, Any]], None]
 
 class Progress:
     """One piece of work's progress (a spill, by default); a context manager that stops the ticker
-    and reports ``done``. ``percent``: a callable saying how far the work is (0-100), or None."""
+    and reports ``done``. ``probe`` (``set_probe``): a callable saying how far the work is (0-100)."""
 
     def __init__(
         self,
@@ -53,7 +53,8 @@ class Progress:
         self.started = time.monotonic()
         self.current = phases[0]
         self.handle = handle
-        self.percent: Callable[[], float | None] | None = None
+        self._probe: Callable[[], float | None] | None = None
+        self._probe_lock = threading.Lock()
         self._best: float | None = None  # how far, as said so far: a bar never moves back
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -75,10 +76,10 @@ class Progress:
         }
         if phase != "done":  # how far, where the work can say (None: it cannot, or not yet)
             value = None
-            if self.percent is not None:
+            with self._probe_lock:  # (never while set_probe lets go of what it asks)
                 try:
-                    value = self.percent()
-                except Exception:  # the work's own state moved on (a connection closed): no figure
+                    value = self._probe() if self._probe is not None else None
+                except Exception:  # the work's own state moved on: no figure
                     value = None
             if value is not None and 0 <= value <= 100:  # DuckDB says -1 before it knows
                 self._best = max(self._best or 0.0, round(float(value), 1))
@@ -97,6 +98,12 @@ class Progress:
                 with self._lock:
                     if listener in self.listeners:
                         self.listeners.remove(listener)
+
+    def set_probe(self, probe: Callable[[], float | None] | None) -> None:
+        """Ask ``probe`` how far the work is from now on (None: stop asking). Returns once no call
+        of the old one is running, so what it asks (a DuckDB connection) may then be closed."""
+        with self._probe_lock:
+            self._probe = probe
 
     def phase(self, name: str) -> None:
         self.current = name

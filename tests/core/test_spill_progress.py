@@ -92,11 +92,11 @@ def test_progress_reports_how_far_when_the_work_can_say() -> None:
         raise RuntimeError("connection closed")
 
     with _progress.Progress([events.append], "sql", 10, kind="sql_tables", phases=_progress.LOAD_PHASES) as p:
-        p.percent = lambda: next(answers)
+        p.set_probe(lambda: next(answers))
         for _ in range(4):
             p.started -= 2  # past the first second: each phase call reports
             p.phase("load")
-        p.percent = broken
+        p.set_probe(broken)
         p.phase("load")
     # unknown until said; out of range or a failure keeps the last figure; never back (a load's
     # next statement starts again at 0)
@@ -118,3 +118,27 @@ def test_the_notebook_progress_line_renders_a_table_load() -> None:
     done = ProgressLine.bundle({**event, "phase": "done", "elapsed_s": 13.2})
     assert "loaded pods_1a2b (1.0 GB) into DuckDB tables in 13.2 s" in done["text/plain"]
     assert "<progress" not in done["text/html"]
+
+
+def test_letting_go_of_a_probe_waits_for_the_question_in_flight() -> None:
+    # the table load closes its DuckDB connection after set_probe(None): never while the ticker
+    # thread is asking it how far it is
+    import threading
+
+    asked, answered = threading.Event(), threading.Event()
+
+    def slow() -> float:
+        asked.set()
+        time.sleep(0.3)
+        answered.set()
+        return 50.0
+
+    p = _progress.Progress([], "sql", 10, kind="sql_tables", phases=_progress.LOAD_PHASES)
+    p.set_probe(slow)
+    asking = threading.Thread(target=p._event, args=("load",))
+    asking.start()
+    assert asked.wait(5)
+    p.set_probe(None)
+    assert answered.is_set()  # set_probe returned only after the probe did
+    asking.join()
+    assert p._event("load")["percent"] == 50.0  # (the last figure stands)
