@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import difflib
 import re
 from typing import Any
 
@@ -296,7 +297,8 @@ def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str]
     every = [r["name"] for r in relation_names(ctx) if r["name"] != "scratch_notes"]
     every.sort(key=lambda n: 0 if n.split(".")[0] in named else 1)
     relations = [*every[:20], "scratch_notes"]
-    sugg = [_describe_suggestion(named[0] if named else (live[0] if live else "scratch_notes"))]
+    read = _relation_read(query, every)  # the relation the query reads (h.items, not h)
+    sugg = [_describe_suggestion(read or (named[0] if named else (live[0] if live else "scratch_notes")))]
     sugg.append(_describe_suggestion())
     if kind == "sql_forbidden":
         message = (
@@ -332,7 +334,47 @@ def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str]
         sugg = [*(s for handle in unreadable[:2] for s in _instead_of_sql(ctx, handle)), *sugg]
     if kind == "sql_error" and "does not exist" in message:
         message += f" (relations: {', '.join(relations)}{' …' if len(every) > 20 else ''})"
+        fixed = _query_with_the_relation_meant(query, message, every)
+        if fixed is not None:
+            sugg.insert(0, suggestion("sql", f"the same query over {fixed[1]}", query=fixed[0]))
     raise ToolError(kind, message, sugg, relations=relations, relations_total=len(every) + 1)
+
+
+_MISSING_TABLE = re.compile(r"Table with name (\S+?) does not exist")
+
+
+def _relation_read(query: str, relations: list[str]) -> str | None:
+    """The longest relation name the query text holds as a word (``h.items`` before ``h``)."""
+    lowered = query.lower()
+    for name in sorted(relations, key=len, reverse=True):
+        if re.search(rf"(?<![\w.]){re.escape(name.lower())}(?![\w])", lowered):
+            return name
+    return None
+
+
+def _query_with_the_relation_meant(query: str, message: str, relations: list[str]) -> tuple[str, str] | None:
+    """``(query, relation)``: the query with the relation DuckDB did not find replaced by the one it
+    most likely meant ("h.items" quoted as one name, h_items, h.item), or None."""
+    found = _MISSING_TABLE.search(message)
+    if found is None:
+        return None
+    wrong = found.group(1).strip('"')
+    qualified = re.search(rf"([A-Za-z_]\w*)\.{re.escape(wrong)}(?![\w])", query)
+    if "." not in wrong and qualified:  # h.item: DuckDB names the table part only
+        wrong = qualified.group(0)
+    key = wrong.lower().replace('"', "").replace("_", ".")
+    keys = {r.lower().replace("_", "."): r for r in relations}
+    close = difflib.get_close_matches(key, list(keys), n=1, cutoff=0.8)
+    if not close and "." not in wrong:  # items, bare: the one relation whose last part it is
+        last = [r for r in relations if r.lower().rsplit(".", 1)[-1] == wrong.lower() and "." in r]
+        close = [last[0].lower().replace("_", ".")] if len(last) == 1 else []
+    if not close:
+        return None
+    meant = keys[close[0]]
+    pattern = re.compile(rf'"{re.escape(wrong)}"|(?<![\w.]){re.escape(wrong)}(?![\w])', re.IGNORECASE)
+    if len(pattern.findall(query)) != 1:  # (only where the name is there once, as written)
+        return None
+    return pattern.sub(meant, query), meant
 
 
 def _arrays_of(ctx: ToolContext, handle: str) -> tuple[Entry | None, list[Any]]:

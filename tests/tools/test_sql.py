@@ -350,7 +350,8 @@ def test_a_document_too_large_to_unnest_points_at_its_array_relation(pad: Scratc
     with pytest.raises(ToolError) as caught:  # the query used the relation already: nothing to point at
         _sql._raise_query_error(ctx, oom, [pods], f"SELECT * FROM {pods}.items ORDER BY name")
     assert "its rows are" not in caught.value.message
-    assert {"query": f"DESCRIBE {pods}.items"} not in [s["arguments"] for s in caught.value.suggestions]
+    # (its columns, as for any error: those of the relation the query reads, once; no pointer)
+    assert [s["arguments"] for s in caught.value.suggestions].count({"query": f"DESCRIBE {pods}.items"}) == 1
 
 
 def test_a_load_longer_than_the_call_goes_on_and_the_next_call_finds_it(tmp_path: Path) -> None:
@@ -458,3 +459,26 @@ def test_a_worker_past_its_retire_mark_is_replaced_after_answering(
         assert len(set(pids)) == 3  # each answered by a fresh worker, none lost a query
     finally:
         _sqlworker.shutdown()
+
+
+@pytest.mark.parametrize("written", ['"{h}.items"', "{h}_items", "{h}.item", "items", "nothing_like_it"])
+def test_a_relation_name_a_little_off_comes_back_as_the_query_that_runs(pad: Scratchpad, written: str) -> None:
+    rows = [{"id": i, "kind": "a" if i % 2 else "b"} for i in range(3000)]
+    h = pad.spill({"count": 3000, "items": rows}, tool="list_things").handle
+    res = pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {written.format(h=h)} WHERE kind = 'a'"})
+    assert res.error is not None and res.error["error"] == "sql_error"
+    meant = f"SELECT count(*) AS n FROM {h}.items WHERE kind = 'a'"
+    queries = [s["arguments"].get("query") for s in res.error["suggestions"]]
+    if written == "nothing_like_it":  # no guess: the columns and the relations
+        assert meant not in queries and queries[0] == f"DESCRIBE {h}"
+        return
+    assert queries[0] == meant
+    assert pad.call_tool("sql", {"query": meant}).data == [{"n": 1500}]
+
+
+def test_a_missing_column_points_at_the_columns_of_the_relation_read(pad: Scratchpad) -> None:
+    h = pad.spill({"items": [{"meta": {"name": f"n{i}"}} for i in range(3000)]}, tool="list_things").handle
+    res = pad.call_tool("sql", {"query": f"SELECT name FROM {h}.items LIMIT 2"})
+    assert res.error is not None
+    assert res.error["suggestions"][0]["arguments"]["query"] == f"DESCRIBE {h}.items"  # not the document's
+    assert "meta" in pad.call_tool("sql", res.error["suggestions"][0]["arguments"]).text
