@@ -524,7 +524,19 @@ def _coerce(name: str, value: Any, schema: dict[str, Any]) -> Any:
             return float(value)
         except ValueError:
             return value
+    if name == "path" and kind == "string" and _is_key_list(value):  # ["items", 0, "name"]: $.items[0].name
+        from .explore._paths import Step, format_path
+
+        return format_path([Step(k) if isinstance(k, int) else Step(k, True) for k in value])
     return value
+
+
+def _is_key_list(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and 0 < len(value) <= 256
+        and all((isinstance(k, str) and k) or (isinstance(k, int) and not isinstance(k, bool)) for k in value)
+    )
 
 
 def _normalise_args(tool: _Tool, arguments: Any) -> dict[str, Any]:

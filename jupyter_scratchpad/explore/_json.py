@@ -681,6 +681,13 @@ def _cut(value: Any, where: str) -> Any:
 
 
 def _fields(fields: Any) -> list[str]:
+    if isinstance(fields, str) and fields.lstrip().startswith("["):  # '["a", "b"]': a list sent as text
+        try:
+            decoded = json.loads(fields)
+        except ValueError:
+            decoded = None
+        if isinstance(decoded, list):
+            fields = decoded
     if isinstance(fields, str):
         names = [f.strip() for f in fields.split(",")]
     elif isinstance(fields, list) and all(isinstance(f, str) for f in fields):

@@ -128,3 +128,20 @@ def test_a_recursive_descent_is_answered_with_a_grep_for_the_key(pad: Scratchpad
     grep = next(s for s in res.error["suggestions"] if s["tool"] == "grep")
     hits = _run(pad, grep)
     assert hits.ok and hits.text.count('"phase":') >= 3
+
+
+def test_a_path_sent_as_a_list_of_keys_and_fields_sent_as_json_text_are_understood(
+    pad: Scratchpad, pods_handle: str
+) -> None:
+    got = pad.call_tool("get_in", {"handle": pods_handle, "path": ["items", 1, "metadata", "name"]})
+    assert got.ok and got.data == "pod-1"
+    odd = pad.call_tool("get_in", {"handle": pods_handle, "path": ["items", 1, "metadata", "a key"]})
+    assert odd.error is not None and odd.error["requested_path"] == '$.items[1].metadata["a key"]'
+    for bad in ([], [True], [["items"]], [None]):  # still refused as not a path
+        refused = pad.call_tool("get_in", {"handle": pods_handle, "path": bad})
+        assert refused.error is not None and refused.error["error"] == "invalid_argument"
+    rows = pad.call_tool(
+        "iterate_over",
+        {"handle": pods_handle, "path": "$.items", "fields": '["metadata.name", "status.phase"]', "limit": 2},
+    )
+    assert rows.ok and rows.data[1] == {"_index": 1, "metadata.name": "pod-1", "status.phase": "Pending"}
