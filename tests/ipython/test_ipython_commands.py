@@ -147,6 +147,19 @@ def test_sql_cell_form_and_max_rows(ip: Any, spilled: str) -> None:
     assert list(df["name"]) == [f"pod-{i}" for i in range(5)]
 
 
+def test_sql_with_a_variable_in_single_braces_says_how_to_put_it_in(ip: Any, spilled: str) -> None:
+    # the query is passed as typed ({{h}} is replaced, {h} reaches DuckDB): a parser error alone
+    # left the person guessing
+    ip.run_cell(f"h = {spilled!r}")
+    with pytest.raises(UsageError) as info:
+        value(ip, "%scratch sql SELECT count(*) FROM {h}")
+    assert "Parser Error" in str(info.value) and "write {{h}}" in str(info.value)
+    assert value(ip, "%scratch sql SELECT count(*) AS n FROM {{h}}")["n"].tolist() == [1]
+    with pytest.raises(UsageError) as other:  # a brace that names no variable: no such hint
+        value(ip, "%scratch sql SELECT count(*) FROM {nothing_here}")
+    assert "write {{" not in str(other.value)
+
+
 def test_sql_with_no_rows_keeps_its_columns(ip: Any, spilled: str) -> None:
     df = value(ip, f"%scratch sql SELECT kind, 1 AS \"a|b\" FROM {spilled} WHERE false")
     assert df.empty and list(df.columns) == ["kind", "a|b"]

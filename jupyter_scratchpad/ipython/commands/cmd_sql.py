@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from IPython.core.error import UsageError
 
 from ..._person import SQL_DF_MAX_ROWS
+from ...errors import ScratchpadError
 from .._args import HelpShown, split_first
 from .._params import NAMESPACE, bind_sql
-from ._base import Command, call_tool, need_pandas
+from ._base import Command, call_tool, error_line, need_pandas
 
 HELP = f"""usage: %scratch sql [--limit N | --all] [--as-agent [--max-rows N]] QUERY
        %%scratch sql [options]      (the cell is the query)
@@ -86,6 +88,18 @@ def _as_agent(session: Any, pd: Any, options: _Options) -> Any:
     return frame
 
 
+_SINGLE_BRACES = re.compile(r"(?<!\{)\{([A-Za-z_]\w*)\}(?!\})")
+
+
+def _brace_hint(query: str) -> str | None:
+    """How to put in a variable written ``{h}`` (the query is passed as typed; ``{{h}}`` is ours)."""
+    namespace = NAMESPACE.get() or {}
+    names = [m.group(1) for m in _SINGLE_BRACES.finditer(query) if m.group(1) in namespace]
+    if not names:
+        return None
+    return f"to put the variable {names[0]}'s text in the query, write {{{{{names[0]}}}}}"
+
+
 def run(session: Any, text: str, cell: str | None) -> Any:
     options = _parse(text)
     if cell is not None:
@@ -109,13 +123,16 @@ def run(session: Any, text: str, cell: str | None) -> Any:
         frame = session.pad.sql_df(
             query, options.limit, params=params or None, max_rows=None if options.all_rows else SQL_DF_MAX_ROWS
         )
-    except Exception as exc:
+    except ScratchpadError as exc:
         rows_over = getattr(exc, "rows_over", None)
         if rows_over is not None:
             raise UsageError(
                 f"%scratch sql: the query returns more than {rows_over:,} rows; add --limit N (or "
                 "a LIMIT) for some, or --all for every one"
             ) from None
+        hint = _brace_hint(options.query)
+        if hint:  # {h}, IPython's way elsewhere, reached DuckDB as it was written
+            raise UsageError(error_line("sql", {**exc.context, "message": f"{exc.message} ({hint})"})) from None
         raise
     if frame.attrs.get("truncated"):
         _note(f"the first {len(frame):,} rows (--limit {options.limit:,}); the query has more: --all for every row")
