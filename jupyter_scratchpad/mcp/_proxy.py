@@ -35,6 +35,7 @@ from .._pad import Scratchpad
 from ..spill import bound_error_text
 from ..store._jsontext import dumps_compact, loads
 from ..tools import TOOL_NAMES
+from ._lines import use_line_aligned_reader
 from ._server import INSTRUCTIONS, USAGE_TOOL, our_tools, read_page, resources_of, run_tool, run_usage
 
 __all__ = ["Upstream", "build_proxy", "upstreams_from_toml"]
@@ -115,6 +116,7 @@ class _State:
 
 async def _connect(stack: AsyncExitStack, up: Upstream) -> ClientSession:
     if up.command is not None:
+        use_line_aligned_reader()  # (the SDK's own reader is quadratic in a message's size: _lines.py)
         env = {**os.environ, **(up.env or {})}
         params = StdioServerParameters(command=up.command, args=up.args, env=env, cwd=up.cwd)
         read, write = await stack.enter_async_context(stdio_client(params, errlog=_errlog()))
