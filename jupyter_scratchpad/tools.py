@@ -539,6 +539,41 @@ def _is_key_list(value: Any) -> bool:
     )
 
 
+def _int_arg(value: Any) -> int | None:
+    value = _coerce("n", value, {"type": "integer"})
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _as_lines(tool: _Tool, args: dict[str, Any]) -> list[dict[str, Any]]:
+    """The range a line tool (or read_handle, in bytes) was most likely asked for, as a call it
+    takes: offset/limit (a page) as start/end, a start with no end as 50 lines from it, a negative
+    start as the last lines."""
+    handle = args.get("handle")
+    if not isinstance(handle, str) or tool.name not in ("slice", "read_handle", "head", "tail"):
+        return []
+    offset, limit, start = _int_arg(args.get("offset")), _int_arg(args.get("limit")), _int_arg(args.get("start"))
+    if tool.name == "read_handle":  # bytes [start, end)
+        if offset is None and limit is None:
+            return []
+        lo = max(0, offset or 0)
+        return [suggestion("read_handle", f"bytes {lo:,}-{lo + max(1, limit or 4096):,}", handle=handle, start=lo,
+                           end=lo + max(1, limit or 4096))]  # fmt: skip
+    if start is not None and start < 0:
+        return [suggestion("tail", f"the last {-start:,} lines", handle=handle, lines=-start)]
+    if offset is not None or limit is not None:
+        first = max(0, offset or 0) + 1
+        count = max(1, limit or 50)
+    elif start is not None and args.get("end") is None:
+        first, count = max(1, start), 50
+    else:
+        return []
+    if tool.name in ("head", "tail") and first == 1:
+        return [suggestion(tool.name, f"the {'first' if tool.name == 'head' else 'last'} {count:,} lines",
+                           handle=handle, lines=count)]  # fmt: skip
+    return [suggestion("slice", f"lines {first:,}-{first + count - 1:,}", handle=handle, start=first,
+                       end=first + count - 1)]  # fmt: skip
+
+
 def _normalise_args(tool: _Tool, arguments: Any) -> dict[str, Any]:
     if arguments is None:
         arguments = {}
@@ -564,6 +599,7 @@ def _normalise_args(tool: _Tool, arguments: Any) -> dict[str, Any]:
             "invalid_argument",
             f"{tool.name} has no argument {', '.join(map(repr, unknown))}; "
             f"it takes: {', '.join(tool.properties) or 'no arguments'}",
+            _as_lines(tool, args),
             argument=unknown[0],
             allowed=list(tool.properties),
         )
@@ -572,6 +608,7 @@ def _normalise_args(tool: _Tool, arguments: Any) -> dict[str, Any]:
             raise ToolError(
                 "invalid_argument",
                 f"{tool.name} needs '{name}' ({tool.properties[name].get('description', '')})",
+                _as_lines(tool, args),
                 argument=name,
             )
     for name, value in list(args.items()):
