@@ -508,15 +508,22 @@ def _validate(tool: _Tool, args: dict[str, Any]) -> None:
         ) from None
 
 
-def _coerce(name: str, value: Any, schema: dict[str, Any]) -> Any:
-    """Forgive what models commonly send: "50" for 50, "true" for true."""
-    kind = schema.get("type")
-    if kind == "integer" and isinstance(value, str):
+def _as_int(value: Any) -> Any:
+    """"50" and 50.0 as 50; anything else as it is."""
+    if isinstance(value, str):
         digits = value.strip().removeprefix("-")
         if digits.isascii() and digits.isdigit() and len(digits) <= 18:
             return int(value.strip())
-    if kind == "integer" and isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and value.is_integer():
         return int(value)
+    return value
+
+
+def _coerce(name: str, value: Any, schema: dict[str, Any]) -> Any:
+    """Forgive what models commonly send: "50" for 50, "true" for true."""
+    kind = schema.get("type")
+    if kind == "integer":
+        return _as_int(value)
     if kind == "boolean" and isinstance(value, str) and value.lower() in ("true", "false"):
         return value.lower() == "true"
     if kind == "number" and isinstance(value, str):
@@ -540,7 +547,7 @@ def _is_key_list(value: Any) -> bool:
 
 
 def _int_arg(value: Any) -> int | None:
-    value = _coerce("n", value, {"type": "integer"})
+    value = _as_int(value)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
@@ -556,8 +563,8 @@ def _as_lines(tool: _Tool, args: dict[str, Any]) -> list[dict[str, Any]]:
         if offset is None and limit is None:
             return []
         lo = max(0, offset or 0)
-        return [suggestion("read_handle", f"bytes {lo:,}-{lo + max(1, limit or 4096):,}", handle=handle, start=lo,
-                           end=lo + max(1, limit or 4096))]  # fmt: skip
+        hi = lo + max(1, limit or 4096)
+        return [suggestion("read_handle", f"bytes {lo:,}-{hi:,}", handle=handle, start=lo, end=hi)]
     if start is not None and start < 0:
         return [suggestion("tail", f"the last {-start:,} lines", handle=handle, lines=-start)]
     if offset is not None or limit is not None:

@@ -104,9 +104,10 @@ def _path_not_found(entry: Entry, miss: PathMiss) -> ToolError:
     )
 
 
-_DESCENT = re.compile(r"\.\.([A-Za-z_][A-Za-z0-9_-]*)")
+_KEY = r"[A-Za-z_][A-Za-z0-9_-]*"  # a key a dotted path can name
+_DESCENT = re.compile(rf"\.\.({_KEY})")
 _SLICE = re.compile(r"(-?\d*)\s*:\s*(-?\d*)")
-_FILTER = re.compile(
+_FILTER = re.compile(  # (its keys go into SQL unquoted: no "-" in them)
     r"\?\s*\(?\s*@((?:\.[A-Za-z_][A-Za-z0-9_]*)+)\s*(==|!=|<=|>=|<|>)\s*"
     r"(?:'([^'\\]*)'|\"([^\"\\]*)\"|(-?\d+(?:\.\d+)?))\s*\)?"
 )
@@ -185,7 +186,7 @@ def _canonical(path: str) -> str:
 
 
 _WILDCARD = re.compile(r"\[\s*\*?\s*\]")
-_DOTTED = re.compile(r"(?:\.[A-Za-z_][A-Za-z0-9_-]*)+")
+_DOTTED = re.compile(rf"(?:\.{_KEY})+")
 
 
 def _array_path(path: Any) -> Any:

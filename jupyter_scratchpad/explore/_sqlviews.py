@@ -425,7 +425,7 @@ def _materialise(
     deadline: float | None = None,
     listeners: list[Listener] | None = None,
 ) -> Path | None:
-    """Load a JSON/JSONL body into DuckDB's own storage once: ``doc`` (the document's rows) and a
+    """Load a JSON/JSONL body into DuckDB's own storage once: ``whole-doc`` (the document's rows) and a
     table per array of records (documents inside strings stay views), in a file beside the body
     (written whole, then renamed; bodies never change, so it never goes stale). Queries then
     scan columns instead of parsing the JSON text again. A streamed spill's tables are built

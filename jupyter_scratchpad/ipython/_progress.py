@@ -17,7 +17,7 @@ __all__ = ["ProgressLine"]
 
 
 class ProgressLine:
-    """A pad progress listener that draws one updating display per spill."""
+    """A pad progress listener that draws one updating display per spill (or table load)."""
 
     def __init__(self) -> None:
         self._handles: dict[tuple[str, str, int], Any] = {}
@@ -56,7 +56,7 @@ class ProgressLine:
             if event["phase"] != "done"
             else ""
         )
-        return {"text/plain": text, "text/html": f"<div>{bar}<small>{html.escape(text)}</small></div>"}
+        return _bundle(text, bar)
 
     @staticmethod
     def _load_bundle(event: dict[str, Any], size: str) -> dict[str, str]:
@@ -76,4 +76,9 @@ class ProgressLine:
             )
             value = f' value="{percent:.1f}" max="100"' if percent is not None else ""  # none: indeterminate
             bar = f'<progress{value} style="width:12em"></progress> '
-        return {"text/plain": text, "text/html": f"<div>{bar}<small>{html.escape(text)}</small></div>"}
+        return _bundle(text, bar)
+
+
+def _bundle(text: str, bar: str) -> dict[str, str]:
+    """The line as text, and as HTML after its ``<progress>`` bar (``bar``: "" when done)."""
+    return {"text/plain": text, "text/html": f"<div>{bar}<small>{html.escape(text)}</small></div>"}

@@ -75,7 +75,6 @@ class Progress:
             "elapsed_s": round(time.monotonic() - self.started, 3),
         }
         if phase != "done":  # how far, where the work can say (None: it cannot, or not yet)
-            value = None
             with self._probe_lock:  # (never while set_probe lets go of what it asks)
                 try:
                     value = self._probe() if self._probe is not None else None

@@ -12,7 +12,7 @@ from ..._person import SQL_DF_MAX_ROWS
 from ...errors import ScratchpadError
 from .._args import HelpShown, split_first
 from .._params import NAMESPACE, bind_sql
-from ._base import Command, call_tool, error_line, need_pandas
+from ._base import Command, call_tool, need_pandas
 
 HELP = f"""usage: %scratch sql [--limit N | --all] [--as-agent [--max-rows N]] QUERY
        %%scratch sql [options]      (the cell is the query)
@@ -132,7 +132,7 @@ def run(session: Any, text: str, cell: str | None) -> Any:
             ) from None
         hint = _brace_hint(options.query)
         if hint:  # {h}, IPython's way elsewhere, reached DuckDB as it was written
-            raise UsageError(error_line("sql", {**exc.context, "message": f"{exc.message} ({hint})"})) from None
+            exc.message = f"{exc.message} ({hint})"
         raise
     if frame.attrs.get("truncated"):
         _note(f"the first {len(frame):,} rows (--limit {options.limit:,}); the query has more: --all for every row")
