@@ -433,9 +433,10 @@ def _saved_item_counts(ctx: ToolContext, entry: Entry, path: str) -> tuple[int, 
         canonical = _canonical(path)
     except ToolError:
         return None  # the normal path explains a bad path
-    from ._schema import wait_for_schema
+    from ._schema import PENDING_RESERVE_S, wait_for_schema
 
-    wait_for_schema(entry.body_id, ctx.time_left())  # the spill's worker may still be on it
+    # the spill's worker may still be on it; past this, the call counts the items itself
+    wait_for_schema(entry.body_id, ctx.time_left() - PENDING_RESERVE_S)
     whole = _ITEM_COUNTS.get((entry.body_id, canonical, "all"))
     if whole is not None:
         return whole  # type: ignore[no-any-return]

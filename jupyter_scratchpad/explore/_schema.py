@@ -268,13 +268,15 @@ def _submit(body_id: str, compute: Callable[[], None]) -> Future[None]:
     return future
 
 
-def wait_for_schema(body_id: str | None, timeout_s: float) -> None:
-    """Wait (at most ``timeout_s``) for a schema being computed for ``body_id`` after its spill."""
+def wait_for_schema(body_id: str | None, timeout_s: float) -> bool:
+    """Wait (at most ``timeout_s``) for a schema being computed for ``body_id`` after its spill;
+    whether none is being computed now."""
     with _SCHEMA_LOCK:
         future = _PENDING.get(body_id or "")
     if future is not None:
         with contextlib.suppress(Exception):
             future.result(timeout=max(0.0, timeout_s))
+    return future is None or future.done()
 
 
 def save_beside_body(path: Path, payload: Any) -> None:
@@ -323,6 +325,31 @@ def json_schema(
     return writer
 
 
+PENDING_RESERVE_S = 2.0  # of a call's time, kept to answer when the spill's schema is not done
+
+
+def _pending_sketch(ctx: ToolContext, entry: Entry, title: str) -> Output | None:
+    """A streamed spill whose schema is still being computed: the stub's sketch of its skeleton
+    and first items, said to be that. None when the spill was not streamed."""
+    from ..spill._stub import schema_sketch
+    from ._segments import MISSING, streamed_sample
+
+    sample = streamed_sample(ctx, entry)
+    if sample is MISSING:
+        return None
+    sketch = schema_sketch(sample)
+    text = "\n".join(
+        [
+            f"{title}: the full schema (every node, presence counts over every item) is still being "
+            "computed after the spill; ask again in a few seconds. Meanwhile, from the document's "
+            "skeleton and its first items:",
+            *sketch,
+        ]
+    )
+    data = {"handle": entry.key, "format": "json", "pending": True, "sketch": sketch}
+    return Output(text, data, budget_footer("schema still being computed: the sketch", "sketch"))
+
+
 def _child_path(path: str, key: str) -> str:
     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]*", key):
         return f"{path}.{key}"
@@ -345,8 +372,13 @@ def schema(ctx: ToolContext, handle: str, max_depth: int = 4, path: str | None =
     title = f"schema of {entry.key} ({entry.format}, {fmt_bytes(entry.size_bytes)}, {entry.line_count or 0:,} lines)"
     if entry.format == "json":
         assert entry.body_id is not None
-        if max_depth == DEFAULT_DEPTH:  # computed after the spill, on a worker thread: let it land
-            wait_for_schema(entry.body_id, ctx.time_left())
+        # computed after the spill, on a worker thread: let it land, or (a streamed spill of
+        # hundreds of MB takes longer than a call) answer with the stub's sketch meanwhile rather
+        # than compute it a second time, at the same time, past the call's limit
+        if max_depth == DEFAULT_DEPTH and not wait_for_schema(entry.body_id, ctx.time_left() - PENDING_RESERVE_S):
+            pending = _pending_sketch(ctx, entry, title)
+            if pending is not None:
+                return pending
         from ._json import _node_at
 
         writer = json_schema(  # (a streamed spill: its skeleton, the array's shape merged a segment at a time)

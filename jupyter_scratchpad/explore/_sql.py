@@ -336,7 +336,7 @@ def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str]
         message += f" (relations: {', '.join(relations)}{' …' if len(every) > 20 else ''})"
         fixed = _query_with_the_relation_meant(query, message, every)
         if fixed is not None:
-            sugg.insert(0, suggestion("sql", f"the same query over {fixed[1]}", query=fixed[0]))
+            sugg.insert(0, suggestion("sql", f"the same query over {fixed[1]}", query=fixed[0], max_rows=20))
     raise ToolError(kind, message, sugg, relations=relations, relations_total=len(every) + 1)
 
 

@@ -566,3 +566,38 @@ def test_grep_in_a_node_that_holds_the_streamed_array_reads_the_body(
             assert (parsed != []) == (name == "deep items"), (path, args, parsed)
             ra = whole.call_tool("grep", call)
             assert (ra.ok, ra.text, ra.data) == (rb.ok, rb.text, rb.data), (path, args)
+
+
+def test_schema_while_the_spills_own_schema_is_still_computed_answers_with_the_sketch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_segments: None
+) -> None:
+    # a 200 MB PodList's schema took the spill's worker longer than a call: schema waited its
+    # whole 10 s, then began the same work again and answered "timeout" with no suggestion
+    import threading
+
+    from jupyter_scratchpad.explore import _schema
+
+    release = threading.Event()
+    real = _schema.streamed_segments
+
+    def held(*args: Any, **kwargs: Any) -> Any:  # the spill's worker, slow
+        assert release.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_schema, "streamed_segments", held)
+    store = ScratchStore(tmp_path / "s", sweep_interval_s=None)
+    pad = store.scratchpad(run_id="r", agent_id="a", tool_timeout_s=3.0)
+    raw = json.dumps({"kind": "PodList", "items": [_pod(i, random.Random(i)) for i in range(300)]})
+    h = pad.intercept(raw, tool="kubectl", force=True).handle
+    try:
+        sketch = pad.call_tool("schema", {"handle": h})
+        assert sketch.ok and sketch.data["pending"] is True
+        assert "still being computed" in sketch.text and "$.items: array(300 items)" in sketch.text
+        assert sketch.data["sketch"] == pad.stub(h)["schema"]  # what the stub showed
+    finally:
+        release.set()
+    assert pad.wait_for_counts(30)
+    full = pad.call_tool("schema", {"handle": h})
+    assert full.ok and "pending" not in full.data and "still being computed" not in full.text
+    assert any(n["path"] == "$.items[*].metadata" for n in full.data["nodes"])
+    store.close()
