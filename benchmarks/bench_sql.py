@@ -7,8 +7,12 @@ beside it, columns inferred from every record, once; its time is in the notes), 
 relation, the sandbox settings, the query, the rows rendered as a table and counted in tokens.
 The baseline is
 what a person does today: ``read_json`` on the response as saved (the compact raw bytes, the
-same file the store keeps), on one open DuckDB connection, default options; a second baseline
-uses ``sample_size=-1`` too, so that both sides infer the schema from every record.
+same file the store keeps), on one open DuckDB connection, default options but for the one
+optimizer our connections turn off (``tune_optimizer``: same planner on both sides); a second
+baseline uses ``sample_size=-1`` too, so that both sides infer the schema from every record.
+
+The "DISTINCT suite" row is why that optimizer is off: seven DISTINCT queries on the handle's own
+tables file, one connection as ours sets it against one on DuckDB's defaults, nothing else apart.
 """
 
 from __future__ import annotations
@@ -41,6 +45,18 @@ SQL_PROPOSAL = (
 # (~20 ms) in it; back to back, a call would wait for that.
 SETTLE_S = 0.1
 
+# what a model asks of records with DISTINCT: low- and high-cardinality, grouped and not
+DISTINCT_SUITE = (
+    "SELECT count(DISTINCT id) FROM {rel}",
+    "SELECT status, count(DISTINCT id) FROM {rel} GROUP BY 1 ORDER BY 1",
+    "SELECT customer.country, count(DISTINCT customer.id), count(*) FROM {rel} GROUP BY 1 ORDER BY 1",
+    "SELECT count(DISTINCT status), count(DISTINCT customer.country), count(*) FROM {rel}",
+    "SELECT status, count(DISTINCT customer.country), min(total.amount) FROM {rel} GROUP BY 1 ORDER BY 1",
+    "SELECT customer.country, count(DISTINCT status), count(*) FROM {rel} GROUP BY 1 ORDER BY 1",
+    "SELECT status, count(*), round(sum(total.amount), 2), count(DISTINCT customer.country) FROM {rel} "
+    "GROUP BY status ORDER BY status",
+)
+
 QUERIES = {
     "count(*)": "SELECT count(*) AS n FROM {rel}",
     "group by": (
@@ -72,6 +88,60 @@ def _with_known_columns(path: Path, template: str, runs: int) -> list[float]:
     return seconds
 
 
+def _distinct_suite_row(tables_file: Path, data: str, runs: int, label: str) -> dict[str, Any]:
+    """The suite on the handle's tables file: our connection's optimizer setting against DuckDB's defaults."""
+    import duckdb
+
+    from jupyter_scratchpad.explore._sqlviews import tune_optimizer
+
+    conns = []
+    setting = ""
+    for tuned in (True, False):
+        conn = duckdb.connect(config={"threads": "2"})
+        conn.execute(f"ATTACH '{tables_file}' AS t (READ_ONLY)")
+        names = [
+            r[0] for r in conn.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = 't'").fetchall()
+        ]
+        if tuned:
+            setting = tune_optimizer(conn)
+        conns.append(conn)
+    check(len(names) == 1, f"one table expected (the document is the array of orders), got {names}")
+    table = f't."{names[0]}"'
+    per_query: list[tuple[list[float], list[float]]] = []
+    try:
+        for template in DISTINCT_SUITE:
+            sql = template.format(rel=table)
+
+            def side(i: int, conn: Any, sql: str = sql) -> list[tuple[Any, ...]]:
+                return conn.execute(sql).fetchall()
+
+            def agree(a: list[tuple[Any, ...]], b: list[tuple[Any, ...]], sql: str = sql) -> None:
+                check(a == b, f"DISTINCT suite: results differ for {sql}")
+
+            ours_s, base_s, _ = time_side_by_side(
+                lambda i: side(i, conns[0]), lambda i: side(i, conns[1]), runs, check_pair=agree,
+                before_each=lambda: time.sleep(SETTLE_S / 2),
+            )  # fmt: skip
+            per_query.append((ours_s, base_s))
+    finally:
+        for conn in conns:
+            conn.close()
+    ratios = ", ".join(f"{median(b) / median(o):.2f}×" for o, b in per_query)
+    return result(
+        f"sql DISTINCT suite{label}",
+        [sum(o[i] for o, _ in per_query) for i in range(runs)],  # run i: the whole suite
+        "the same connection on DuckDB's default optimizers",
+        [sum(b[i] for _, b in per_query) for i in range(runs)],
+        data,
+        notes=(
+            f"Seven queries with DISTINCT (low and high cardinality, grouped or not) run on the handle's "
+            f"tables file; a run is the whole suite, the time its median over {runs} runs; ours disables `{setting}` "
+            f"(`tune_optimizer`, every sandbox connection does), the baseline leaves DuckDB's optimizers as "
+            f"they ship. Same rows on both sides. Speed-up per query (medians, default ÷ ours): {ratios}."
+        ),
+    )
+
+
 def run(quick: bool) -> list[dict[str, Any]]:
     runs = 3 if quick else 5
     # full mode adds ~100 MB of JSON: issue 14's size for warm queries against read_json (goal ≥ 20× faster)
@@ -87,6 +157,7 @@ def _rows_for(count: int, runs: int) -> list[dict[str, Any]]:
     import duckdb
 
     from jupyter_scratchpad import ScratchStore
+    from jupyter_scratchpad.explore._sqlviews import TABLES_FILE, tune_optimizer
 
     text = json.dumps(api_records(count, seed=41))
     size_mb = len(text) / 1e6
@@ -94,6 +165,7 @@ def _rows_for(count: int, runs: int) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory(prefix="bench-sql-") as tmp:
         store = ScratchStore(Path(tmp) / "store", sweep_interval_s=None)
         conn = duckdb.connect()
+        tune_optimizer(conn)  # the one optimizer our connections turn off: the same planner on both sides
         try:
             pad = store.scratchpad(run_id="bench-sql", agent_id="bench", context_window=1 << 40)
             spilled = pad.intercept(text, tool="list_orders")
@@ -116,9 +188,14 @@ def _rows_for(count: int, runs: int) -> list[dict[str, Any]]:
             plain = f"read_json('{raw_path}')"
             full = f"read_json('{raw_path}', sample_size=-1)"
             cases = [
-                ("count(*)", "", plain, "DuckDB read_json, default options"),
-                ("group by", "", plain, "DuckDB read_json, default options"),
-                ("group by", " (both infer from every record)", full, "DuckDB read_json, sample_size=-1"),
+                ("count(*)", "", plain, "DuckDB read_json, default options, same optimizers"),
+                ("group by", "", plain, "DuckDB read_json, default options, same optimizers"),
+                (
+                    "group by",
+                    " (both infer from every record)",
+                    full,
+                    "DuckDB read_json, sample_size=-1, same optimizers",
+                ),
             ]
             proposal = _with_known_columns(raw_path, QUERIES["group by"], runs)
             for query_name, suffix, source, baseline_name in cases:
@@ -167,6 +244,8 @@ def _rows_for(count: int, runs: int) -> list[dict[str, Any]]:
                         goal_ratio=0.05 if count == LARGE else 1.2,
                     )
                 )
+            tables_file = body_path.parent / TABLES_FILE
+            rows.append(_distinct_suite_row(tables_file, data, runs, f" ({size_mb:.0f} MB)" if count == LARGE else ""))
             late = pad.call_tool("sql", {"query": f"SELECT count(refund) AS n FROM {handle}"})
             check(late.ok and late.data[0]["n"] == 1, f"a key only in the last record: {late.error}")
         finally:
