@@ -6,8 +6,9 @@ import hashlib
 import json
 import logging
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, wait
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,10 +106,28 @@ class Scratchpad:
         # called with {"tool", "handle", "phase", "step", "steps", "size_bytes", "elapsed_s"} while a
         # spill runs longer than a second (see spill/_progress.py)
         self.progress_listeners: list[Callable[[dict[str, Any]], None]] = []
+        self._progress_here = threading.local()  # progress_to: this thread's work reports elsewhere
         self._tokens_intercepted = 0
         self._tokens_extracted = 0
         self._spills = 0
         self._counted: set[str] = set()  # handles whose tokens are in _tokens_intercepted
+
+    @contextmanager
+    def progress_to(self, listeners: Sequence[Callable[[dict[str, Any]], None]]) -> Iterator[None]:
+        """Work this thread starts inside the block reports its progress to ``listeners`` instead
+        of ``progress_listeners`` (an explorer shows its own request's load in itself, not under
+        whichever cell ran last)."""
+        before = getattr(self._progress_here, "listeners", None)
+        self._progress_here.listeners = list(listeners)
+        try:
+            yield
+        finally:
+            self._progress_here.listeners = before
+
+    def listeners_here(self) -> list[Callable[[dict[str, Any]], None]]:
+        """Whom work started on this thread reports progress to (see ``progress_to``)."""
+        routed = getattr(self._progress_here, "listeners", None)
+        return list(self.progress_listeners if routed is None else routed)
 
     @property
     def run_id(self) -> str:
@@ -205,7 +224,7 @@ class Scratchpad:
                     bounded = bound_error_text(text, self.policy.error_max_bytes)
                     content = result if bounded == text else bounded
                 return InterceptResult(False, content, None, decision)
-            with Progress(self.progress_listeners, tool, decision.size_bytes) as progress:
+            with Progress(self.listeners_here(), tool, decision.size_bytes) as progress:
                 stub = self._spill(
                     result,
                     text,

@@ -175,7 +175,7 @@ def _connect(ctx: ToolContext, entries: list[Entry]) -> Any:
     )
     # a first query of a large JSON handle loads its tables here (a gigabyte: ~13 s): the pad's
     # progress listeners (a notebook's progress line) hear how it goes
-    listeners = list(ctx.pad.progress_listeners)
+    listeners = ctx.pad.listeners_here()
     build_views(conn, [relation_spec(ctx, e) for e in entries], _notes(ctx), _PERSON_INFERRED, listeners=listeners)
     return conn
 

@@ -11,7 +11,7 @@ import html
 import threading
 from typing import Any
 
-from ..explore._base import fmt_bytes
+from ..spill._progress import describe
 
 __all__ = ["ProgressLine"]
 
@@ -39,44 +39,16 @@ class ProgressLine:
 
     @staticmethod
     def bundle(event: dict[str, Any]) -> dict[str, str]:
-        size = fmt_bytes(event["size_bytes"])
-        if event.get("kind") == "sql_tables":
-            return ProgressLine._load_bundle(event, size)
+        """The line as text, and as HTML after a ``<progress>`` bar while the work runs."""
+        text = describe(event)
         if event["phase"] == "done":
-            text = f"[scratchpad] stored the {size} output of {event['tool']} in {event['elapsed_s']:.1f} s"
-            if event.get("handle"):
-                text += f" as {event['handle']}"
+            return _bundle(text, "")
+        if event.get("kind") == "sql_tables":  # DuckDB's percent; none yet: an indeterminate bar
+            percent = event.get("percent")
+            value = f' value="{percent:.1f}" max="100"' if percent is not None else ""
         else:
-            text = (
-                f"[scratchpad] storing the {size} output of {event['tool']}: {event['phase']} "
-                f"({event['step']}/{event['steps']}), {event['elapsed_s']:.1f} s"
-            )
-        bar = (
-            f'<progress value="{event["step"]}" max="{event["steps"]}" style="width:12em"></progress> '
-            if event["phase"] != "done"
-            else ""
-        )
-        return _bundle(text, bar)
-
-    @staticmethod
-    def _load_bundle(event: dict[str, Any], size: str) -> dict[str, str]:
-        """A person's first SQL over a large JSON handle: its load into DuckDB tables."""
-        percent = event.get("percent")
-        if event["phase"] == "done":
-            text = (
-                f"[scratchpad] loaded {event['handle']} ({size}) into DuckDB tables in {event['elapsed_s']:.1f} s; "
-                "later queries read them"
-            )
-            bar = ""
-        else:
-            how_far = f"{percent:.0f} %, " if percent is not None else ""
-            text = (
-                f"[scratchpad] loading {event['handle']} ({size}) into DuckDB tables for SQL (once per handle): "
-                f"{how_far}{event['elapsed_s']:.1f} s"
-            )
-            value = f' value="{percent:.1f}" max="100"' if percent is not None else ""  # none: indeterminate
-            bar = f'<progress{value} style="width:12em"></progress> '
-        return _bundle(text, bar)
+            value = f' value="{event["step"]}" max="{event["steps"]}"'
+        return _bundle(text, f'<progress{value} style="width:12em"></progress> ')
 
 
 def _bundle(text: str, bar: str) -> dict[str, str]:

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["LOAD_PHASES", "PHASES", "Progress"]
+__all__ = ["LOAD_PHASES", "PHASES", "Progress", "describe"]
 
 PHASES = ("decide", "normalise", "write", "stub", "done")
 LOAD_PHASES = ("load", "done")
@@ -29,6 +29,33 @@ TICK_EVERY_S = 0.5
 log = logging.getLogger("jupyter_scratchpad")
 
 Listener = Callable[[dict[str, Any]], None]
+
+
+def describe(event: dict[str, Any]) -> str:
+    """One event as the line a person reads (the notebook's progress line, the explorer)."""
+    from ..explore._base import fmt_bytes
+
+    size = fmt_bytes(event["size_bytes"])
+    done = event["phase"] == "done"
+    if event.get("kind") == "sql_tables":  # a person's first SQL over a large JSON handle
+        if done:
+            return (
+                f"[scratchpad] loaded {event['handle']} ({size}) into DuckDB tables in {event['elapsed_s']:.1f} s; "
+                "later queries read them"
+            )
+        percent = event.get("percent")
+        how_far = f"{percent:.0f} %, " if percent is not None else ""
+        return (
+            f"[scratchpad] loading {event['handle']} ({size}) into DuckDB tables for SQL (once per handle): "
+            f"{how_far}{event['elapsed_s']:.1f} s"
+        )
+    if done:
+        text = f"[scratchpad] stored the {size} output of {event['tool']} in {event['elapsed_s']:.1f} s"
+        return text + (f" as {event['handle']}" if event.get("handle") else "")
+    return (
+        f"[scratchpad] storing the {size} output of {event['tool']}: {event['phase']} "
+        f"({event['step']}/{event['steps']}), {event['elapsed_s']:.1f} s"
+    )
 
 
 class Progress:

@@ -27,6 +27,7 @@ import traitlets as t
 
 from .._pad import Scratchpad
 from ..errors import NotFoundError
+from ..spill._progress import describe
 from ..store import validate_handle
 from ._actions import GREP_CONTEXT, GREP_PAGE, ActionError, run_action
 from ._summary import EXPLORER_MIME, meter_state, summary_html, summary_payload, summary_text
@@ -90,6 +91,9 @@ class Explorer(anywidget.AnyWidget):
     as_agent = t.Bool(False, help="Read as the model would: capped, charged, its text.").tag(sync=True)
     title = t.Unicode("", help="run · agent · model").tag(sync=True)
     defaults = t.Dict(help="Form defaults the page starts with.").tag(sync=True)
+    progress = t.Dict(
+        help="Long work the current request waits on (a first SQL load): {text, percent}; {} when none."
+    ).tag(sync=True)
 
     def __init__(self, pad: Scratchpad, handle: str | None = None, **kwargs: Any) -> None:
         if not isinstance(pad, Scratchpad):
@@ -160,7 +164,9 @@ class Explorer(anywidget.AnyWidget):
             self.refresh(prefer=str(args.get("handle") or ""))
             return {"type": "reply", "id": request_id, "ok": self.handle == args.get("handle"), "view": None}
         try:
-            view = run_action(self.pad, action, self.handle, args, bool(self.as_agent))
+            # what this request starts (a first SQL load) reports here, not under the last cell
+            with self.pad.progress_to([self._show_progress]):
+                view = run_action(self.pad, action, self.handle, args, bool(self.as_agent))
             reply: dict[str, Any] = {"type": "reply", "id": request_id, "ok": True, "action": action, "view": view}
         except ActionError as exc:
             if exc.error.get("error") == "unknown_handle":
@@ -178,9 +184,21 @@ class Explorer(anywidget.AnyWidget):
                     "message": f"{type(exc).__name__}: {exc}. The explorer and the kernel keep working.",
                 },
             }
+        self.progress = {}
         self.budget = meter_state(self.pad)
         self.results.append(reply)
         return reply
+
+    def _show_progress(self, event: dict[str, Any]) -> None:
+        """A progress listener (the pad's ticker thread calls it): the line the page draws."""
+        if event["phase"] == "done":
+            self.progress = {}
+            return
+        if event.get("kind") == "sql_tables":
+            percent = event.get("percent")  # DuckDB's own figure; None before it has one
+        else:
+            percent = round(100 * (event["step"] - 1) / event["steps"], 1)
+        self.progress = {"text": describe(event), "percent": percent, "phase": event["phase"]}
 
     def _reply(self, reply: dict[str, Any]) -> None:
         try:

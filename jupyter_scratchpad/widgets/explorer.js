@@ -166,6 +166,8 @@ function render({ model, el: root }) {
 
   // Notice: errors and refusals with their suggestions.
   const notice = el("div", "jp-scratchpad-x-notice");
+  // Progress: a request waiting on long work in the kernel (a first SQL load of a large handle).
+  const progressLine = el("div", "jp-scratchpad-x-progress");
 
   const tabBar = el("div", "jp-scratchpad-x-tabs");
   const panels = {};
@@ -416,6 +418,19 @@ function render({ model, el: root }) {
       `≤ ${count(b.per_call_limit)} a call · intercepted ${count(b.tokens_intercepted)} · ` +
       `extracted ${count(b.tokens_extracted)}`;
   }
+  function drawProgress() {
+    const p = model.get("progress") || {};
+    if (!p.text) {
+      progressLine.replaceChildren();
+      return;
+    }
+    const meterBar = el("progress");
+    if (typeof p.percent === "number") {
+      meterBar.max = 100;
+      meterBar.value = p.percent;
+    } // no figure yet: an indeterminate bar
+    progressLine.replaceChildren(meterBar, el("small", "", ` ${p.text}`));
+  }
   function drawTitle() {
     title.replaceChildren(el("b", "", "Scratchpad explorer"), el("small", "", ` ${model.get("title")}`));
   }
@@ -427,6 +442,7 @@ function render({ model, el: root }) {
     }],
     ["change:relations", drawEntries],
     ["change:budget", drawBudget],
+    ["change:progress", drawProgress],
     ["change:title", drawTitle],
     ["change:as_agent", () => (agentBox.checked = model.get("as_agent"))],
   ];
@@ -434,10 +450,11 @@ function render({ model, el: root }) {
 
   const header = el("div", "jp-scratchpad-x-header");
   header.append(title, agentWrap);
-  root.replaceChildren(header, meter, row(picker, refresh), info, notice, tabBar, ...TABS.map(([n]) => panels[n]));
+  root.replaceChildren(header, meter, row(picker, refresh), info, notice, progressLine, tabBar, ...TABS.map(([n]) => panels[n]));
   drawTitle();
   drawEntries();
   drawBudget();
+  drawProgress();
   show("preview");
   return () => {
     model.off("msg:custom", onMessage);

@@ -122,6 +122,19 @@ def open_notebook(page: Page, server: LabServer) -> None:
     )
 
 
+def run_in_kernel(page: Page, code: str) -> None:
+    """Run ``code`` in the notebook's kernel (no cell), waiting until it is done."""
+    status = page.evaluate(
+        """async (code) => {
+            const w = [...window.jupyterapp.shell.widgets('main')].find(w => w.context && w.content);
+            const reply = await w.sessionContext.session.kernel.requestExecute({ code }).done;
+            return reply.content.status;
+        }""",
+        code,
+    )
+    assert status == "ok", status
+
+
 def cell_count(page: Page) -> int:
     return page.locator(".jp-Notebook .jp-Cell").count()
 
@@ -183,6 +196,21 @@ def test_card_sql_explorer_panel_sidebar_and_a_reload(page: Page, server: LabSer
     if os.environ.get("SCRATCHPAD_UPDATE_SCREENSHOTS") == "1":
         DOCS_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(SCREENSHOT, DOCS_SCREENSHOT)
+
+    # A request waiting on a first SQL load shows the kernel's progress line in the explorer (set
+    # here by hand: a real load of this small handle is over before a line would show).
+    progress = explorer.locator(".jp-scratchpad-x-progress")
+    expect(progress).to_be_hidden()
+    line = f"[scratchpad] loading {handle} (2.0 MB) into DuckDB tables for SQL (once per handle): 40 %, 2.5 s"
+    run_in_kernel(
+        page,
+        "from jupyter_scratchpad.widgets import open_explorers\n"
+        f"for ex in open_explorers(): ex.progress = {{'text': {line!r}, 'percent': 40.0, 'phase': 'load'}}",
+    )
+    expect(progress).to_contain_text(line)
+    assert progress.locator("progress").get_attribute("value") == "40"
+    run_in_kernel(page, "for ex in open_explorers(): ex.progress = {}")
+    expect(progress).to_be_hidden()
 
     # Delete from the sidebar, confirmed in a dialog: the kernel forgets it, the list says so.
     entry = sidebar.locator(f'li.jp-scratchpad-entry[data-handle="{handle}"]')

@@ -59,6 +59,23 @@ def test_distinct_aggregates_run_without_duckdbs_rewrite_and_answer_the_same(pad
     assert not undo.ok and undo.error["error"] == "sql_not_read_only"
 
 
+def test_a_persons_query_loads_only_the_handles_it_names(pad: Scratchpad) -> None:
+    # a first %scratch sql over a small handle never waits for a large one beside it to load
+    from jupyter_scratchpad.explore._sqlviews import TABLES_FILE
+
+    small, large = (
+        pad.intercept([{"n": i, "of": tool} for i in range(size)], tool=tool).handle
+        for tool, size in (("small", 1500), ("large", 30_000))
+    )
+    tables = {h: pad.store.body_paths(pad.entry(h))[0].parent / TABLES_FILE for h in (small, large)}
+    assert pad.sql_df(f"SELECT count(*) AS n FROM {small}")["n"].tolist() == [1500]
+    assert tables[small].exists() and not tables[large].exists()
+    both = pad.sql_df(f"SELECT (SELECT count(*) FROM {small}) + (SELECT count(*) FROM {large}) AS n")
+    assert both["n"].tolist() == [31_500] and tables[large].exists()
+    with pytest.raises(Exception, match="does not exist"):  # a handle the query does not name is not there
+        pad.sql_df("SELECT count(*) FROM nope_handle")
+
+
 def test_object_with_array_unnests(pad: Scratchpad, pods_handle: str) -> None:
     res = pad.call_tool(
         "sql",
@@ -279,7 +296,7 @@ def test_json_is_loaded_into_duckdb_tables_once_and_kept_beside_the_body(pad: Sc
     # the tables are the agent's data, read-only, and their host path never shows
     dbs = pad.call_tool("sql", {"query": "SELECT * FROM duckdb_databases()"})
     assert str(raw.parent) not in dbs.text
-    write = pad.call_tool("sql", {"query": f"INSERT INTO tables_0.main.\"whole-doc\" SELECT * FROM {h}"})
+    write = pad.call_tool("sql", {"query": f'INSERT INTO tables_0.main."whole-doc" SELECT * FROM {h}'})
     assert write.error["error"] == "sql_not_read_only"
     assert pad.delete(h)
 

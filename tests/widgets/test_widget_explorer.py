@@ -142,3 +142,36 @@ def test_close_forgets_the_explorer(make_explorer: Callable[..., Explorer], pods
     explorer.close()
     assert live_explorer(model_id) is None and model_id not in ipywidget_module._instances
     explorer.close()  # idempotent
+
+
+def test_a_first_sql_load_shows_its_progress_in_the_explorer_not_under_a_cell(
+    make_explorer: Callable[..., Explorer], pad: Scratchpad, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jupyter_scratchpad.spill import _progress
+
+    # every load "runs longer than a second": events from its start, every 10 ms
+    monkeypatch.setattr(_progress, "TICK_AFTER_S", 0.0)
+    monkeypatch.setattr(_progress, "TICK_EVERY_S", 0.01)
+    notebook: list[dict[str, Any]] = []  # the notebook's progress line, as %load_ext adds it
+    pad.progress_listeners.append(notebook.append)
+    records = [{"id": i, "phase": "ab"[i % 2]} for i in range(3000)]
+    first, second = (pad.intercept(records + [{"id": n}], tool="list").handle for n in (-1, -2))
+    explorer = make_explorer(first)
+    shown: list[dict[str, Any]] = []
+    explorer.observe(lambda change: shown.append(change["new"]), names="progress")
+    notebook.clear()  # (the two spills reported to it: they ran in the cell)
+
+    reply = ask(explorer, "sql", query=f"SELECT phase, count(*) AS n FROM {first} GROUP BY 1 ORDER BY 1")
+    assert reply["ok"], reply
+    assert [row[-1] for row in reply["view"]["rows"]] == ["1500", "1500", "1"]  # a, b, nulls last
+    loading = [p for p in shown if p]
+    assert loading and all(p["text"].startswith(f"[scratchpad] loading {first} (") for p in loading)
+    assert "into DuckDB tables for SQL" in loading[0]["text"]
+    assert all(p["percent"] is None or 0 <= p["percent"] <= 100 for p in loading)
+    assert explorer.progress == {}  # the reply came: nothing left running
+    assert notebook == []  # routed to the explorer alone, not to the last cell's output
+
+    # outside an explorer request, the pad's own listeners hear a load again
+    assert len(pad.sql_df(f"SELECT * FROM {second}")) == 3001
+    assert {e["handle"] for e in notebook} == {second} and notebook[-1]["phase"] == "done"
+    assert explorer.progress == {}
