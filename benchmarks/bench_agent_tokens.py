@@ -230,8 +230,11 @@ def run(quick: bool) -> list[dict[str, Any]]:
                 + (f"; wrong: {'; '.join(s['wrong'])}" if s["wrong"] else "")
                 + ". Times are the whole scripted loop (spills included) vs truncating the texts."
             ),
-            goal="every answer right at ≤ 0.03 % of the raw tokens",
+            goal="every answer right at ≤ 0.03 % of the raw tokens" + (" (judged in full mode)" if quick else ""),
         )
-        row["goal_met"] = s["right"] == s["asked"] and share <= 0.0003
+        if not quick:  # quick mode's outputs are ~10x smaller: the same answers are a larger share
+            row["goal_met"] = s["right"] == s["asked"] and share <= 0.0003
+        elif s["right"] != s["asked"]:  # a wrong answer is wrong at any size
+            row["goal_met"] = False
         rows.append(row)
     return rows

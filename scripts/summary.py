@@ -64,7 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.bench.is_file():
         rows = goals(args.bench)
         missed = [r for r in rows if r[3].lower() == "no"]
-        print(f"benchmarks  {len(rows) - len(missed)} of {len(rows)} goals met; full report: {args.bench}")
+        judged = [r for r in rows if r[3].lower() in ("yes", "no")]  # n/a: a goal this mode cannot judge
+        unjudged = f" ({len(rows) - len(judged)} judged in full mode only)" if len(judged) < len(rows) else ""
+        met = len(judged) - len(missed)
+        print(f"benchmarks  {met} of {len(judged)} goals met{unjudged}; full report: {args.bench}")
         for name, goal, ratio, _met in missed[:MAX_LISTED]:
             print(f"  missed    {name}: {goal} (ratio {ratio})")
     else:
