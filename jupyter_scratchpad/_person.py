@@ -75,8 +75,9 @@ def sql_df(
     ctx = ToolContext(pad, "sql", UNCHARGED_LIMIT_TOKENS)
     # only the handles the query names are loaded: a first query of a small handle never waits
     # for a gigabyte one beside it to be loaded into DuckDB tables
-    relations = [e.key for e in pad.store.entries(pad.scope, "handle")] + ["scratch_notes"]
-    entries = _sql.named_entries(ctx, query)
+    live = pad.store.entries(pad.scope, "handle")
+    relations = [e.key for e in live] + ["scratch_notes"]
+    entries = _sql.named_entries(ctx, query, live)
     try:
         _sql.check_read_only(query)  # the person's SQL is read-only too: the store is not theirs to edit
     except ToolError as exc:

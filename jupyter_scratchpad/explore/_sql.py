@@ -153,10 +153,12 @@ def _notes(ctx: ToolContext) -> list[tuple[Any, ...]]:
     ]
 
 
-def named_entries(ctx: ToolContext, query: str) -> list[Entry]:
-    """The live handles whose names appear in ``query`` (views are built for those only)."""
+def named_entries(ctx: ToolContext, query: str, entries: list[Entry] | None = None) -> list[Entry]:
+    """The live handles (of ``entries``, when the caller has read them) whose names appear in
+    ``query``: views are built for those only."""
     words = {w.lower() for w in _WORD.findall(query)}
-    return [e for e in ctx.store.entries(ctx.pad.scope, "handle") if e.key in words]
+    live = ctx.store.entries(ctx.pad.scope, "handle") if entries is None else entries
+    return [e for e in live if e.key in words]
 
 
 def _connect(ctx: ToolContext, entries: list[Entry]) -> Any:

@@ -486,9 +486,10 @@ def _attach_tables(conn: Any, rel: dict[str, Any], path: Path, alias: str) -> No
 
 # DuckDB optimizers our queries run faster without. DuckDB 2's distinct_aggregate_rewrite plans
 # a query that mixes DISTINCT and plain aggregates as a CTE read by two aggregations, which on the
-# 2 cores this runs on made a low-cardinality DISTINCT (count(DISTINCT status) by country) 1.2-2.2x
-# slower and a high-cardinality one (count(DISTINCT id)) at most ~10 % faster: measured on seven
-# queries at 20,000 and 352,000 records (benchmarks/bench_sql.py, "DISTINCT suite"). Results are the same.
+# 2 cores this runs on made a low-cardinality DISTINCT (count(DISTINCT status) by country) 1.2-2.7x
+# slower and a high-cardinality one (count(DISTINCT id)) up to 17 % faster; seven such queries
+# together run 1.13-1.27x faster without it at 20,000 and 352,000 records (benchmarks/bench_sql.py,
+# "DISTINCT suite"). Results are the same.
 SLOW_OPTIMIZERS = ("distinct_aggregate_rewrite",)
 _known_optimizers: set[str] | None = None
 

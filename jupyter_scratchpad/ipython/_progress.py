@@ -11,7 +11,7 @@ import html
 import threading
 from typing import Any
 
-from ..spill._progress import describe
+from ..spill._progress import describe, how_far
 
 __all__ = ["ProgressLine"]
 
@@ -43,11 +43,8 @@ class ProgressLine:
         text = describe(event)
         if event["phase"] == "done":
             return _bundle(text, "")
-        if event.get("kind") == "sql_tables":  # DuckDB's percent; none yet: an indeterminate bar
-            percent = event.get("percent")
-            value = f' value="{percent:.1f}" max="100"' if percent is not None else ""
-        else:
-            value = f' value="{event["step"]}" max="{event["steps"]}"'
+        percent = how_far(event)  # none yet: an indeterminate bar
+        value = f' value="{percent:.1f}" max="100"' if percent is not None else ""
         return _bundle(text, f'<progress{value} style="width:12em"></progress> ')
 
 

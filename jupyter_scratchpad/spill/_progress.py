@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["LOAD_PHASES", "PHASES", "Progress", "describe"]
+__all__ = ["LOAD_PHASES", "PHASES", "Progress", "describe", "how_far"]
 
 PHASES = ("decide", "normalise", "write", "stub", "done")
 LOAD_PHASES = ("load", "done")
@@ -56,6 +56,15 @@ def describe(event: dict[str, Any]) -> str:
         f"[scratchpad] storing the {size} output of {event['tool']}: {event['phase']} "
         f"({event['step']}/{event['steps']}), {event['elapsed_s']:.1f} s"
     )
+
+
+def how_far(event: dict[str, Any]) -> float | None:
+    """How far the work is, 0-100, for a bar: a load's DuckDB figure (None before it has one: an
+    indeterminate bar), a spill's step of its phases."""
+    if event.get("kind") == "sql_tables":
+        percent: float | None = event.get("percent")
+        return percent
+    return round(100.0 * int(event["step"]) / int(event["steps"]), 1)
 
 
 class Progress:

@@ -27,7 +27,7 @@ import traitlets as t
 
 from .._pad import Scratchpad
 from ..errors import NotFoundError
-from ..spill._progress import describe
+from ..spill._progress import describe, how_far
 from ..store import validate_handle
 from ._actions import GREP_CONTEXT, GREP_PAGE, ActionError, run_action
 from ._summary import EXPLORER_MIME, meter_state, summary_html, summary_payload, summary_text
@@ -194,11 +194,7 @@ class Explorer(anywidget.AnyWidget):
         if event["phase"] == "done":
             self.progress = {}
             return
-        if event.get("kind") == "sql_tables":
-            percent = event.get("percent")  # DuckDB's own figure; None before it has one
-        else:
-            percent = round(100 * (event["step"] - 1) / event["steps"], 1)
-        self.progress = {"text": describe(event), "percent": percent, "phase": event["phase"]}
+        self.progress = {"text": describe(event), "percent": how_far(event), "phase": event["phase"]}
 
     def _reply(self, reply: dict[str, Any]) -> None:
         try:
