@@ -577,6 +577,10 @@ def build_views(
     if notes:
         conn.executemany("INSERT INTO scratch_notes VALUES (?, ?, ?)", notes)
     tune_optimizer(conn)
+    # DuckDB's own progress bar: in a Jupyter kernel it draws an ipywidgets bar for any query over
+    # 2 s, left under the cell (or in the log console, for the explorer's); loads report through
+    # the pad's progress listeners instead
+    conn.execute("SET enable_progress_bar_print = false")
     conn.execute(f"SET allowed_paths = [{', '.join(quote_literal(p) for p in paths)}]")
     conn.execute("SET allowed_directories = []")
     conn.execute("SET enable_external_access = false")

@@ -53,6 +53,8 @@ def test_distinct_aggregates_run_without_duckdbs_rewrite_and_answer_the_same(pad
     ]
     assert pad.call_tool("sql", {"query": query}).data == expected
     assert pad.sql_df(query).to_dict("records") == expected  # the person's connection too
+    # nor draws DuckDB's own progress widget under a notebook cell (a query over 2 s did)
+    assert pad.sql_df("SELECT current_setting('enable_progress_bar_print') AS p")["p"].tolist() == [False]
     setting = pad.call_tool("sql", {"query": "SELECT current_setting('disabled_optimizers') AS d"})
     assert "distinct_aggregate_rewrite" in setting.data[0]["d"]
     undo = pad.call_tool("sql", {"query": "SET disabled_optimizers = ''"})
