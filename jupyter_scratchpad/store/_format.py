@@ -123,6 +123,12 @@ def _valid_utf8(raw: bytes, step: int = 1 << 20) -> bool:
     return True
 
 
+def _streamed(raw: bytes, stream: Callable[[bytes], bool] | None) -> Normalised | None:
+    """``raw`` (JSON) to be read a segment at a time as its body is written, or None (see ``normalise``)."""
+    found = stream_json(raw) if stream is not None and len(raw) >= STREAM_MIN_BYTES and stream(raw) else None
+    return None if found is None else Normalised(raw=raw, body=b"", format="json", value=found.sample, streamed=found)
+
+
 def normalise(result: Any, text: str | None = None, stream: Callable[[bytes], bool] | None = None) -> Normalised:
     """Detect the format of ``result`` and build the body the line tools read.
 
@@ -138,16 +144,19 @@ def normalise(result: Any, text: str | None = None, stream: Callable[[bytes], bo
     else:
         raw = to_raw(result)
     if isinstance(result, (dict, list)):
-        return Normalised(raw=raw, body=pretty_json(result), format="json", value=result)
+        # a large value (a notebook cell's 200 MB dict) is stored as its JSON text would be, a
+        # segment at a time: its SQL tables then load the big array as records, where read whole
+        # the document did not fit DuckDB's memory limit and every agent query of it failed
+        return _streamed(raw, stream) or Normalised(raw=raw, body=pretty_json(result), format="json", value=result)
     utf8_errors = not _valid_utf8(raw)
     if utf8_errors:
         body = raw.decode("utf-8", errors="replace").encode("utf-8")
         return Normalised(raw=raw, body=body, format="text", utf8_errors=True)
     stripped = raw[:4096].lstrip()[:1]  # (never a copy of the whole body)
     if stripped in (b"{", b"["):
-        streamed = stream_json(raw) if stream is not None and len(raw) >= STREAM_MIN_BYTES and stream(raw) else None
+        streamed = _streamed(raw, stream)
         if streamed is not None:
-            return Normalised(raw=raw, body=b"", format="json", value=streamed.sample, streamed=streamed)
+            return streamed
         try:
             value = parse_json_bytes(raw)
         except ValueError:

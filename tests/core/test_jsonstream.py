@@ -601,3 +601,26 @@ def test_schema_while_the_spills_own_schema_is_still_computed_answers_with_the_s
     assert full.ok and "pending" not in full.data and "still being computed" not in full.text
     assert any(n["path"] == "$.items[*].metadata" for n in full.data["nodes"])
     store.close()
+
+
+def test_a_large_dict_is_spilled_as_its_json_text_would_be(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_segments: None
+) -> None:
+    # a notebook cell's value (a dict, not text) over the streaming size: a segment at a time, so
+    # its SQL tables load the array as records (read whole, a 200 MB one did not fit DuckDB's
+    # memory and every agent query of it answered "cannot read")
+    from jupyter_scratchpad.explore._segments import SEGMENTS_FILE
+
+    raw = _documents()["items"]
+    as_text, as_dict = _two_pads(tmp_path)
+    h = _spill(as_text, raw, monkeypatch, stream=True).handle
+    r = as_dict.intercept(loads(raw), tool="kubectl", force=True, handle=h)  # (its compact text hashes apart)
+    assert r.spilled and as_dict.wait_for_counts(10)
+    assert (as_dict.store.reader(as_dict.entry(h)).directory / SEGMENTS_FILE).exists()
+    for tool, args in [
+        ("get_in", {"path": "$.items[123].metadata"}),
+        ("sql", {"query": f"SELECT status.phase AS p, count(*) AS n FROM {h}.items GROUP BY 1 ORDER BY 1"}),
+        ("item_schema", {"path": "$.items"}),
+    ]:
+        a, b = (pad.call_tool(tool, {"handle": h, **args} if tool != "sql" else args) for pad in (as_text, as_dict))
+        assert a.ok and b.ok and a.data == b.data, (tool, a.error, b.error)
