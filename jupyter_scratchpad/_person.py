@@ -76,8 +76,8 @@ def sql_df(
     # only the handles the query names are loaded: a first query of a small handle never waits
     # for a gigabyte one beside it to be loaded into DuckDB tables
     live = pad.store.entries(pad.scope, "handle")
-    relations = [e.key for e in live] + ["scratch_notes"]
     entries = _sql.named_entries(ctx, query, live)
+    every, relations = _sql.relations_to_show(ctx, [e.key for e in entries], live)
     try:
         _sql.check_read_only(query)  # the person's SQL is read-only too: the store is not theirs to edit
     except ToolError as exc:
@@ -93,7 +93,7 @@ def sql_df(
         else:
             frame, more = _fetch(pd, cursor, limit if limit is not None else max_rows)
     except duckdb.Error as exc:
-        raise _query_error(exc, relations) from None
+        raise _query_error(exc, query, every, relations) from None
     finally:
         conn.close()
     if more and limit is None:
@@ -106,19 +106,26 @@ def sql_df(
     return frame
 
 
-def _query_error(exc: Exception, relations: list[str]) -> InvalidArgumentError:
-    """A failed query as the ``sql`` tool words it: what went wrong, the relations, a next step."""
+def _query_error(exc: Exception, query: str, every: list[str], relations: list[str]) -> InvalidArgumentError:
+    """A failed query as the ``sql`` tool words it: what went wrong, the relations, a next step
+    (the same query over the relation meant, when it named one that is not there)."""
     from .explore import _sql
     from .explore._base import suggestion
 
     kind = _sql._error_kind(exc)
-    message = str(exc).split("\n")[0]
+    message = _sql.error_text(str(exc))
+    fixed = None
     if kind == "sql_forbidden":
         message = (
             "this is a sandbox: only the relations named by your handles (and scratch_notes) can be read; "
             f"no files, URLs, ATTACH, COPY, extensions or settings. ({message})"
         )
-    suggestions = [suggestion("sql", "list the columns of a relation", query=f"DESCRIBE {relations[0]}")]
+    elif kind == "sql_error":
+        message, fixed = _sql.missing_relation(query, message, every, relations)
+    read = _sql._relation_read(query, every) or relations[0]
+    suggestions = [suggestion("sql", "list the columns of a relation", query=f"DESCRIBE {read}")]
+    if fixed is not None:
+        suggestions.insert(0, fixed)
     return InvalidArgumentError(message, code=kind, relations=relations, suggestions=suggestions)
 
 

@@ -34,6 +34,7 @@ __all__ = ["SQL_MAX_ROWS", "check_read_only", "relation_names", "sql"]
 SQL_MAX_ROWS = 200
 SQL_TIMEOUT_S = 30.0
 QUERY_RESERVE_S = 2.0  # of a call's time, kept for the query after its tables were loaded
+MIN_BUILD_WAIT_S = 0.2  # however short the call, the worker waits this long for a load
 MAX_QUERY_CHARS = 20_000
 READ_ONLY_FORMS = "SELECT, WITH … SELECT, VALUES, FROM …, DESCRIBE, SUMMARIZE, SHOW, UNPIVOT, PIVOT … IN (…), EXPLAIN"
 _EXPLAIN = re.compile(r"^\s*explain(\s+analyze)?\b", re.IGNORECASE)
@@ -81,10 +82,11 @@ def _describe_suggestion(name: str | None = None) -> dict[str, Any]:
     return suggestion("scratch_list", "see the relations (one per handle)")
 
 
-def relation_names(ctx: ToolContext) -> list[dict[str, Any]]:
-    """The relations a query of this caller can see, with their formats."""
+def relation_names(ctx: ToolContext, entries: list[Entry] | None = None) -> list[dict[str, Any]]:
+    """The relations a query of this caller can see, with their formats (``entries``: the live
+    handles, when the caller has read them already)."""
     out = []
-    for e in ctx.store.entries(ctx.pad.scope, "handle"):
+    for e in ctx.store.entries(ctx.pad.scope, "handle") if entries is None else entries:
         out.append({"name": e.key, "format": e.format, "source_tool": e.source_tool})
         for name, keys in e.meta.get("sql_arrays") or []:
             out.append(
@@ -259,7 +261,7 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
     budget_s = min(SQL_TIMEOUT_S, max(0.5, ctx.time_left()))
     # loading a large handle's tables may take longer than a call: the worker waits for it this
     # long, leaving the query the rest, then answers sql_loading while the load goes on
-    job["build_wait_s"] = max(0.2, budget_s - QUERY_RESERVE_S)
+    job["build_wait_s"] = max(MIN_BUILD_WAIT_S, budget_s - QUERY_RESERVE_S)
     try:
         reply = run_job(job, budget_s)
     except SqlTimeout:
@@ -293,12 +295,10 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
 
 def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str], query: str = "") -> None:
     kind = reply["error"]
-    message = _redact(ctx, str(reply.get("message") or "").split("\n")[0])[:400]
-    live = [e.key for e in ctx.store.entries(ctx.pad.scope, "handle")]
-    # every relation (h, h.items, h.content_0_text…), those of the handles the query named first
-    every = [r["name"] for r in relation_names(ctx) if r["name"] != "scratch_notes"]
-    every.sort(key=lambda n: 0 if n.split(".")[0] in named else 1)
-    relations = [*every[:20], "scratch_notes"]
+    message = _redact(ctx, error_text(str(reply.get("message") or "")))[:400]
+    live_entries = ctx.store.entries(ctx.pad.scope, "handle")
+    live = [e.key for e in live_entries]
+    every, relations = relations_to_show(ctx, named, live_entries)
     read = _relation_read(query, every)  # the relation the query reads (h.items, not h)
     sugg = [_describe_suggestion(read or (named[0] if named else (live[0] if live else "scratch_notes")))]
     sugg.append(_describe_suggestion())
@@ -334,12 +334,43 @@ def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str]
     if unreadable:
         message += f" ({', '.join(unreadable)}: DuckDB cannot read this handle; use the JSON and text tools on it)"
         sugg = [*(s for handle in unreadable[:2] for s in _instead_of_sql(ctx, handle)), *sugg]
-    if kind == "sql_error" and "does not exist" in message:
-        message += f" (relations: {', '.join(relations)}{' …' if len(every) > 20 else ''})"
-        fixed = _query_with_the_relation_meant(query, message, every)
+    if kind == "sql_error":
+        message, fixed = missing_relation(query, message, every, relations, max_rows=20)
         if fixed is not None:
-            sugg.insert(0, suggestion("sql", f"the same query over {fixed[1]}", query=fixed[0], max_rows=20))
+            sugg.insert(0, fixed)
     raise ToolError(kind, message, sugg, relations=relations, relations_total=len(every) + 1)
+
+
+def relations_to_show(ctx: ToolContext, named: list[str], entries: list[Entry]) -> tuple[list[str], list[str]]:
+    """``(every, shown)`` for an error: every relation of the live handles (h, h.items,
+    h.content_0_text…), those of the handles the query named first; ``shown`` is the first 20 of
+    them and scratch_notes."""
+    every = [r["name"] for r in relation_names(ctx, entries) if r["name"] != "scratch_notes"]
+    every.sort(key=lambda n: 0 if n.split(".")[0] in named else 1)
+    return every, [*every[:20], "scratch_notes"]
+
+
+def missing_relation(
+    query: str, message: str, every: list[str], shown: list[str], **call: Any
+) -> tuple[str, dict[str, Any] | None]:
+    """For DuckDB's "does not exist": the message with the relations there are, and the same
+    query over the relation most likely meant (a suggestion with ``call``'s extra arguments), or
+    None. Any other message comes back as it is."""
+    if "does not exist" not in message:
+        return message, None
+    message += f" (relations: {', '.join(shown)}{' …' if len(every) + 1 > len(shown) else ''})"
+    fixed = _query_with_the_relation_meant(query, message, every)
+    if fixed is None:
+        return message, None
+    return message, suggestion("sql", f"the same query over {fixed[1]}", query=fixed[0], **call)
+
+
+def error_text(message: str) -> str:
+    """DuckDB's error in one line: its first, and the columns it offers for a misspelt one
+    ("Candidate bindings: …"); never the query echoed back with a caret under it."""
+    lines = message.split("\n")
+    candidates = next((line.strip() for line in lines[1:] if line.startswith("Candidate bindings:")), "")
+    return f"{lines[0]} {candidates[:200]}".rstrip()
 
 
 _MISSING_TABLE = re.compile(r"Table with name (\S+?) does not exist")

@@ -160,6 +160,15 @@ def test_sql_with_a_variable_in_single_braces_says_how_to_put_it_in(ip: Any, spi
     assert "write {{" not in str(other.value)
 
 
+def test_sql_over_a_misspelt_relation_offers_the_query_that_runs(ip: Any, spilled: str) -> None:
+    with pytest.raises(UsageError) as info:
+        value(ip, f"%scratch sql SELECT count(*) AS n FROM {spilled}_items")
+    line = str(info.value)
+    assert f"try: %scratch sql SELECT count(*) AS n FROM {spilled}.items" in line
+    assert line.count(f"{spilled}.items, scratch_notes") == 1  # the relations are listed once
+    assert value(ip, f"%scratch sql SELECT count(*) AS n FROM {spilled}.items")["n"].tolist() == [3000]
+
+
 def test_sql_with_no_rows_keeps_its_columns(ip: Any, spilled: str) -> None:
     df = value(ip, f"%scratch sql SELECT kind, 1 AS \"a|b\" FROM {spilled} WHERE false")
     assert df.empty and list(df.columns) == ["kind", "a|b"]

@@ -400,16 +400,22 @@ def test_a_document_too_large_to_unnest_points_at_its_array_relation(pad: Scratc
     assert [s["arguments"] for s in caught.value.suggestions].count({"query": f"DESCRIBE {pods}.items"}) == 1
 
 
-def test_a_load_longer_than_the_call_goes_on_and_the_next_call_finds_it(tmp_path: Path) -> None:
+def test_a_load_longer_than_the_call_goes_on_and_the_next_call_finds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # the first query of a large handle loads its tables, which may take longer than a call's time
     # (a 1 GiB document: ~15 s, the default limit is 10 s). The worker waits for the load until
     # the call's time less a reserve for the query, then answers sql_loading (suggestions that
     # run) while the load goes on in the worker; a later call finds the tables and answers
+    from jupyter_scratchpad.explore import _sql
     from jupyter_scratchpad.explore._sqlviews import TABLES_FILE
 
+    # 1.5 s calls leave no time for the load (the call's time less the 2 s reserve) and the worker
+    # waits the floor, here none: a 16 MB handle streamed by segment loads in well under the
+    # default floor of 0.2 s on a fast machine, which made this test a race
+    monkeypatch.setattr(_sql, "MIN_BUILD_WAIT_S", 0.0)
     store = ScratchStore(tmp_path / "s", sweep_interval_s=None)
     try:
-        # 1.5 s calls: the worker waits 0.2 s for the load (the call's time less the 2 s reserve)
         pad = store.scratchpad(run_id="r", agent_id="a", tool_timeout_s=1.5, context_window=1 << 30)
         items = [{"name": f"p{i}", "phase": ["Running", "Pending"][i % 2], "pad": "x" * 200} for i in range(60_000)]
         h = pad.spill({"kind": "PodList", "items": items}, tool="k").handle  # ~16 MB
@@ -522,9 +528,36 @@ def test_a_relation_name_a_little_off_comes_back_as_the_query_that_runs(pad: Scr
     assert pad.call_tool("sql", {"query": meant}).data == [{"n": 1500}]
 
 
+@pytest.mark.parametrize("written", ['"{h}.items"', "{h}_items", "{h}.item", "items", "nothing_like_it"])
+def test_a_persons_query_a_little_off_gets_the_same_corrected_query(pad: Scratchpad, written: str) -> None:
+    # sql_df (%scratch sql, the explorer) words a failed query as the agent's sql tool does
+    from jupyter_scratchpad.errors import InvalidArgumentError
+
+    rows = [{"id": i, "kind": "a" if i % 2 else "b"} for i in range(3000)]
+    h = pad.spill({"count": 3000, "items": rows}, tool="list_things").handle
+    with pytest.raises(InvalidArgumentError) as caught:
+        pad.sql_df(f"SELECT count(*) AS n FROM {written.format(h=h)} WHERE kind = 'a'")
+    err = caught.value
+    assert err.code == "sql_error" and f"(relations: {h}, {h}.items, scratch_notes)" in str(err)
+    assert err.context["relations"] == [h, f"{h}.items", "scratch_notes"]  # the array's relation too
+    meant = f"SELECT count(*) AS n FROM {h}.items WHERE kind = 'a'"
+    queries = [s["arguments"]["query"] for s in err.context["suggestions"]]
+    if written == "nothing_like_it":
+        assert meant not in queries and queries == [f"DESCRIBE {h}"]
+        return
+    assert queries[0] == meant
+    assert pad.sql_df(queries[0])["n"].tolist() == [1500]
+
+
 def test_a_missing_column_points_at_the_columns_of_the_relation_read(pad: Scratchpad) -> None:
     h = pad.spill({"items": [{"meta": {"name": f"n{i}"}} for i in range(3000)]}, tool="list_things").handle
     res = pad.call_tool("sql", {"query": f"SELECT name FROM {h}.items LIMIT 2"})
     assert res.error is not None
     assert res.error["suggestions"][0]["arguments"]["query"] == f"DESCRIBE {h}.items"  # not the document's
+    # DuckDB's own close match is kept; the query it echoes back with a caret is not
+    misspelt = pad.call_tool("sql", {"query": f"SELECT meat FROM {h}.items LIMIT 2"})
+    assert misspelt.error is not None and 'Candidate bindings: "meta"' in misspelt.error["message"]
+    assert "LINE 1" not in misspelt.error["message"] and "^" not in misspelt.error["message"]
+    with pytest.raises(Exception, match='Candidate bindings: "meta"'):
+        pad.sql_df(f"SELECT meat FROM {h}.items LIMIT 2")
     assert "meta" in pad.call_tool("sql", res.error["suggestions"][0]["arguments"]).text

@@ -52,7 +52,7 @@ def error_line(command: str, err: dict[str, Any]) -> str:
         shown = ", ".join(map(str, keys[:12])) + (" …" if len(keys) > 12 else "")
         parts.append(f"keys there: {shown}")
     relations = err.get("relations")
-    if relations:
+    if relations and "(relations: " not in message:  # (the sql tool's message may list them already)
         parts.append("relations: " + ", ".join(map(str, relations[:12])) + (" …" if len(relations) > 12 else ""))
     if err.get("array_length") is not None:
         parts.append(f"the array there has {err['array_length']:,} items")
