@@ -148,15 +148,32 @@ def remove_body_dir(directory: Path) -> None:
 class BodyReader:
     """Random access to one body directory: byte ranges of the raw bytes, line ranges of the body."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, raw_size: int | None = None) -> None:
+        """Open a body directory, checking that its files are whole: the sizes the line index
+        recorded when it was written (and ``raw_size``, the raw bytes' size in the catalog).
+
+        A file cut short raises ``ValueError``: what a machine crash leaves of a body whose bytes
+        had not reached the disk (the catalog row that names it may have), or a file changed
+        outside the store. Read anyway, it gave wrong answers (an empty head, a count of 1).
+        """
         self.directory = directory
         self.raw_path = directory / "raw"
         body = directory / "body"
         self.body_path = body if body.exists() else self.raw_path
-        with open(directory / "lines.idx", "rb") as fh:
-            magic, lines, nbytes, longest, count = _HEADER.unpack(fh.read(_HEADER.size))
-        if magic != _MAGIC:
-            raise ValueError(f"bad line index in {directory}")
+        index = directory / "lines.idx"
+        with open(index, "rb") as fh:
+            header = fh.read(_HEADER.size)
+        if len(header) < _HEADER.size or header[:8] != _MAGIC:
+            raise ValueError("its line index is cut short or not one")
+        _magic, lines, nbytes, longest, count = _HEADER.unpack(header)
+        for path, want in (
+            (index, _HEADER.size + 16 * int(count)),
+            (self.body_path, int(nbytes)),
+            (self.raw_path, raw_size),
+        ):
+            have = os.path.getsize(path)
+            if want is not None and have != want:
+                raise ValueError(f"{path.name} holds {have:,} bytes where {want:,} were written")
         self.line_count = int(lines)
         self.body_bytes = int(nbytes)
         self.longest_line = int(longest)

@@ -578,10 +578,11 @@ class ScratchStore:
             reader = self._readers.get(entry.body_id)
             if reader is None:
                 try:
-                    reader = BodyReader(self.path / "bodies" / entry.body_id)
+                    reader = BodyReader(self.path / "bodies" / entry.body_id, entry.size_bytes)
                 except (OSError, ValueError) as exc:
                     raise StoreError(
-                        f"the body of {entry.key!r} is missing or damaged ({exc}); delete the "
+                        f"the body of {entry.key!r} is missing or damaged ({exc}: a machine crash before "
+                        "its bytes reached the disk, or a file changed outside the store); delete the "
                         "entry and spill the output again",
                         handle=entry.key,
                     ) from exc

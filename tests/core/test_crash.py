@@ -116,3 +116,42 @@ def test_sigkill_at_arbitrary_moments(tmp_path: Path) -> None:
         store_dir = _run_and_kill(tmp_path / str(attempt), "loop", delay)
         entries = _check_consistent(store_dir)
         assert entries[0]["source_tool"] == "before"
+
+
+@pytest.mark.parametrize("cut", ["raw", "lines.idx", "body"])
+def test_a_body_a_machine_crash_cut_short_is_refused_not_misread(tmp_path: Path, cut: str) -> None:
+    # A machine crash (not a process's) may keep the catalog row, which DuckDB syncs to disk,
+    # and lose the bytes of the body it names, which are not synced: the files are there, cut
+    # short or empty. Read as they were, a text handle's head was empty and its count(*) 1.
+    from jupyter_scratchpad.store._bodies import BodyReader
+
+    path = tmp_path / "s"
+    store = ScratchStore(path, sweep_interval_s=None)
+    pad = store.scratchpad("run", "agent")
+    text = "\n".join(f"line {i} " + "x" * 50 for i in range(20_000))
+    damaged = pad.intercept(text if cut != "body" else '{"rows": [' + ",".join(['{"a": 1}'] * 20_000) + "]}",
+                            tool="cut").handle
+    whole = pad.intercept(text.replace("line", "row"), tool="whole").handle
+    directory = store.reader(pad.entry(damaged)).directory
+    store.close()
+    assert (directory / cut).exists()
+    os.truncate(directory / cut, (directory / cut).stat().st_size // 3)
+
+    store = ScratchStore(path, sweep_interval_s=None)
+    try:
+        pad = store.scratchpad("run", "agent")
+        calls = [("head", {"handle": damaged}), ("grep", {"handle": damaged, "pattern": "line 5"}),
+                 ("schema", {"handle": damaged}), ("read_handle", {"handle": damaged}),
+                 ("sql", {"query": f"SELECT count(*) AS n FROM {damaged}"})]
+        for tool, args in calls:
+            res = pad.call_tool(tool, args)
+            assert not res.ok and res.error["error"] == "store_error", (tool, res.text)
+            assert f"the body of {damaged!r} is missing or damaged" in res.error["message"], res.text
+            assert "spill the output again" in res.error["message"] and len(res.text) < 600
+        # the other handles of the store answer as before
+        assert pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {whole}"}).data == [{"n": 20_000}]
+        assert pad.call_tool("head", {"handle": whole, "lines": 1}).ok
+    finally:
+        store.close()
+    with pytest.raises(ValueError, match="where"):
+        BodyReader(directory)
