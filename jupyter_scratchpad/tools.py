@@ -914,7 +914,12 @@ def dispatch(
     except InvalidArgumentError as exc:
         return _error_result(tool.name, args, _plain_error("invalid_argument", exc.message), billed)
     except ScratchpadError as exc:
-        return _error_result(tool.name, args, _plain_error("store_error", exc.message), billed)
+        error = _plain_error("store_error", exc.message)
+        if exc.context.get("damaged") and isinstance(exc.context.get("handle"), str):  # (a body cut short)
+            error["suggestions"] = [
+                suggestion("scratch_delete", "remove the damaged handle", handle=exc.context["handle"])
+            ]
+        return _error_result(tool.name, args, error, billed)
     except (ValueError, TypeError, OverflowError) as exc:  # an argument our checks let through
         log.warning("tool %s rejected %r: %s", tool.name, args, exc)
         return _error_result(

@@ -585,6 +585,7 @@ class ScratchStore:
                         "its bytes reached the disk, or a file changed outside the store); delete the "
                         "entry and spill the output again",
                         handle=entry.key,
+                        damaged=True,
                     ) from exc
                 self._readers[entry.body_id] = reader
                 while len(self._readers) > 64:

@@ -136,6 +136,8 @@ def test_a_body_a_machine_crash_cut_short_is_refused_not_misread(tmp_path: Path,
     store.close()
     assert (directory / cut).exists()
     os.truncate(directory / cut, (directory / cut).stat().st_size // 3)
+    with pytest.raises(ValueError, match="where"):
+        BodyReader(directory)
 
     store = ScratchStore(path, sweep_interval_s=None)
     try:
@@ -148,10 +150,11 @@ def test_a_body_a_machine_crash_cut_short_is_refused_not_misread(tmp_path: Path,
             assert not res.ok and res.error["error"] == "store_error", (tool, res.text)
             assert f"the body of {damaged!r} is missing or damaged" in res.error["message"], res.text
             assert "spill the output again" in res.error["message"] and len(res.text) < 600
+        delete = res.error["suggestions"][0]
+        assert delete["tool"] == "scratch_delete" and pad.call_tool(delete["tool"], delete["arguments"]).ok
+        assert damaged not in {e["handle"] for e in pad.entries("handle")}
         # the other handles of the store answer as before
         assert pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {whole}"}).data == [{"n": 20_000}]
         assert pad.call_tool("head", {"handle": whole, "lines": 1}).ok
     finally:
         store.close()
-    with pytest.raises(ValueError, match="where"):
-        BodyReader(directory)
