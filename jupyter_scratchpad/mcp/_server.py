@@ -1,8 +1,10 @@
 """``jupyter-scratchpad mcp serve``: the scratchpad's tools as an MCP server (official SDK).
 
 A tool call is ``pad.call_tool``: the text content is exactly ``ToolResult.text``, the structured
-content is ``ToolResult.data`` (an object; a list is given as ``{"rows": [...]}``), ``is_error``
-is ``not ok``. Spilled entries are resources ``scratchpad://<handle>``, read in pages of
+content is ``ToolResult.data`` (an object; a list is given as ``{"rows": [...]}``) when it is no
+larger, in the model's tokens, than the text that was charged, ``is_error`` is ``not ok``. (A
+client may give a model either copy; grep's data, every line as a match and as text, was up to
+4x its charged text.) Spilled entries are resources ``scratchpad://<handle>``, read in pages of
 ``PAGE_BYTES`` (``scratchpad://<handle>?page=2``).
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -67,11 +70,22 @@ async def run_usage(pad: Scratchpad) -> types.CallToolResult:
     )
 
 
-def call_result(res: ToolResult) -> types.CallToolResult:
+def call_result(res: ToolResult, count: Callable[[str], int] | None = None) -> types.CallToolResult:
+    """The MCP result of a tool call. With ``count`` (the model's token counter), the structured
+    content is sent only when it is no larger than the text charged for the call: a client may
+    give a model either copy, and what a model may read is never more than was charged."""
     data = res.data
     structured = data if isinstance(data, dict) else {"rows": data} if isinstance(data, list) else None
     if not res.ok:
         structured = res.error if isinstance(res.error, dict) else None
+    if structured is not None and count is not None and res.tokens > 0:
+        try:
+            text = json.dumps(structured, ensure_ascii=False, default=str)
+        except (TypeError, ValueError, RecursionError):
+            structured = None
+        else:
+            if count(text) > res.tokens:
+                structured = None
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=res.text)],
         structured_content=structured,
@@ -82,7 +96,7 @@ def call_result(res: ToolResult) -> types.CallToolResult:
 async def run_tool(pad: Scratchpad, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
     """``pad.call_tool`` off the event loop (it may read files or wait for the SQL worker)."""
     res = await anyio.to_thread.run_sync(lambda: pad.call_tool(name, arguments or {}))
-    return call_result(res)
+    return call_result(res, pad.tokenizer.count)
 
 
 def resources_of(pad: Scratchpad) -> list[types.Resource]:

@@ -170,9 +170,10 @@ def test_mcp_serve_reads_what_the_cli_spills_while_it_runs(
             assert rows.structured_content == {"rows": [{"n": 334}]}
             head = await s.call_tool("head", {"handle": during, "lines": 2})
             assert not head.is_error, head.content
-            assert head.structured_content is not None
-            assert head.structured_content["lines"] == ["0 ERROR disk full on node-0", "1 ERROR disk full on node-1"]
-            assert head.structured_content["total_lines"] == 8000
+            assert "0 ERROR disk full on node-0\n     2\t1 ERROR disk full on node-1" in head.content[0].text
+            assert "of 8,000" in head.content[0].text
+            # (its data as JSON, 57 tokens, is over the 54 of its text: the text alone is sent)
+            assert head.structured_content is None
             # and the other way: the server writes a note, a CLI process reads it
             wrote = await s.call_tool("scratch_write", {"key": "plan", "value": {"step": 3, "handle": during}})
             assert not wrote.is_error, wrote.content

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,10 @@ def test_serve_over_stdio_answers_like_call_tool(tmp_path: Path, env: dict[str, 
     with ScratchStore(store_dir) as store:  # spill something into run "r1" first
         handle = store.scratchpad("r1", "main").spill(BIG, tool="k8s_list_pods").handle
         expected = store.scratchpad("r1", "main").call_tool("grep", {"handle": handle, "pattern": "pod-3999"})
+        expected_many = store.scratchpad("r1", "main").call_tool(
+            "grep", {"handle": handle, "pattern": "pod-", "max_matches": 300, "context": 0}
+        )
+        tokenizer = store.scratchpad("r1", "main").tokenizer
 
     async def run() -> None:
         cmd, args = cli("mcp", "serve", "--store", str(store_dir), "--run-id", "r1")
@@ -34,9 +39,18 @@ def test_serve_over_stdio_answers_like_call_tool(tmp_path: Path, env: dict[str, 
                 got = await s.call_tool("grep", {"handle": handle, "pattern": "pod-3999"})
                 assert not got.is_error
                 assert got.content[0].text.split("\n---")[0] == expected.text.split("\n---")[0]
-                assert got.structured_content is not None and got.structured_content["total_matches"] == 1
+                # grep's data (every line as an object, the matches again) is larger than its text
+                assert got.structured_content is None
                 rows = await s.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {handle}"})
                 assert rows.structured_content == {"rows": [{"n": 1}]}
+                # a client may give the model the structured copy instead of the text: it is sent
+                # only when it is no larger than the text charged (grep's every match as data and
+                # as lines was 4x its text)
+                many = await s.call_tool("grep", {"handle": handle, "pattern": "pod-", "max_matches": 300, "context": 0})
+                charged = tokenizer.count(many.content[0].text)
+                assert not many.is_error and charged > 2000
+                assert many.structured_content is None
+                assert tokenizer.count(json.dumps(expected_many.data, ensure_ascii=False)) > charged
                 bad = await s.call_tool("get_in", {"handle": handle, "path": "$.nope"})
                 assert bad.is_error and "key_path_not_found" in bad.content[0].text
                 resources = (await s.list_resources()).resources
