@@ -109,6 +109,8 @@ class _Tool:
     suggest: Callable[[ToolContext, dict[str, Any], int, int], list[dict[str, Any]]]
     # required arguments whose absence the tool explains itself (with suggestions that run)
     explains_missing: tuple[str, ...] = ()
+    # it changes the store: its short confirmation is never refused (the change is done)
+    changes: bool = False
 
 
 def _sugg_lines(ctx: ToolContext, args: dict[str, Any], est: int, limit: int) -> list[dict[str, Any]]:
@@ -333,6 +335,7 @@ _TOOLS: tuple[_Tool, ...] = (
         ("key", "value"),
         _notes.scratch_write,
         _sugg_notes,
+        changes=True,
     ),
     _Tool(
         "scratch_read",
@@ -362,6 +365,7 @@ _TOOLS: tuple[_Tool, ...] = (
         (),
         _notes.scratch_delete,
         _sugg_notes,
+        changes=True,
     ),
 )
 
@@ -708,25 +712,58 @@ def _literal_part(pattern: str) -> str:
 def _too_large(
     pad: Scratchpad, tool: _Tool, ctx: ToolContext, args: dict[str, Any], estimated: int, reason: str, limit: int
 ) -> dict[str, Any]:
-    try:
-        sugg = tool.suggest(ctx, args, estimated, limit)
-    except Exception:  # suggestions are a courtesy; never let them hide the refusal
-        log.exception("building suggestions for %s failed", tool.name)
-        sugg = []
-    sugg = verified_suggestions(pad, ctx, sugg, limit, args.get("handle"))
+    # a charged call's suggestions fit what is left of the budget too, not only the per-call limit,
+    # and what is left once this refusal is charged
+    fit = limit if reason == "page" else min(limit, pad.budget.remaining)
+    sugg = _suggest_within(pad, tool, ctx, args, estimated, fit)
+    if sugg and reason != "page":
+        cost = pad.tokenizer.count(json.dumps(sugg, ensure_ascii=False, default=str)) + REFUSAL_TOKENS
+        if fit > pad.budget.remaining - cost:
+            fit = max(0, pad.budget.remaining - cost)
+            sugg = _suggest_within(pad, tool, ctx, args, estimated, fit)
+    if reason != "page" and (fit < MIN_ANSWER_TOKENS or (not sugg and fit < limit)):
+        budget = pad.budget
+        return {
+            "error": "budget_exhausted",
+            "message": (
+                f"the context budget is spent: {budget.remaining:,} of {budget.usable:,} tokens are left and "
+                f"{tool.name} would return about {estimated:,}; no smaller call fits. Answer with what you "
+                "have (a note saved with scratch_write is always confirmed); only this short refusal was charged"
+            ),
+            "estimated_tokens": estimated,
+            "remaining_budget_tokens": budget.remaining,
+            **_echo(ctx, tool.name, args),
+            "suggestions": [],
+        }
     key, what = {
         "per_call_limit": ("per_call_limit", f"the per-call limit of {limit:,} tokens"),
         "page": ("page_tokens", f"the page of {limit:,} tokens this view shows; nothing was charged"),
     }.get(reason, ("remaining_budget_tokens", f"the {limit:,} tokens left in the context budget"))
+    left = f" ({fit:,} tokens are left in the context budget)" if fit < limit else ""
     charged = "" if reason == "page" else "; only this short refusal was charged"
     return {
         "error": f"{tool.name}_too_large",
-        "message": f"{tool.name} would return about {estimated:,} tokens, over {what}{charged}",
+        "message": f"{tool.name} would return about {estimated:,} tokens, over {what}{left}{charged}",
         "estimated_tokens": estimated,
         key: limit,
+        **({"remaining_budget_tokens": fit} if fit < limit and key != "remaining_budget_tokens" else {}),
         **_echo(ctx, tool.name, args),
         "suggestions": sugg,
     }
+
+
+def _suggest_within(
+    pad: Scratchpad, tool: _Tool, ctx: ToolContext, args: dict[str, Any], estimated: int, fit: int
+) -> list[dict[str, Any]]:
+    """The tool's suggestions, each checked to run and to fit in ``fit`` tokens."""
+    if fit < MIN_ANSWER_TOKENS:  # no answer fits: its footer alone is about that long
+        return []
+    try:
+        sugg = tool.suggest(ctx, args, estimated, fit)
+    except Exception:  # suggestions are a courtesy; never let them hide the refusal
+        log.exception("building suggestions for %s failed", tool.name)
+        sugg = []
+    return verified_suggestions(pad, ctx, sugg, fit, args.get("handle"))
 
 
 def _echo(ctx: ToolContext, name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -767,6 +804,8 @@ def _echo(ctx: ToolContext, name: str, args: dict[str, Any]) -> dict[str, Any]:
 
 _SHRINKABLE = ("limit", "max_matches", "lines", "window", "max_rows", "max_depth", "context")
 FOOTER_ALLOWANCE = 48  # tokens of the footer a charged call adds to the text the dry run shows
+MIN_ANSWER_TOKENS = 2 * FOOTER_ALLOWANCE  # the least budget in which a suggestion may fit
+REFUSAL_TOKENS = 120  # a refusal's text besides its suggestions (message, echo), about
 
 
 def _fits(pad: Scratchpad, call: dict[str, Any], limit: int) -> bool:
@@ -985,6 +1024,11 @@ def _charge(pad: Scratchpad, tool: _Tool, ctx: ToolContext, args: dict[str, Any]
             guess = counted
         text, tokens = full, counted
     refusal = budget.try_charge(tokens)
+    if refusal is not None and tool.changes:
+        # the note is written or the entry deleted: a refusal would say it was not. The short
+        # confirmation is charged whatever is left, as an error's short text is
+        budget.charge_unconditionally(tokens)
+        refusal = None
     if refusal is not None:
         err = _too_large(pad, tool, ctx, args, tokens, refusal.reason, refusal.limit)
         return _error_result(tool.name, args, err, pad)

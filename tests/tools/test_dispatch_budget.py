@@ -200,7 +200,8 @@ def test_concurrent_tool_calls_charge_consistently(store: ScratchStore, log_hand
     assert pad.budget.used == start + charged + refused
     assert start + charged <= pad.budget.usable
     assert any(not r.ok for r in results)  # the window ran out for some
-    assert all(r.error["error"] == "slice_too_large" for r in results if not r.ok)
+    # too large for what was left, or (nothing smaller fits either) the budget is spent
+    assert {r.error["error"] for r in results if not r.ok} <= {"slice_too_large", "budget_exhausted"}
 
 
 def test_context_windows_table() -> None:
