@@ -308,3 +308,50 @@ def test_read_handle_with_a_dense_match_stays_quick(pad: Scratchpad) -> None:
     res = pad.call_tool("read_handle", {"handle": h, "match": "a", "window": 10})
     assert time.perf_counter() - started < 5  # a per-byte Python loop took 14-35 s on 100 MB
     assert res.ok and res.data["occurrences"] == 10_001 and "10,001+" in res.text
+
+
+def _spend(pad: Scratchpad, handle: str, leave: int) -> None:
+    """Use the budget up until about ``leave`` tokens are left (with reads of the log)."""
+    while pad.budget.remaining > leave + 400:
+        lines = max(1, min(200, (pad.budget.remaining - leave) // 40))
+        assert pad.call_tool("head", {"handle": handle, "lines": lines}).ok
+    while pad.budget.remaining > leave:
+        if not pad.call_tool("head", {"handle": handle, "lines": 1}).ok:
+            break
+
+
+def test_a_note_written_or_an_entry_deleted_with_no_budget_left_says_it_was_done(
+    store: ScratchStore, log_handle: str
+) -> None:
+    pad = store.scratchpad("run-1", "agent-1", context_window=8_000)
+    _spend(pad, log_handle, 0)
+    assert pad.budget.remaining == 0
+    wrote = pad.call_tool("scratch_write", {"key": "found", "value": {"errors": 100}})
+    assert wrote.ok and "saved note 'found'" in wrote.text and wrote.tokens > 0
+    assert pad.scratch_read("found") == {"errors": 100}
+    used = pad.budget.used
+    gone = pad.call_tool("scratch_delete", {"handle": log_handle})
+    assert gone.ok and pad.budget.used == used + gone.tokens  # charged, past the budget, as an error is
+    assert log_handle not in {e["handle"] for e in pad.entries("handle")}
+
+
+def test_with_little_budget_left_suggestions_fit_it_and_with_none_the_budget_is_spent(
+    store: ScratchStore, log_handle: str
+) -> None:
+    pad = store.scratchpad("run-1", "agent-1", context_window=60_000)
+    _spend(pad, log_handle, 3_000)
+    big = pad.call_tool("head", {"handle": log_handle, "lines": 2000})  # over the per-call limit too
+    assert big.error is not None and big.error["error"] == "head_too_large", big.text
+    assert big.error["per_call_limit"] == pad.budget.max_extraction_tokens
+    left = pad.budget.remaining  # after this refusal was charged
+    assert big.error["suggestions"] and big.error["remaining_budget_tokens"] < 3_000
+    for s in big.error["suggestions"]:  # each runs and fits what is left now
+        dry = pad.call_tool(s["tool"], s["arguments"], charge=False)
+        answer = pad.tokenizer.count(dry.text)
+        assert dry.ok
+        assert answer + 48 <= left, (s, answer, left)
+    _spend(pad, log_handle, 0)
+    spent = pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {log_handle}"})
+    assert spent.error is not None and spent.error["error"] == "budget_exhausted"
+    assert spent.error["remaining_budget_tokens"] == 0 and spent.error["suggestions"] == []
+    assert "scratch_write" in spent.error["message"] and spent.tokens < 200
