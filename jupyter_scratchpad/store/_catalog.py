@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import threading
+import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -284,7 +285,13 @@ class DuckCatalog(SqlCatalog):
             row = conn.execute("SELECT value FROM scratch_meta WHERE name = 'layout_version'").fetchone()
             if row is None:
                 conn.execute("INSERT INTO scratch_meta VALUES ('layout_version', ?)", [str(LAYOUT_VERSION)])
-            elif int(row[0]) != LAYOUT_VERSION:
+            # the id its directory records (STORE_ID), as a shared catalog's bodies directory does
+            found = conn.execute("SELECT value FROM scratch_meta WHERE name = 'store_id'").fetchone()
+            if found is None:
+                found = (uuid.uuid4().hex,)
+                conn.execute("INSERT INTO scratch_meta VALUES ('store_id', ?)", [found[0]])
+            self.store_id = str(found[0])
+            if row is not None and int(row[0]) != LAYOUT_VERSION:
                 raise StoreFormatError(
                     f"{store_dir} has store layout {row[0]}, this version reads {LAYOUT_VERSION}; "
                     "open it with a matching jupyter-scratchpad or use a new directory",

@@ -123,8 +123,22 @@ GRANT EXECUTE ON FUNCTION scratchpad_run_owner(text), scratchpad_sweep(double pr
 
 
 def redact_url(url: str) -> str:
-    """The URL without its password, for messages."""
-    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+    """The URL without its password (``user:pw@`` or libpq's ``?password=pw``), for messages."""
+    url = re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+    return re.sub(r"([?&]password=)[^&#]*", r"\1***", url, flags=re.IGNORECASE)
+
+
+# libpq's answers that a retry will not change: the URL is wrong, not the server away
+_NOT_AN_OUTAGE = (
+    "password authentication failed",
+    "no password supplied",
+    "does not exist",
+    "invalid port",
+    "invalid integer value",
+    "invalid connection option",
+    "invalid uri",
+    "invalid sslmode",
+)
 
 
 class _PgTx:
@@ -190,6 +204,13 @@ class PgCatalog(SqlCatalog):
         said = " ".join(str(exc).split())[:300]  # libpq's messages span lines; ours are one
         if isinstance(exc, self._PoolClosed):
             return StoreError(f"the connection pool to {self._where} is closed; open a new ScratchStore")
+        said = redact_url(said)
+        if isinstance(exc, psycopg.OperationalError) and any(m in said.lower() for m in _NOT_AN_OUTAGE):
+            return StoreError(
+                f"cannot connect to the shared store's PostgreSQL ({self._where}): {said}; check the URL's "
+                "user, password, database and port (a retry will not change this answer)",
+                url=self._where,
+            )
         if isinstance(exc, (self._PoolTimeout, psycopg.OperationalError, psycopg.InterfaceError)):
             return StoreUnavailableError(
                 f"the shared store's PostgreSQL ({self._where}) is unavailable: {said}; "

@@ -23,6 +23,7 @@ cannot lock other processes out: its sweep removes only orphans older than ``orp
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -74,25 +75,42 @@ def default_shared_bodies(store_id: str) -> Path:
     return Path(cache) / "jupyter-scratchpad" / "shared-bodies" / store_id
 
 
-def claim_bodies_dir(path: Path, store_id: str, where: str) -> None:
-    """A bodies directory serves one catalog: another catalog's sweep would delete its bodies
-    as orphans. The first store writes the catalog's id in ``STORE_ID``; others must match it."""
-    marker = path / _STORE_ID_FILE
+def _recorded_id(path: Path) -> str | None:
+    """The catalog id a store directory records in ``STORE_ID``, or None when it records none."""
     try:
-        fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
-        found = marker.read_text(encoding="ascii", errors="replace").strip()
-        if found != store_id:
-            raise StoreFormatError(
-                f"the bodies directory {path} belongs to another scratch catalog (id {found[:12]}…, "
-                f"not {store_id[:12]}… of {where}); give this store its own bodies= directory",
-                path=str(path),
-            ) from None
-        return
-    except OSError as exc:
-        raise StoreError(f"cannot use {path} as a bodies directory: {exc}", path=str(path)) from exc
-    with os.fdopen(fd, "w", encoding="ascii") as f:
-        f.write(store_id + "\n")
+        return (path / _STORE_ID_FILE).read_text(encoding="ascii", errors="replace").strip()
+    except FileNotFoundError:
+        return None
+
+
+def _refuse_other(path: Path, found: str, store_id: str | None, where: str) -> StoreFormatError:
+    mine = f" (not {store_id[:12]}… of {where})" if store_id else ""
+    return StoreFormatError(
+        f"{path} belongs to another scratch catalog (id {found[:12]}…{mine}): its sweep would delete that "
+        "catalog's bodies as orphans; give this store a directory of its own (a shared store: bodies=DIR)",
+        path=str(path),
+    )
+
+
+def claim_bodies_dir(path: Path, store_id: str, where: str) -> None:
+    """A directory of bodies serves one catalog (a shared store's, or an embedded store's own):
+    another catalog's sweep would delete its bodies as orphans. The first store records the
+    catalog's id in ``STORE_ID`` (written whole, then linked into place: a process reading it
+    never sees it half-written); others must match it."""
+    found = _recorded_id(path)
+    if found is None:
+        tmp = path / f".{_STORE_ID_FILE}.{os.getpid()}.{threading.get_ident()}"
+        try:
+            tmp.write_text(store_id + "\n", encoding="ascii")
+            with contextlib.suppress(FileExistsError):  # another store recorded its id first
+                os.link(tmp, path / _STORE_ID_FILE)
+        except OSError as exc:
+            raise StoreError(f"cannot use {path} as a bodies directory: {exc}", path=str(path)) from exc
+        finally:
+            tmp.unlink(missing_ok=True)
+        found = _recorded_id(path)
+    if found != store_id:
+        raise _refuse_other(path, found or "?", store_id, where)
 
 
 def _older(path: Path, cutoff: float) -> bool:
@@ -193,15 +211,30 @@ class ScratchStore:
         self._file_lock: StoreLock | None = None
         self._cat: SqlCatalog
         if pg_cat is None:
+            found = _recorded_id(self.path)
+            if found is not None and not (self.path / "catalog.duckdb").exists():  # a shared store's bodies
+                raise _refuse_other(self.path, found, None, "")
             self._file_lock = StoreLock(self.path / "LOCK")
             try:
                 (self.path / "bodies").mkdir(exist_ok=True)
                 (self.path / "tmp").mkdir(exist_ok=True)
-                self._cat = DuckCatalog(self.path)
+                cat = self._cat = DuckCatalog(self.path)
+                try:
+                    claim_bodies_dir(self.path, cat.store_id, str(cat.path))
+                except BaseException:
+                    cat.close()
+                    raise
             except BaseException:
                 self._file_lock.release()
                 raise
             return
+        if (self.path / "catalog.duckdb").exists():  # an embedded store's own directory (even one
+            # made before embedded stores recorded their id)
+            raise StoreFormatError(
+                f"{self.path} is an embedded store's directory (it holds catalog.duckdb): a shared store's sweep "
+                "would delete its bodies as orphans; give the shared store a directory of its own (bodies=DIR)",
+                path=str(self.path),
+            )
         (self.path / "bodies").mkdir(exist_ok=True)
         (self.path / "tmp").mkdir(exist_ok=True)
         claim_bodies_dir(self.path, pg_cat.store_id, pg_cat.describe())

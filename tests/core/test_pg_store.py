@@ -147,6 +147,22 @@ def test_a_bodies_directory_serves_one_catalog(pg_server: PgServer, pg_url: str,
         assert store.scratchpad("r", "a").call_tool("head", {"handle": r.handle, "lines": 1}).ok
     with pytest.raises(InvalidArgumentError, match="bodies= is for a shared store"):
         ScratchStore(tmp_path / "embedded", bodies=tmp_path / "b")
+    # an embedded store (or the CLI's --store) opened on the shared bodies is refused before it
+    # touches them: its sweep removed every agent's bodies as orphans of its empty catalog
+    with pytest.raises(StoreFormatError, match="belongs to another scratch catalog"):
+        ScratchStore(tmp_path / "b", sweep_interval_s=None)
+    assert not (tmp_path / "b" / "catalog.duckdb").exists()
+    # and a shared store given an embedded store's directory as bodies= is refused alike
+    with ScratchStore(tmp_path / "embedded", sweep_interval_s=None) as embedded:
+        own = embedded.scratchpad("r", "a").intercept(BIG, tool="dump")
+        embedded_bodies = body_dirs(embedded)
+    with pytest.raises(StoreFormatError, match="an embedded store's directory"):
+        shared(pg_url, tmp_path / "embedded")
+    with ScratchStore(tmp_path / "embedded", sweep_interval_s=None) as embedded:
+        assert body_dirs(embedded) == embedded_bodies
+        assert embedded.scratchpad("r", "a").call_tool("head", {"handle": own.handle, "lines": 1}).ok
+    with shared(pg_url, tmp_path / "b") as store:
+        assert body_dirs(store) == kept
 
 
 # -- sweeps ----------------------------------------------------------------------------------
@@ -216,7 +232,7 @@ def test_a_failed_cascade_rolls_back_everything(pg_server: PgServer, pg_url: str
 def test_postgres_down_then_back_without_reopening(tmp_path: Path) -> None:
     server = start_server()  # its own server: this test stops it
     try:
-        url = server.create_database("restart") + "&connect_timeout=2"
+        url = server.create_database("restart") + "&connect_timeout=2&password=s3cret-in-query"
         store = shared(url, tmp_path / "b")
         pad = store.scratchpad("r", "a")
         before = pad.intercept(BIG, tool="dump")
@@ -230,6 +246,8 @@ def test_postgres_down_then_back_without_reopening(tmp_path: Path) -> None:
         assert len(down.content.encode()) < 2000 and down.content != BIG + "\nwhile down"
         res = pad.call_tool("head", {"handle": before.handle, "lines": 1})
         assert not res.ok and len(res.text) < 2000
+        for said in (down.failure, down.content, res.text):  # what the model and the log read
+            assert "s3cret-in-query" not in said and "password=***" in said, said
         server._start()  # back: the same store object works again, no reopen
         after = pad.intercept(BIG + "\nafter", tool="dump")
         assert after.spilled
@@ -247,6 +265,21 @@ def test_an_unreachable_server_is_a_clear_error(tmp_path: Path) -> None:
     said = str(info.value)
     assert len(said) < 800 and "\n" not in said
     assert "hunter2" not in said and "postgres:***@" in said  # the password never reaches a message
+
+
+def test_a_password_in_the_query_string_never_reaches_a_message(
+    pg_server: PgServer, pg_url: str, tmp_path: Path
+) -> None:
+    # libpq also takes ?password=…: it was shown in repr(store) and describe() (and, with the
+    # server down, in the errors a model reads: see test_postgres_down_then_back_without_reopening)
+    with shared(f"{pg_url}&password=s3cret-in-query", tmp_path / "b") as store:
+        for text in (repr(store), store.describe()):
+            assert "s3cret-in-query" not in text and "password=***" in text, text
+    # a database that does not exist is not an outage to retry
+    missing = pg_server.url_for("no_such_database_here") + "&password=s3cret-in-query"
+    with pytest.raises(StoreError, match="a retry will not change") as info:
+        shared(missing, tmp_path / "c")
+    assert not isinstance(info.value, StoreUnavailableError) and "s3cret-in-query" not in str(info.value)
 
 
 def test_the_same_content_is_stored_once_under_a_race(pg_url: str, tmp_path: Path) -> None:

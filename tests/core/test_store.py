@@ -17,6 +17,7 @@ from jupyter_scratchpad import (
     ScopeError,
     ScratchStore,
     StoreClosedError,
+    StoreFormatError,
     StoreLockedError,
 )
 from jupyter_scratchpad.store import Scope
@@ -418,3 +419,28 @@ def test_the_embedded_catalogs_memory_matches_its_table(tmp_path: Path, clock: F
     store.delete_run("run-a")
     assert memory() == table() == []
     store.close()
+
+
+def test_a_directory_records_its_catalog_and_the_first_claim_is_read_whole(tmp_path: Path) -> None:
+    # STORE_ID was created empty and written after: a store reading it in between was refused as
+    # "another catalog" with an empty id (93 of 360 claims by 6 processes at once)
+    from concurrent.futures import ThreadPoolExecutor
+
+    from jupyter_scratchpad.store._store import claim_bodies_dir
+
+    for round_ in range(30):
+        directory = tmp_path / f"d{round_}"
+        directory.mkdir()
+        with ThreadPoolExecutor(8) as pool:
+            claims = [pool.submit(claim_bodies_dir, directory, "catalog-one", "test") for _ in range(8)]
+            for claim in claims:
+                claim.result()  # none refused
+        assert (directory / "STORE_ID").read_text() == "catalog-one\n"
+        assert [p.name for p in directory.iterdir()] == ["STORE_ID"]  # no temporary file left
+    with pytest.raises(StoreFormatError, match="belongs to another scratch catalog"):
+        claim_bodies_dir(tmp_path / "d0", "catalog-two", "test")
+    # an embedded store records its own catalog's id, and keeps it across opens
+    with ScratchStore(tmp_path / "embedded", sweep_interval_s=None):
+        recorded = (tmp_path / "embedded" / "STORE_ID").read_text()
+    with ScratchStore(tmp_path / "embedded", sweep_interval_s=None):
+        assert (tmp_path / "embedded" / "STORE_ID").read_text() == recorded
