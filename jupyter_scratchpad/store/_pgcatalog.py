@@ -28,7 +28,7 @@ from ..errors import StoreError, StoreFormatError, StoreUnavailableError
 from ._catalog import COLUMNS, Row, SqlCatalog, Tx
 
 APP_ROLE = "scratchpad_app"
-PG_LAYOUT_VERSION = 2
+PG_LAYOUT_VERSION = 3
 _MIGRATE_LOCK = 0x5C7A_7C40  # pg_advisory_xact_lock key: one migration at a time per database
 _SWEEP_LOCK = 0x5C7A_7C41  # pg_try_advisory_xact_lock key: one sweeper at a time per database
 
@@ -118,6 +118,16 @@ REVOKE ALL ON FUNCTION scratchpad_run_owner(text), scratchpad_sweep(double preci
     scratchpad_body_ids() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION scratchpad_run_owner(text), scratchpad_sweep(double precision),
     scratchpad_body_ids() TO {APP_ROLE};
+""",
+    3: """
+-- the sweep's "now" is never later than the database's own: a process whose clock ran ahead
+-- (20 minutes) swept other agents' live entries, and any connection of the app role could
+-- call scratchpad_sweep(1e12) and delete every agent's rows
+CREATE OR REPLACE FUNCTION scratchpad_sweep(p_now double precision) RETURNS TABLE (body_id text)
+    LANGUAGE sql SECURITY DEFINER SET search_path FROM CURRENT
+    AS $$ DELETE FROM scratch_entries
+          WHERE expires_at <= LEAST(p_now, extract(epoch FROM statement_timestamp()))
+          RETURNING body_id $$;
 """,
 }
 

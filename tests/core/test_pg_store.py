@@ -72,6 +72,9 @@ def test_row_level_security_hides_and_protects_another_agents_rows(
                     conn.execute("UPDATE scratch_entries SET agent_id = 'alice' WHERE key = 'mine'")
                 with pytest.raises(psycopg.errors.InsufficientPrivilege):
                     conn.execute("ALTER TABLE scratch_entries DISABLE ROW LEVEL SECURITY")
+                # the sweep function runs as its owner: a "now" far ahead of the database's clock
+                # deleted every agent's live rows
+                assert conn.execute("SELECT count(*) FROM scratchpad_sweep(1e12)").fetchone() == (0,)
                 # as alice the same connection sees alice's rows: the policy, not an empty table
                 conn.execute("SELECT set_config('scratchpad.agent_id', 'alice', false)")
                 assert sorted(k for (k,) in conn.execute("SELECT key FROM scratch_entries")) == sorted(
@@ -166,6 +169,19 @@ def test_a_bodies_directory_serves_one_catalog(pg_server: PgServer, pg_url: str,
 
 
 # -- sweeps ----------------------------------------------------------------------------------
+
+
+def test_a_process_whose_clock_runs_ahead_sweeps_nothing_still_live(pg_url: str, tmp_path: Path) -> None:
+    # expiry is by the writers' clocks; a sweeper 20 minutes ahead removed another agent's handle
+    # and note that had 15 minutes to live
+    with shared(pg_url, tmp_path / "b") as store:
+        pad = store.scratchpad("r", "alice")
+        handle = pad.intercept(BIG, tool="dump", ttl_s=900).handle
+        pad.scratch_write("plan", "keep", ttl_s=900)
+        with shared(pg_url, tmp_path / "b", clock=lambda: time.time() + 1200) as ahead:
+            assert ahead.sweep() == 0
+        assert pad.scratch_read("plan") == "keep"
+        assert pad.call_tool("head", {"handle": handle, "lines": 1}).ok
 
 
 def test_one_sweeper_at_a_time_and_bodies_go_after_rows(pg_url: str, tmp_path: Path) -> None:
