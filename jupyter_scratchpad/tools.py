@@ -24,6 +24,7 @@ from .errors import InvalidArgumentError, ScratchpadError
 from .explore import _json, _notes, _schema, _sql, _text
 from .explore._base import Output, TooLarge, ToolContext, ToolError, ToolTimeout, suggestion
 from .explore._paths import LazyArray
+from .store._bodies import removed_while_read
 from .store._entry import MAX_KEY_CHARS
 
 if TYPE_CHECKING:
@@ -959,6 +960,8 @@ def dispatch(
                 suggestion("scratch_delete", "remove the damaged handle", handle=exc.context["handle"])
             ]
         return _error_result(tool.name, args, error, billed)
+    except FileNotFoundError:  # a body removed while it was read (by a sweep, a delete, another process)
+        return _error_result(tool.name, args, _plain_error("store_error", removed_while_read().message), billed)
     except (ValueError, TypeError, OverflowError) as exc:  # an argument our checks let through
         log.warning("tool %s rejected %r: %s", tool.name, args, exc)
         return _error_result(

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import NotFoundError
 
-__all__ = ["BodyReader", "BodyStats", "LineIndexer", "remove_body_dir", "write_body_dir"]
+__all__ = ["BodyReader", "BodyStats", "LineIndexer", "remove_body_dir", "removed_while_read", "write_body_dir"]
 
 LINE_STEP = 256
 BYTE_STEP = 1 << 16
@@ -145,6 +145,14 @@ def remove_body_dir(directory: Path) -> None:
     shutil.rmtree(directory, ignore_errors=True)
 
 
+def removed_while_read() -> NotFoundError:
+    """A body removed after its entry was looked up: a sweep, a delete, or a handle replaced."""
+    return NotFoundError(
+        "the body of this handle was removed while it was being read (it expired, or was deleted or "
+        "replaced, possibly by another process of a shared store); list live handles with scratch_list"
+    )
+
+
 class BodyReader:
     """Random access to one body directory: byte ranges of the raw bytes, line ranges of the body."""
 
@@ -185,14 +193,14 @@ class BodyReader:
         try:
             return open(path, "rb")
         except FileNotFoundError:  # removed after its entry was looked up: a sweep or a delete
-            raise NotFoundError(
-                "the body of this handle was removed while it was being read (it expired or was "
-                "deleted, possibly by another process of a shared store); list live handles with scratch_list"
-            ) from None
+            raise removed_while_read() from None
 
     @property
     def raw_size(self) -> int:
-        return os.path.getsize(self.raw_path)
+        try:
+            return os.path.getsize(self.raw_path)
+        except FileNotFoundError:
+            raise removed_while_read() from None
 
     # -- bytes -------------------------------------------------------------------------------
 

@@ -45,7 +45,7 @@ from ..errors import (
     StoreError,
     StoreFormatError,
 )
-from ._bodies import BodyReader, fsync_dir, remove_body_dir, write_body_dir
+from ._bodies import BodyReader, fsync_dir, remove_body_dir, removed_while_read, write_body_dir
 from ._catalog import DuckCatalog, SqlCatalog
 from ._entry import Entry, Scope, validate_handle, validate_id, validate_key, validate_ttl
 from ._lock import StoreLock
@@ -491,13 +491,13 @@ class ScratchStore:
             raise InvalidArgumentError(f"a note value must be JSON-serialisable: {exc}", key=key) from exc
         now = self.now()
         preview = value_json if len(value_json) <= 200 else value_json[:197] + "..."
-        self.catalog.put_note(
-            Entry(
-                scope.run_id, scope.agent_id, "note", key, None, value_json, "json", len(value_json.encode()),
-                None, None, None, preview, "scratch_write", None, None, {}, now, now + ttl,
-            ).as_row()
+        entry = Entry(
+            scope.run_id, scope.agent_id, "note", key, None, value_json, "json", len(value_json.encode()),
+            None, None, None, preview, "scratch_write", None, None, {}, now, now + ttl,
         )  # fmt: skip
-        return self.require_entry(scope, "note", key)
+        self.catalog.put_note(entry.as_row())
+        # what was written (read back, it failed when another process deleted the note meanwhile)
+        return entry
 
     def touch(self, scope: Scope, kind: str, key: str, ttl_s: float | None = None) -> Entry:
         """Extend the life of a live entry to ``ttl_s`` from now."""
@@ -612,6 +612,8 @@ class ScratchStore:
             if reader is None:
                 try:
                     reader = BodyReader(self.path / "bodies" / entry.body_id, entry.size_bytes)
+                except FileNotFoundError:  # (not damage: gone since the entry was read)
+                    raise removed_while_read() from None
                 except (OSError, ValueError) as exc:
                     raise StoreError(
                         f"the body of {entry.key!r} is missing or damaged ({exc}: a machine crash before "

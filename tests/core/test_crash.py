@@ -158,3 +158,32 @@ def test_a_body_a_machine_crash_cut_short_is_refused_not_misread(tmp_path: Path,
         assert pad.call_tool("head", {"handle": whole, "lines": 1}).ok
     finally:
         store.close()
+
+
+def test_a_body_removed_while_it_is_read_says_so_not_damaged(tmp_path: Path) -> None:
+    # another process of a shared store deleted or replaced the handle between the entry's read
+    # and the body's: grep and read_handle answered internal_error FileNotFoundError, pad.get()
+    # raised it raw, and opening the body called it "damaged … a machine crash"
+    import shutil
+
+    from jupyter_scratchpad import NotFoundError
+
+    store = ScratchStore(tmp_path / "s", sweep_interval_s=None)
+    try:
+        pad = store.scratchpad("run", "agent")
+        handle = pad.intercept("\n".join(f"line {i} " + "x" * 50 for i in range(20_000)), tool="gone").handle
+        assert pad.call_tool("head", {"handle": handle, "lines": 1}).ok  # its reader is open (cached)
+        shutil.rmtree(store.reader(pad.entry(handle)).directory)
+        calls = [("grep", {"handle": handle, "pattern": "line 5"}), ("read_handle", {"handle": handle}),
+                 ("head", {"handle": handle}), ("slice", {"handle": handle, "start": 10, "end": 12})]
+        for tool, args in calls:
+            res = pad.call_tool(tool, args)
+            assert not res.ok and res.error["error"] == "store_error", (tool, res.text)
+            assert "removed while it was being read" in res.error["message"], (tool, res.text)
+        with pytest.raises(NotFoundError, match="removed while it was being read"):
+            pad.get(handle)
+        store._readers.clear()  # a reader not yet open finds no directory: removed, not damaged
+        res = pad.call_tool("head", {"handle": handle})
+        assert "removed while it was being read" in res.error["message"] and "crash" not in res.error["message"]
+    finally:
+        store.close()

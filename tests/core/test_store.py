@@ -444,3 +444,22 @@ def test_a_directory_records_its_catalog_and_the_first_claim_is_read_whole(tmp_p
         recorded = (tmp_path / "embedded" / "STORE_ID").read_text()
     with ScratchStore(tmp_path / "embedded", sweep_interval_s=None):
         assert (tmp_path / "embedded" / "STORE_ID").read_text() == recorded
+
+
+def test_a_note_deleted_by_another_process_right_after_it_was_written_is_still_confirmed(
+    store: ScratchStore, pad, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+) -> None:
+    # scratch_write read the note back after writing it: when another process deleted it in
+    # between (19-30 of 300 writes on a shared store), the write that had succeeded raised
+    # NotFoundError. The other process is played here by a delete right after the write commits.
+    catalog = store.catalog
+    written = catalog.put_note
+
+    def then_deleted(row):  # type: ignore[no-untyped-def]
+        written(row)
+        catalog.delete(pad.scope, "note", row[3])
+
+    monkeypatch.setattr(catalog, "put_note", then_deleted)
+    res = pad.call_tool("scratch_write", {"key": "plan", "value": {"step": 1}})
+    assert res.ok and "saved note 'plan'" in res.text, res.text
+    assert pad.store.get_entry(pad.scope, "note", "plan") is None  # (it was deleted after all)
