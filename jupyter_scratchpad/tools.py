@@ -586,12 +586,22 @@ def _as_lines(tool: _Tool, args: dict[str, Any]) -> list[dict[str, Any]]:
                        end=first + count - 1)]  # fmt: skip
 
 
+def _json_any_depth(text: str) -> Any:
+    """``json.loads``, and past its recursion limit the store's parser (any depth)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        from .store._jsontext import loads
+
+        return loads(text)
+
+
 def _normalise_args(tool: _Tool, arguments: Any) -> dict[str, Any]:
     if arguments is None:
         arguments = {}
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
+            arguments = _json_any_depth(arguments) if arguments.strip() else {}
         except ValueError as exc:  # JSONDecodeError, or a number too long for int()
             raise ToolError("invalid_argument", f"arguments must be a JSON object ({exc})") from None
     if not isinstance(arguments, dict):
@@ -695,11 +705,24 @@ def _timeout_error(tool: _Tool, args: dict[str, Any], exc: ToolTimeout) -> dict[
         sugg.append(suggestion("schema", "see the structure, then ask for a narrower part", handle=handle))
     return {
         "error": "timeout",
-        "message": f"{tool.name} ran longer than its {exc.limit_s:g} s limit and was stopped; nothing was "
-        "charged for its result. Ask for less (a narrower path, a window, a simpler pattern).",
-        "time_limit_s": exc.limit_s,
+        "message": f"{tool.name} ran longer than its {exc.limit_s:.3g} s limit and was stopped; only this "
+        "short error was charged. Ask for less (a narrower path, a window, a simpler pattern).",
+        "time_limit_s": round(exc.limit_s, 1),
         "suggestions": sugg,
     }
+
+
+def _args_for_log(args: dict[str, Any]) -> str:
+    """The arguments for a log line: bounded, whatever their size or depth (``%r`` of a note
+    nested 1,000 deep raised RecursionError out of the handler meant to catch errors)."""
+    import reprlib
+
+    shown = reprlib.Repr()
+    shown.maxlevel, shown.maxstring, shown.maxother = 4, 200, 200
+    try:
+        return shown.repr(args)
+    except Exception:  # (a value whose repr fails)
+        return f"<{len(args)} arguments>"
 
 
 def _literal_part(pattern: str) -> str:
@@ -963,7 +986,7 @@ def dispatch(
     except FileNotFoundError:  # a body removed while it was read (by a sweep, a delete, another process)
         return _error_result(tool.name, args, _plain_error("store_error", removed_while_read().message), billed)
     except (ValueError, TypeError, OverflowError) as exc:  # an argument our checks let through
-        log.warning("tool %s rejected %r: %s", tool.name, args, exc)
+        log.warning("tool %s rejected %s: %s", tool.name, _args_for_log(args), exc)
         return _error_result(
             tool.name,
             args,
@@ -971,7 +994,7 @@ def dispatch(
             billed,
         )
     except RecursionError as exc:
-        log.exception("tool %s recursed too deeply on %r", tool.name, args)
+        log.exception("tool %s recursed too deeply on %s", tool.name, _args_for_log(args))
         return _error_result(
             tool.name,
             args,
@@ -979,7 +1002,7 @@ def dispatch(
             billed,
         )
     except Exception as exc:  # a bug of ours must not crash an agent loop; it is logged loudly
-        log.exception("tool %s failed on %r", tool.name, args)
+        log.exception("tool %s failed on %s", tool.name, _args_for_log(args))
         return _error_result(
             tool.name,
             args,

@@ -728,20 +728,15 @@ def iterate_over(
                 **{k: v for k, v in exc.fields.items() if k != "argument"},
             ) from None
         keys = _first_keys(items)
+        first = [  # (items with no scalar keys: no fields to name, item_schema says what they hold)
+            suggestion(
+                "iterate_over", "the first scalar keys", handle=entry.key, path=path, fields=",".join(keys), limit=20
+            )
+        ]
         raise ToolError(
             "invalid_argument",
             "iterate_over needs 'fields': the keys (or dot paths) to show",
-            [
-                suggestion(
-                    "iterate_over",
-                    "the first scalar keys",
-                    handle=entry.key,
-                    path=path,
-                    fields=",".join(keys) or "…",
-                    limit=20,
-                ),
-                suggestion("item_schema", "see every key first", handle=entry.key, path=path),
-            ],
+            [*(first if keys else []), suggestion("item_schema", "see every key first", handle=entry.key, path=path)],
             argument="fields",
         )
     items = _items_at(ctx, entry, path)

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from ..errors import InvalidArgumentError
+from ..store._jsontext import render_json
 from ._base import Output, ToolContext, ToolError, fmt_bytes, suggestion
 from ._text import budget_footer
 
@@ -40,7 +41,13 @@ def scratch_read(ctx: ToolContext, key: str) -> Output:
             available_keys=keys[:100],
         )
     value = entry.value
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2)
+    if isinstance(value, str):
+        text = value
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False, indent=2)
+        except RecursionError:  # nested past json's limit (its deepest levels on one line)
+            text = render_json(value, indent=True)
     ctx.guard_bytes(len(text.encode("utf-8", "surrogatepass")), lambda n: text[:n])
     return Output(text, value)
 

@@ -530,7 +530,8 @@ def _json_next_steps(entry: Entry, rows: list[dict[str, Any]]) -> list[str]:
             f'item_schema(handle="{entry.key}", path="{p}")',
             f'iterate_over(handle="{entry.key}", path="{p}", fields="…", limit=20)',
         ]
-    return [f'get_in(handle="{entry.key}", path="…")']
+    named = next((r["path"] for r in rows if r["path"] != "$" and "*" not in r["path"]), "$")
+    return [f'get_in(handle="{entry.key}", path="{named}")']
 
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")

@@ -375,7 +375,7 @@ def grep(
     where = ""
     reader: BodyReader | StringLines | NodeLines
     if path is not None and str(path).strip() not in ("", "$"):
-        reader, where = _part_at(ctx, entry, path)
+        reader, where = _part_at(ctx, entry, path, pattern=pattern)
         total = reader.line_count
     else:
         reader = ctx.reader(entry)
@@ -456,7 +456,7 @@ def grep(
 
 
 def _part_at(
-    ctx: ToolContext, entry: Entry, path: str, from_body: bool = True
+    ctx: ToolContext, entry: Entry, path: str, from_body: bool = True, pattern: str = ""
 ) -> tuple[StringLines | NodeLines, str]:
     """The lines of the value at ``path`` of a JSON handle: a string's own lines (a document in a
     string that holds JSON: that document pretty-printed), else the value pretty-printed. A node
@@ -470,7 +470,7 @@ def _part_at(
         raise ToolError(
             "invalid_argument",
             f"'path' needs a JSON handle; {entry.key} is {entry.format}: grep without a path searches its lines",
-            [suggestion("grep", "search every line", handle=entry.key, pattern="…")],
+            [suggestion("grep", "search every line", handle=entry.key, pattern=pattern or ".")],
             argument="path",
         )
     node = _node_at(ctx, entry, path, lazy=True)

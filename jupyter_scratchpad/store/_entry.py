@@ -104,7 +104,14 @@ class Entry:
 
     @property
     def value(self) -> Any:
-        return json.loads(self.value_json) if self.value_json is not None else None
+        if self.value_json is None:
+            return None
+        try:
+            return json.loads(self.value_json)
+        except RecursionError:  # a note nested deeper than json's limit: the store's parser, any depth
+            from ._jsontext import loads
+
+            return loads(self.value_json)
 
     def as_dict(self) -> dict[str, Any]:
         """Metadata as plain data (what ``list_entries`` returns)."""

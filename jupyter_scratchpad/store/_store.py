@@ -48,6 +48,7 @@ from ..errors import (
 from ._bodies import BodyReader, fsync_dir, remove_body_dir, removed_while_read, write_body_dir
 from ._catalog import DuckCatalog, SqlCatalog
 from ._entry import Entry, Scope, validate_handle, validate_id, validate_key, validate_ttl
+from ._jsontext import dumps_compact
 from ._lock import StoreLock
 
 if TYPE_CHECKING:
@@ -487,6 +488,8 @@ class ScratchStore:
         ttl = self.ttl_s if ttl_s is None else validate_ttl(ttl_s)
         try:
             value_json = json.dumps(value, ensure_ascii=False)
+        except RecursionError:  # nested past json's limit: the same text, written without recursion
+            value_json = dumps_compact(value)
         except (TypeError, ValueError) as exc:
             raise InvalidArgumentError(f"a note value must be JSON-serialisable: {exc}", key=key) from exc
         now = self.now()

@@ -82,3 +82,25 @@ def test_schema_line_ranges_hold_past_the_64_level_cut(pad: Scratchpad) -> None:
     start, end = (int(n) for n in where["$.data.items"].removeprefix("lines ").split("-"))
     assert body[start - 1].strip() == '"items": [' and body[end - 1].strip() == "]"
     assert body[end].strip() == "}"  # closes $.data: the next line after the array
+
+
+@pytest.mark.parametrize("depth", [1_000, 5_000])
+def test_a_note_at_any_depth_is_written_read_and_queried(pad: Scratchpad, depth: int) -> None:
+    # json's recursion limit made scratch_write an internal_error from 1,000 levels (as a value
+    # and as the JSON text of the arguments an OpenAI loop passes), and its log line raised
+    value: dict[str, object] = {"leaf": True}
+    for _ in range(depth):
+        value = {"a": value}
+    wrote = pad.call_tool("scratch_write", {"key": "deep", "value": value})
+    assert wrote.ok, wrote.text
+    as_text = pad.call_tool("scratch_write", '{"key": "deep_text", "value": ' + '{"a":' * depth + "1" + "}" * depth + "}")
+    assert as_text.ok, as_text.text
+    for key, leaf in (("deep", {"leaf": True}), ("deep_text", 1)):
+        node = pad.scratch_read(key)  # (== of two such values would itself recurse too deep)
+        for _ in range(depth):
+            node = node["a"]
+        assert node == leaf
+    read = pad.call_tool("scratch_read", {"key": "deep"})  # bounded: too large, or the note
+    assert read.ok or read.error["error"] == "scratch_read_too_large", read.text
+    rows = pad.call_tool("sql", {"query": "SELECT key, length(value) AS n FROM scratch_notes ORDER BY key"})
+    assert rows.ok and [r["key"] for r in rows.data] == ["deep", "deep_text"], rows.text

@@ -69,3 +69,22 @@ def test_every_suggestion_of_every_refusal_runs(tmp_path_factory, body: str, cap
             for s in res.error["suggestions"]:
                 follow = pad.call_tool(s["tool"], s["arguments"])
                 assert follow.ok, (tool, args, s["call"], follow.text[:400])
+
+
+def test_no_suggestion_carries_a_placeholder_for_a_value(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # iterate_over without fields over items with no scalar keys suggested fields="…" (which ran,
+    # and showed a column named "…"); grep with a path on a text handle suggested pattern="…"
+    with ScratchStore(tmp_path / "s", sweep_interval_s=None) as store:
+        pad = store.scratchpad("r", "a")
+        nested = pad.intercept(json.dumps([[i, [i]] for i in range(3000)]), tool="nested").handle
+        log = pad.intercept("\n".join(f"line {i} ERROR" for i in range(3000)), tool="log").handle
+        long = pad.intercept(json.dumps({"k": "y" * 300_000}), tool="long").handle
+        no_fields = pad.call_tool("iterate_over", {"handle": nested, "path": "$"})
+        grep_path = pad.call_tool("grep", {"handle": log, "pattern": "ERROR", "path": "$.x"})
+        for res in (no_fields, grep_path):
+            assert not res.ok and res.error["suggestions"], res.text
+            for s in res.error["suggestions"]:
+                assert "…" not in json.dumps(s["arguments"], ensure_ascii=False), s
+                assert pad.call_tool(s["tool"], s["arguments"], charge=False).ok, s
+        assert grep_path.error["suggestions"][0]["arguments"]["pattern"] == "ERROR"
+        assert f'get_in(handle="{long}", path="$.k")' in pad.call_tool("schema", {"handle": long}).text
