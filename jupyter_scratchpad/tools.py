@@ -707,7 +707,7 @@ def _timeout_error(tool: _Tool, args: dict[str, Any], exc: ToolTimeout) -> dict[
         "error": "timeout",
         "message": f"{tool.name} ran longer than its {exc.limit_s:.3g} s limit and was stopped; only this "
         "short error was charged. Ask for less (a narrower path, a window, a simpler pattern).",
-        "time_limit_s": round(exc.limit_s, 1),
+        "time_limit_s": float(f"{exc.limit_s:.3g}"),
         "suggestions": sugg,
     }
 

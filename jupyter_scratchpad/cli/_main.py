@@ -48,6 +48,20 @@ def default_store_dir() -> Path:
     return base / "jupyter-scratchpad" / "store"
 
 
+CLI_MAX_TOKENS = 25_000  # what one read prints unless --max-tokens says otherwise
+
+
+def _bound_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--max-tokens",
+        type=int,
+        default=CLI_MAX_TOKENS,
+        metavar="N",
+        help=f"a result far over N tokens is refused with smaller calls to make (default {CLI_MAX_TOKENS:,}; "
+        "0: no bound). Nothing is charged either way",
+    )
+
+
 def _store_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("store")
     g.add_argument("--store", metavar="DIR", help=f"store directory (default {default_store_dir()})")
@@ -175,7 +189,8 @@ def _print_result(args: argparse.Namespace, res: Any) -> int:
 def _cmd_tool(args: argparse.Namespace, tool: str, arguments: dict[str, Any]) -> int:
     with _open_store(args) as store:
         pad = _pad(store, args, "default")
-        return _print_result(args, pad.call_tool(tool, arguments, charge=False))
+        limit = getattr(args, "max_tokens", None)
+        return _print_result(args, pad.call_tool(tool, arguments, charge=False, page_tokens=limit or None))
 
 
 def _cmd_spill(args: argparse.Namespace) -> int:
@@ -369,11 +384,13 @@ def build_parser() -> argparse.ArgumentParser:
     call.add_argument("tool")
     call.add_argument("arguments", nargs="?", default="{}")
     call.add_argument("--json", action="store_true", help="print ok/data/error as JSON")
+    _bound_arg(call)
     for name, aliases in _SHORTCUTS.items():
         p = sub.add_parser(name, aliases=aliases, help=f"the {name} tool as the person")
         _store_args(p)
         p.add_argument("rest", nargs="*", help=_SHORTCUT_HELP)
         p.add_argument("--json", action="store_true")
+        _bound_arg(p)
     return parser
 
 

@@ -647,6 +647,18 @@ def get_in_suggestions(
                 limit=max(1, int(limit * 0.8 / per_line)),
             )
         )
+        if per_line > limit * 0.8:  # a line longer than the limit: its bytes, from where it starts
+            probe = json.dumps(value[:48], ensure_ascii=False)[1:-1].rsplit("\\", 1)[0]
+            if len(probe) >= 8:
+                out.append(
+                    suggestion(
+                        "read_handle",
+                        "the string's first bytes, as stored",
+                        handle=handle,
+                        match=probe,
+                        window=max(200, min(8000, int(limit * 2))),
+                    )
+                )
     return out
 
 

@@ -36,7 +36,16 @@ from ..spill import bound_error_text
 from ..store._jsontext import dumps_compact, loads
 from ..tools import TOOL_NAMES
 from ._lines import use_line_aligned_reader
-from ._server import INSTRUCTIONS, USAGE_TOOL, our_tools, read_page, resources_of, run_tool, run_usage
+from ._server import (
+    INSTRUCTIONS,
+    USAGE_TOOL,
+    our_tools,
+    read_page,
+    resources_of,
+    run_tool,
+    run_usage,
+    unknown_tool,
+)
 
 __all__ = ["Upstream", "build_proxy", "upstreams_from_toml"]
 
@@ -259,9 +268,7 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
                 return await run_usage(pad)
             if ours in TOOL_NAMES and (not prefix or params.name.startswith(prefix)):
                 return await run_tool(pad, ours, params.arguments)
-            return types.CallToolResult(
-                content=[types.TextContent(type="text", text=f"unknown tool {params.name[:100]!r}")], is_error=True
-            )
+            return unknown_tool(pad, params.name, [t.name for t in (await list_tools(ctx, None)).tools])
         progress: Any = None  # forwards the upstream's progress to our client, under the client's token
         token = (ctx.meta or {}).get("progress_token") if getattr(ctx, "meta", None) else None
         if token is not None:

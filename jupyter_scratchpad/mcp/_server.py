@@ -23,7 +23,7 @@ from .. import __version__
 from .._pad import Scratchpad
 from ..tools import TOOL_NAMES, ToolResult, tool_specs
 
-__all__ = ["PAGE_BYTES", "USAGE_TOOL", "build_server", "call_result", "our_tools", "usage_of"]
+__all__ = ["PAGE_BYTES", "USAGE_TOOL", "build_server", "call_result", "our_tools", "unknown_tool", "usage_of"]
 
 PAGE_BYTES = 64 * 1024
 _URI = re.compile(r"scratchpad://([a-z0-9_]{1,64})(?:\?page=([1-9][0-9]{0,8}))?\Z")
@@ -67,6 +67,28 @@ async def run_usage(pad: Scratchpad) -> types.CallToolResult:
     data = await anyio.to_thread.run_sync(lambda: usage_of(pad))
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=json.dumps(data))], structured_content=data
+    )
+
+
+def unknown_tool(pad: Scratchpad, name: str, known: list[str]) -> types.CallToolResult:
+    """A call of a tool nobody offers, answered as the dispatcher answers it (close matches,
+    charged like any error), where it was the bare text "unknown tool 'x'"."""
+    import difflib
+
+    asked = str(name)[:100]
+    close = difflib.get_close_matches(asked, known, n=3, cutoff=0.5)
+    listed = ", ".join(known[:40]) + (" …" if len(known) > 40 else "")
+    err = {
+        "error": "unknown_tool",
+        "message": f"there is no tool {asked!r}; "
+        + (f"did you mean {' or '.join(close)}?" if close else f"the tools are: {listed}"),
+        "close_matches": close,
+        "suggestions": [],
+    }
+    text = json.dumps(err, ensure_ascii=False)
+    pad.budget.charge_unconditionally(pad.tokenizer.count(text))
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], structured_content=err, is_error=True
     )
 
 
@@ -149,10 +171,8 @@ def build_server(pad: Scratchpad, *, prefix: str = "") -> Server[Any]:
         name = params.name[len(prefix) :] if prefix and params.name.startswith(prefix) else params.name
         if name == USAGE_TOOL and params.name == prefix + USAGE_TOOL:
             return await run_usage(pad)
-        if name not in TOOL_NAMES:
-            return types.CallToolResult(
-                content=[types.TextContent(type="text", text=f"unknown tool {params.name[:100]!r}")], is_error=True
-            )
+        if name not in TOOL_NAMES or not params.name.startswith(prefix):
+            return unknown_tool(pad, params.name, [t.name for t in our_tools(prefix)])
         return await run_tool(pad, name, params.arguments)
 
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:

@@ -34,6 +34,8 @@ def test_git_log_spills_and_reads_back_in_the_same_session(git_repo: Path, tmp_p
             assert not hits.is_error and "1 matching line" in hits.content[0].text
             count = await s.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {handle} WHERE line LIKE 'Commit:%'"})
             assert count.structured_content == {"rows": [{"n": 3000}]}
+            typo = await s.call_tool("git_lgo", {"repo_path": str(git_repo)})  # upstream names are offered too
+            assert typo.is_error and "git_log" in typo.structured_content["close_matches"]
             small = await s.call_tool("git_status", {"repo_path": str(git_repo)})
             assert not small.is_error and small.content[0].text.startswith("Repository status")  # unchanged
             err = await s.call_tool("git_show", {"repo_path": str(git_repo), "revision": "no-such-rev"})

@@ -51,6 +51,9 @@ def test_serve_over_stdio_answers_like_call_tool(tmp_path: Path, env: dict[str, 
                 assert not many.is_error and charged > 2000
                 assert many.structured_content is None
                 assert tokenizer.count(json.dumps(expected_many.data, ensure_ascii=False)) > charged
+                typo = await s.call_tool("iterate", {"handle": handle})  # was the bare "unknown tool 'iterate'"
+                assert typo.is_error and typo.structured_content["error"] == "unknown_tool"
+                assert "iterate_over" in typo.structured_content["close_matches"]
                 bad = await s.call_tool("get_in", {"handle": handle, "path": "$.nope"})
                 assert bad.is_error and "key_path_not_found" in bad.content[0].text
                 resources = (await s.list_resources()).resources
@@ -106,5 +109,16 @@ def test_cli_reads_as_the_person(tmp_path: Path, env: dict[str, str]) -> None:
     bad = subprocess.run([*base, "get_in", "--store", str(store_dir), handle, "$.missing"], env=env,
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1 and "key_path_not_found" in bad.stderr and not bad.stdout
+    # a shell-using agent's head of a document with a 2 MB line printed all of it: a read is bounded
+    # to a page by default (nothing charged), and --max-tokens 0 lifts the bound
+    with ScratchStore(store_dir) as store:
+        wide = store.scratchpad("default", "main").spill({"k": "y" * 2_000_000}, tool="wide").handle
+    capped = subprocess.run([*base, "head", "--store", str(store_dir), wide, "5"], env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert capped.returncode == 1 and "head_too_large" in capped.stderr and not capped.stdout
+    assert len(capped.stderr) < 1000
+    whole = subprocess.run([*base, "head", "--store", str(store_dir), wide, "5", "--max-tokens", "0"], env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert whole.returncode == 0 and len(whole.stdout) > 2_000_000
 
 

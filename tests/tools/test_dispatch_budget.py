@@ -290,10 +290,11 @@ def test_scratch_list_pages_and_filters_many_notes(store: ScratchStore) -> None:
 
 
 def test_errors_never_show_host_paths(pad: Scratchpad, log_handle: str) -> None:
-    import shutil
 
     entry = pad.entry(log_handle)
-    shutil.rmtree(pad.store.path / "bodies" / entry.body_id)  # a damaged store
+    index = pad.store.path / "bodies" / entry.body_id / "lines.idx"
+    index.unlink()
+    index.mkdir()  # a damaged store: the OS error names the file's host path
     pad.store._readers.clear()
     res = pad.call_tool("head", {"handle": log_handle})
     assert not res.ok and res.error["error"] == "store_error"

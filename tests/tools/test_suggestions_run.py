@@ -88,3 +88,18 @@ def test_no_suggestion_carries_a_placeholder_for_a_value(tmp_path) -> None:  # t
                 assert pad.call_tool(s["tool"], s["arguments"], charge=False).ok, s
         assert grep_path.error["suggestions"][0]["arguments"]["pattern"] == "ERROR"
         assert f'get_in(handle="{long}", path="$.k")' in pad.call_tool("schema", {"handle": long}).text
+
+
+def test_a_string_of_one_line_over_the_limit_has_a_way_in(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # get_in refused it, paging it by lines (one line) was too large too, and schema pointed back
+    # at get_in: a dead end. Its bytes as stored are one read_handle away.
+    text = "BEGIN " + " ".join(f"w{i}" for i in range(60_000))
+    with ScratchStore(tmp_path / "s", sweep_interval_s=None) as store:
+        pad = store.scratchpad("r", "a")
+        h = pad.intercept(json.dumps({"k": text, "n": 1}), tool="long").handle
+        res = pad.call_tool("get_in", {"handle": h, "path": "$.k"})
+        assert res.error is not None and res.error["error"] == "get_in_too_large"
+        way_in = [s for s in res.error["suggestions"] if s["tool"] == "read_handle"]
+        assert way_in, res.error["suggestions"]
+        read = pad.call_tool("read_handle", way_in[0]["arguments"])
+        assert read.ok and "BEGIN w0 w1 w2" in read.text, read.text[:300]
