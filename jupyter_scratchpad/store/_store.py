@@ -44,6 +44,7 @@ from ..errors import (
     StoreClosedError,
     StoreError,
     StoreFormatError,
+    StoreUnavailableError,
 )
 from ._bodies import BodyReader, fsync_dir, remove_body_dir, removed_while_read, write_body_dir
 from ._catalog import DuckCatalog, SqlCatalog
@@ -594,13 +595,21 @@ class ScratchStore:
             remove_body_dir(self.path / "bodies" / body_id)
 
     def _sweep_loop(self, interval_s: float) -> None:
+        away = False  # the shared store's database is unavailable: said once, not every interval
         while not self._stop.wait(interval_s):
             try:
                 removed = self.sweep()
                 if removed:
                     log.debug("swept %d expired scratch entries", removed)
+                if away:
+                    log.warning("background sweeps of %s run again", self.describe())
+                    away = False
             except StoreClosedError:
                 return
+            except StoreUnavailableError as exc:
+                if not away:
+                    log.warning("background sweeps of %s wait for it: %s", self.describe(), exc.message[:300])
+                away = True
             except Exception:
                 log.exception("background sweep of %s failed", self.describe())
 

@@ -463,3 +463,42 @@ def test_a_note_deleted_by_another_process_right_after_it_was_written_is_still_c
     res = pad.call_tool("scratch_write", {"key": "plan", "value": {"step": 1}})
     assert res.ok and "saved note 'plan'" in res.text, res.text
     assert pad.store.get_entry(pad.scope, "note", "plan") is None  # (it was deleted after all)
+
+
+def test_background_sweeps_say_once_that_the_database_is_away(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # with PostgreSQL away for 45 s, a 2 s sweeper logged a traceback every interval (20 of them);
+    # the sweep's own answer is played here by a StoreUnavailableError, as the catalog raises it
+    import logging
+    import threading
+    import time
+
+    from jupyter_scratchpad import StoreUnavailableError
+
+    store = ScratchStore(tmp_path / "s", sweep_interval_s=None)
+    calls = []
+
+    def sweep() -> int:
+        calls.append(1)
+        if len(calls) <= 6:
+            raise StoreUnavailableError("the shared store's PostgreSQL is unavailable")
+        return 0
+
+    monkeypatch.setattr(store, "sweep", sweep)
+    try:
+        with caplog.at_level(logging.DEBUG, logger="jupyter_scratchpad"):
+            loop = threading.Thread(target=store._sweep_loop, args=(0.01,))
+            loop.start()
+            deadline = time.monotonic() + 10
+            while len(calls) < 10 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            store._stop.set()
+            loop.join(5)
+    finally:
+        store.close()
+    assert len(calls) >= 10
+    said = [r for r in caplog.records if "background sweep" in r.getMessage()]
+    assert [r.levelno for r in said] == [logging.WARNING, logging.WARNING], [r.getMessage() for r in said]
+    assert "wait for it" in said[0].getMessage() and "run again" in said[1].getMessage()
+    assert all(r.exc_info is None for r in said)
