@@ -89,16 +89,21 @@ def _vary(text: str, i: int) -> str:
     return f"{i:03d}\n{text}"
 
 
-def _row(label: str, text: str, runs: int, root: Path) -> dict[str, Any]:
+def _fresh_pad(root: Path) -> tuple[Any, Any]:
+    """A new store under ``root`` and its pad (a window no spill row can exhaust)."""
     from jupyter_scratchpad import ScratchStore
 
+    root.mkdir(parents=True)
+    store = ScratchStore(root / "store", sweep_interval_s=None)
+    return store, store.scratchpad(run_id="bench-spill", agent_id="bench", context_window=1 << 40)
+
+
+def _row(label: str, text: str, runs: int, root: Path) -> dict[str, Any]:
     is_json = text.startswith("{")
     texts = [_vary(text, i) for i in range(runs)]
     size = len(texts[0].encode("utf-8"))
-    root.mkdir(parents=True)
-    store = ScratchStore(root / "store", sweep_interval_s=None)
+    store, pad = _fresh_pad(root)
     try:
-        pad = store.scratchpad(run_id="bench-spill", agent_id="bench", context_window=1 << 40)
 
         def ours(i: int) -> Any:
             return pad.intercept(texts[i], tool="export")
@@ -171,16 +176,13 @@ def _row(label: str, text: str, runs: int, root: Path) -> dict[str, Any]:
 
 def _dict_row(label: str, text: str, runs: int, root: Path) -> dict[str, Any]:
     """A dict spilled as a notebook cell's value is: serialised once, then stored as its text would be."""
-    from jupyter_scratchpad import ScratchStore
     from jupyter_scratchpad.explore._segments import SEGMENTS_FILE
 
     value = json.loads(text)
     values = [{"run": f"{i:03d}", **value} for i in range(runs)]  # (shallow copies: the items are shared)
     size = len(json.dumps(values[0], ensure_ascii=False).encode("utf-8"))
-    root.mkdir(parents=True)
-    store = ScratchStore(root / "store", sweep_interval_s=None)
+    store, pad = _fresh_pad(root)
     try:
-        pad = store.scratchpad(run_id="bench-spill", agent_id="bench", context_window=1 << 40)
 
         def ours(i: int) -> Any:
             return pad.intercept(values[i], tool="export")
