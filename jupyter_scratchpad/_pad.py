@@ -16,7 +16,7 @@ from . import _person
 from ._bounded import redact_paths
 from ._person import SQL_DF_MAX_ROWS
 from .budget import ContextBudget, context_window_for
-from .errors import InvalidArgumentError, NotFoundError, StoreClosedError
+from .errors import InvalidArgumentError, NotFoundError, StoreClosedError, StoreError
 from .explore._base import VALUE_CACHE
 from .spill import SpillDecision, SpillPolicy, bound_error_text
 from .spill._counting import EXACT_INLINE_BYTES, submit_count
@@ -410,6 +410,8 @@ class Scratchpad:
                 self.store.set_tokens(self.scope, handle, content_hash, tokens)
             except StoreClosedError:
                 return
+            except StoreError as exc:  # e.g. a shared store's database away: the stub's bound stands
+                log.warning("the exact token count of %s (%d) was not recorded: %s", handle, tokens, exc)
             for listener in list(self.token_listeners):
                 try:
                     listener(handle, tokens)

@@ -116,10 +116,7 @@ def _query_error(exc: Exception, query: str, every: list[str], relations: list[s
     message = _sql.error_text(str(exc))
     fixed = None
     if kind == "sql_forbidden":
-        message = (
-            "this is a sandbox: only the relations named by your handles (and scratch_notes) can be read; "
-            f"no files, URLs, ATTACH, COPY, extensions or settings. ({message})"
-        )
+        message = f"{_sql.SANDBOX_RULES} ({message})"
     elif kind == "sql_error":
         message, fixed = _sql.missing_relation(query, message, every, relations)
     read = _sql._relation_read(query, every) or relations[0]

@@ -293,6 +293,14 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
     return Output(text, data, budget_footer(f"{len(rows):,} rows × {len(columns)} columns{more}", short), meta)
 
 
+# what a forbidden statement's error says first (the agent's tool and a person's sql_df alike);
+# read_blob/read_text of a handle's own body file is allowed, hence "other"
+SANDBOX_RULES = (
+    "this is a sandbox: only the relations named by your handles (and scratch_notes) can be read; "
+    "no other files, URLs, ATTACH, COPY, extensions or settings."
+)
+
+
 def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str], query: str = "") -> None:
     kind = reply["error"]
     message = _redact(ctx, error_text(str(reply.get("message") or "")))[:400]
@@ -303,10 +311,7 @@ def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str]
     sugg = [_describe_suggestion(read or (named[0] if named else (live[0] if live else "scratch_notes")))]
     sugg.append(_describe_suggestion())
     if kind == "sql_forbidden":
-        message = (
-            "this is a sandbox: only the relations named by your handles (and scratch_notes) "
-            f"can be read; no files, URLs, ATTACH, COPY, extensions or settings. ({message})"
-        )
+        message = f"{SANDBOX_RULES} ({message})"
     elif kind == "sql_out_of_memory":
         message = (
             "the query needed more memory than the sandbox allows; select fewer or shorter columns "

@@ -18,8 +18,10 @@ older layout is upgraded in place when a store opens it, a newer one is refused 
 
 from __future__ import annotations
 
+import logging
 import re
 import uuid
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -151,6 +153,57 @@ _NOT_AN_OUTAGE = (
 )
 
 
+def _check_port(url: str, where: str) -> None:
+    """A port that is not a number is a typo in the URL: libpq calls it a failure to resolve the
+    host, which would read as an outage worth retrying."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        ports = str(conninfo_to_dict(url).get("port") or "")
+    except Exception:  # psycopg's own parse error is clear and surfaces when connecting
+        return
+    bad = [p for p in ports.split(",") if p and not p.strip().isdigit()]
+    if bad:
+        raise StoreError(
+            f"the shared store's URL ({where}) has port {bad[0]!r}, which is not a number; "
+            "write it as postgresql://user:password@host:5432/database",
+            url=where,
+        )
+
+
+POOL_NAME = "jupyter-scratchpad"
+_OUR_CONNECTIONS: weakref.WeakSet[Any] = weakref.WeakSet()  # the pool's, for _QuietPool
+
+
+class _QuietPool(logging.Filter):
+    """psycopg_pool warns at every failed reconnect try of our pool and at each connection it
+    drops: with the database away that printed a line to a notebook's stderr per try (36 in a 20 s
+    outage). The caller already gets a
+    StoreUnavailableError and the sweeper says once that the database is away, so for this pool
+    those lines are DEBUG; other pools in the process are left as they are."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        ours = isinstance(args, tuple) and args and (args[0] == POOL_NAME or _is_ours(args[0]))
+        if ours and record.levelno == logging.WARNING:
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+            return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+        return True
+
+
+def _is_ours(thing: Any) -> bool:
+    try:
+        return thing in _OUR_CONNECTIONS
+    except TypeError:  # not weakly referenceable: not a connection
+        return False
+
+
+def _quiet_pool_log() -> None:
+    pool_log = logging.getLogger("psycopg.pool")
+    if not any(isinstance(f, _QuietPool) for f in pool_log.filters):
+        pool_log.addFilter(_QuietPool())
+
+
 class _PgTx:
     """``execute`` with the store's ``?`` placeholders on a psycopg connection."""
 
@@ -176,8 +229,10 @@ class PgCatalog(SqlCatalog):
         self._psycopg = psycopg
         self._PoolClosed, self._PoolTimeout = PoolClosed, PoolTimeout
         self._errors: tuple[type[BaseException], ...] = (psycopg.Error, PoolTimeout, PoolClosed)
+        _quiet_pool_log()
         self.url = url
         self._where = redact_url(url)
+        _check_port(url, self._where)
         # how long a call waits for a connection before StoreUnavailableError: the URL's
         # connect_timeout (libpq's own parameter) if it has one, else 5 s
         found = re.search(r"[?&]connect_timeout=(\d+)", url)
@@ -193,8 +248,12 @@ class PgCatalog(SqlCatalog):
             configure=self._configure,
             check=ConnectionPool.check_connection,
             timeout=timeout_s,
+            # the pool retries a lost connection with a doubling delay; uncapped, after a 40 s
+            # outage its next try came up to 22 s after the server was back and every call in
+            # between failed. It gives up after one wait instead, and the next call asks anew.
+            reconnect_timeout=timeout_s,
             open=False,
-            name="jupyter-scratchpad",
+            name=POOL_NAME,
         )
         try:
             self._pool.open(wait=True, timeout=timeout_s)
@@ -231,6 +290,7 @@ class PgCatalog(SqlCatalog):
 
     def _configure(self, conn: Any) -> None:
         """Every pooled connection acts as the application role (checked once, in ``_check_role``)."""
+        _OUR_CONNECTIONS.add(conn)
         if self._set_role:
             conn.execute(f"SET ROLE {APP_ROLE}")
 

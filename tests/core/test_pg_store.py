@@ -245,7 +245,7 @@ def test_a_failed_cascade_rolls_back_everything(pg_server: PgServer, pg_url: str
 # -- PostgreSQL restarted mid-run --------------------------------------------------------------
 
 
-def test_postgres_down_then_back_without_reopening(tmp_path: Path) -> None:
+def test_postgres_down_then_back_without_reopening(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     server = start_server()  # its own server: this test stops it
     try:
         url = server.create_database("restart") + "&connect_timeout=2&password=s3cret-in-query"
@@ -264,9 +264,19 @@ def test_postgres_down_then_back_without_reopening(tmp_path: Path) -> None:
         assert not res.ok and len(res.text) < 2000
         for said in (down.failure, down.content, res.text):  # what the model and the log read
             assert "s3cret-in-query" not in said and "password=***" in said, said
+        while time.monotonic() - t0 < 18:  # a longer outage, calls failing all along
+            with pytest.raises(StoreUnavailableError):
+                store.get_entry(pad.scope, "handle", before.handle)  # type: ignore[arg-type]
         server._start()  # back: the same store object works again, no reopen
+        # and at once: the pool's doubling reconnect delay (8 s by now) held it away after a restart
+        t1 = time.monotonic()
+        store.get_entry(pad.scope, "handle", before.handle)  # type: ignore[arg-type]
+        assert time.monotonic() - t1 < 1.5  # not a wait for the pool's next try (connect_timeout=2)
+        # the pool's warning at each failed try (a notebook's stderr showed them all) is DEBUG now
+        loud = [r.getMessage() for r in caplog.records if r.name.startswith("psycopg") and r.levelno >= 30]
+        assert not loud, loud[:3]
         after = pad.intercept(BIG + "\nafter", tool="dump")
-        assert after.spilled
+        assert after.spilled, after.failure
         assert pad.call_tool("head", {"handle": before.handle, "lines": 1}).ok
         assert pad.get(after.handle) == BIG + "\nafter"  # type: ignore[arg-type]
         store.close()
@@ -296,6 +306,16 @@ def test_a_password_in_the_query_string_never_reaches_a_message(
     with pytest.raises(StoreError, match="a retry will not change") as info:
         shared(missing, tmp_path / "c")
     assert not isinstance(info.value, StoreUnavailableError) and "s3cret-in-query" not in str(info.value)
+
+
+def test_a_port_that_is_not_a_number_is_a_url_typo_not_an_outage(tmp_path: Path) -> None:
+    # libpq called it "failed to resolve host 'localhost': Servname not supported", which the
+    # store reported as an outage to retry
+    for url in ("postgresql://u:pw@localhost:54x2/db", "postgresql://u@h1:5432,h2:abc/db"):
+        with pytest.raises(StoreError, match="is not a number") as info:
+            ScratchStore(url, bodies=tmp_path / "b")
+        assert not isinstance(info.value, StoreUnavailableError) and "pw@" not in str(info.value)
+    assert not (tmp_path / "b").exists()  # refused before anything was created
 
 
 def test_the_same_content_is_stored_once_under_a_race(pg_url: str, tmp_path: Path) -> None:

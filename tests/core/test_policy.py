@@ -188,6 +188,27 @@ def test_intercept_spills_with_an_honest_stub(pad) -> None:  # type: ignore[no-u
     assert pad.usage()["tokens_intercepted"] == exact and pad.spill_count == 2
 
 
+def test_an_exact_count_the_store_cannot_record_is_one_warning(pad, store, monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]
+    # the count lands after the stub; a shared store's database gone by then logged a traceback
+    # ("recording an exact token count failed") with every spill
+    from jupyter_scratchpad import StoreUnavailableError
+
+    def away(*args: object) -> None:
+        raise StoreUnavailableError("the shared store's PostgreSQL (postgresql://h/db) is unavailable")
+
+    monkeypatch.setattr(store, "set_tokens", away)
+    heard: list[tuple[str, int]] = []
+    pad.token_listeners.append(lambda handle, tokens: heard.append((handle, tokens)))
+    with caplog.at_level(logging.WARNING, logger="jupyter_scratchpad"):
+        r = pad.intercept("log line with words\n" * 20_000, tool="t")
+        assert pad.wait_for_counts(30)
+    said = [rec for rec in caplog.records if rec.name == "jupyter_scratchpad"]
+    assert [rec.levelname for rec in said] == ["WARNING"] and said[0].exc_info is None
+    assert r.handle in said[0].getMessage() and "unavailable" in said[0].getMessage()
+    exact = count_tokens("log line with words\n" * 20_000)
+    assert heard == [(r.handle, exact)] and pad.usage()["tokens_intercepted"] == exact  # known in-process
+
+
 def test_claude_stub_says_estimate(store) -> None:  # type: ignore[no-untyped-def]
     pad = store.scratchpad("r", "a", model="claude-sonnet-4-5")
     r = pad.intercept(BIG, tool="t")
