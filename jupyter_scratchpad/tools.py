@@ -151,7 +151,10 @@ def _sugg_get_in(ctx: ToolContext, args: dict[str, Any], est: int, limit: int) -
 
 def _sugg_window(tool: str) -> Callable[[ToolContext, dict[str, Any], int, int], list[dict[str, Any]]]:
     def suggest(ctx: ToolContext, args: dict[str, Any], est: int, limit: int) -> list[dict[str, Any]]:
-        return _json.window_suggestions(tool, args, est, limit, None)
+        total = None
+        with contextlib.suppress(Exception):  # (the refusal's echo counts them too)
+            total = len(_json._items_at(ctx, ctx.entry(args.get("handle")), args.get("path") or "$"))
+        return _json.window_suggestions(tool, args, est, limit, total)
 
     return suggest
 
@@ -639,13 +642,24 @@ def _normalise_args(tool: _Tool, arguments: Any) -> dict[str, Any]:
     return args
 
 
-def _error_result(name: str, args: dict[str, Any], err: dict[str, Any], pad: Scratchpad | None = None) -> ToolResult:
+def _error_result(
+    name: str, args: dict[str, Any], err: dict[str, Any], pad: Scratchpad | None = None, prefix: str = ""
+) -> ToolResult:
     """An error as the model sees it: bounded to ``ERROR_MAX_BYTES`` of JSON and charged.
 
     The model reads an error like any result, so its tokens count against the budget; the bound
     keeps that cost to a few hundred tokens at most. The charge is never refused (the error has to
-    be shown), so ``used`` may pass ``usable`` by that much.
+    be shown), so ``used`` may pass ``usable`` by that much. ``prefix``: the tools were published
+    with it, so the suggestions name them with it (``sp_head``, not ``head``: an unknown tool).
     """
+    if prefix and err.get("suggestions"):
+        err = {
+            **err,
+            "suggestions": [
+                {**s, "tool": prefix + s["tool"], "call": prefix + s["call"]} if "tool" in s and "call" in s else s
+                for s in err["suggestions"]
+            ],
+        }
     if pad is not None:  # a model reads handles, never the machine's directories
         err = json.loads(redact_paths(json.dumps(err, ensure_ascii=False, default=str), _store_paths(pad)))
     err = bound_error(err)
@@ -837,19 +851,29 @@ def _fits(pad: Scratchpad, call: dict[str, Any], limit: int) -> bool:
     return res.ok and pad.tokenizer.count(res.text) + FOOTER_ALLOWANCE <= limit
 
 
+_ABOUT_FIT = re.compile(r"about [\d,]+ (\w+) fit")
+
+
 def _shrunk(call: dict[str, Any]) -> dict[str, Any] | None:
-    """The same call asking for about half as much, or None when nothing can shrink."""
+    """The same call asking for about half as much, or None when nothing can shrink; a "why" of
+    "about N lines fit" says the new number."""
     args = dict(call["arguments"])
     for key in _SHRINKABLE:
         value = args.get(key)
         if isinstance(value, int) and not isinstance(value, bool) and value > (0 if key == "context" else 1):
             args[key] = value // 2 if key != "context" else 0
-            return suggestion(call["tool"], call["why"], **args)
+            why = call["why"] if key == "context" else _why(call["why"], args[key])
+            return suggestion(call["tool"], why, **args)
     start, end = args.get("start"), args.get("end")
     if isinstance(start, int) and isinstance(end, int) and end - start > 1:
         args["end"] = start + (end - start) // 2
-        return suggestion(call["tool"], call["why"], **args)
+        span = args["end"] - start + (1 if call["tool"] == "slice" else 0)  # (slice's end is inclusive)
+        return suggestion(call["tool"], _why(call["why"], span), **args)
     return None
+
+
+def _why(why: str, amount: int) -> str:
+    return _ABOUT_FIT.sub(lambda m: f"about {amount:,} {m.group(1)} fit", why)
 
 
 def verified_suggestions(
@@ -925,6 +949,9 @@ def dispatch(
     tool = None
     if isinstance(name, str) and name.startswith(prefix):
         tool = TOOLS.get(name[len(prefix) :])
+    budget = pad.budget
+    cap, remaining = budget.max_extraction_tokens, budget.remaining
+    limit = min(cap, remaining) if charge else limit_tokens or UNCHARGED_LIMIT_TOKENS
     if tool is None:
         import difflib
 
@@ -937,19 +964,24 @@ def dispatch(
                 "error": "unknown_tool",
                 "message": f"there is no tool {str(name)[:100]!r}; the tools are: {', '.join(names)}",
                 "close_matches": close,
-                "suggestions": [suggestion(c, "a tool with a similar name") for c in close],
+                "suggestions": _near_calls(pad, [c[len(prefix) :] for c in close], raw_args, limit),
             },
             billed,
+            prefix,
         )
-    budget = pad.budget
-    cap, remaining = budget.max_extraction_tokens, budget.remaining
-    limit = min(cap, remaining) if charge else limit_tokens or UNCHARGED_LIMIT_TOKENS
     ctx = ToolContext(pad, tool.name, limit, timeout_s=pad.tool_timeout_s)
     args: dict[str, Any] = dict(raw_args)
     try:
         args = _normalise_args(tool, arguments)
         output = tool.run(ctx, **args)
-        result = _charge(pad, tool, ctx, args, output) if charge else _uncharged(tool, args, output)
+        if not charge and slide and limit_tokens is not None:
+            # a person's page (the CLI's --max-tokens): the tools refuse early what they can
+            # estimate; what they could not (lines of unknown length, rows, a long string) is
+            # measured once built, and refused alike rather than printed
+            tokens, exact = pad.tokenizer.count_upto(output.text, limit + 1)
+            if not exact or tokens > limit:
+                raise TooLarge(pad.tokenizer.count(output.text))
+        result = _charge(pad, tool, ctx, args, output, prefix) if charge else _uncharged(tool, args, output)
         if result.ok and slide:  # a dry run (checking a suggestion) is nobody's read
             _slide(pad, ctx)
         return result
@@ -961,30 +993,30 @@ def dispatch(
             error["suggestions"] = _json.wildcard_suggestions(tool.name, args)
         if charge and error.get("suggestions"):  # every suggestion of every error runs and fits
             error["suggestions"] = verified_suggestions(pad, ctx, error["suggestions"], limit, args.get("handle"))
-        return _error_result(tool.name, args, error, billed)
+        return _error_result(tool.name, args, error, billed, prefix)
     except TooLarge as big:  # a charged call, or an uncharged one given limit_tokens, has a limit
         if not charge and not slide:  # a dry run: the answer is only "does not fit"
             error = {"error": "too_large", "message": f"about {big.estimated_tokens:,} tokens", "suggestions": []}
-            return _error_result(tool.name, args, error, None)
+            return _error_result(tool.name, args, error, None, prefix)
         if not charge:
             refusal = _too_large(pad, tool, ctx, args, big.estimated_tokens, "page", limit)
-            return _error_result(tool.name, args, refusal, None)
+            return _error_result(tool.name, args, refusal, None, prefix)
         reason, limit = ("per_call_limit", cap) if big.estimated_tokens > cap else ("remaining_budget", remaining)
         refusal = _too_large(pad, tool, ctx, args, big.estimated_tokens, reason, limit)
-        return _error_result(tool.name, args, refusal, billed)
+        return _error_result(tool.name, args, refusal, billed, prefix)
     except ToolTimeout as exc:
-        return _error_result(tool.name, args, _timeout_error(tool, args, exc), billed)
+        return _error_result(tool.name, args, _timeout_error(tool, args, exc), billed, prefix)
     except InvalidArgumentError as exc:
-        return _error_result(tool.name, args, _plain_error("invalid_argument", exc.message), billed)
+        return _error_result(tool.name, args, _plain_error("invalid_argument", exc.message), billed, prefix)
     except ScratchpadError as exc:
         error = _plain_error("store_error", exc.message)
         if exc.context.get("damaged") and isinstance(exc.context.get("handle"), str):  # (a body cut short)
             error["suggestions"] = [
                 suggestion("scratch_delete", "remove the damaged handle", handle=exc.context["handle"])
             ]
-        return _error_result(tool.name, args, error, billed)
+        return _error_result(tool.name, args, error, billed, prefix)
     except FileNotFoundError:  # a body removed while it was read (by a sweep, a delete, another process)
-        return _error_result(tool.name, args, _plain_error("store_error", removed_while_read().message), billed)
+        return _error_result(tool.name, args, _plain_error("store_error", removed_while_read().message), billed, prefix)
     except (ValueError, TypeError, OverflowError) as exc:  # an argument our checks let through
         log.warning("tool %s rejected %s: %s", tool.name, _args_for_log(args), exc)
         return _error_result(
@@ -1015,6 +1047,25 @@ def dispatch(
         )
 
 
+def _near_calls(pad: Scratchpad, names: list[str], args: dict[str, Any], limit: int) -> list[dict[str, Any]]:
+    """The call meant, for a misspelt tool name: the same arguments (those the tool takes), offered
+    only when they are all it needs (``head()`` alone would fail: head needs 'handle') and the
+    call, dry-run, succeeds within ``limit``."""
+    out = []
+    for n in names:
+        tool = TOOLS[n]
+        kept = {k: v for k, v in args.items() if k in tool.properties}
+        if not all(r in kept for r in tool.required):
+            continue
+        call = suggestion(n, "a tool with a similar name, the same arguments", **kept)
+        try:
+            if tool.changes or _fits(pad, call, limit):  # (a write is not dry-run: it would act)
+                out.append(call)
+        except Exception:
+            log.debug("checking %s failed", call["call"], exc_info=True)
+    return out
+
+
 def _uncharged(tool: _Tool, args: dict[str, Any], output: Output) -> ToolResult:
     text = output.text
     if output.footer is not None:
@@ -1025,7 +1076,9 @@ def _uncharged(tool: _Tool, args: dict[str, Any], output: Output) -> ToolResult:
     return ToolResult(True, text, output.data, None, 0, tool.name, args, meta)
 
 
-def _charge(pad: Scratchpad, tool: _Tool, ctx: ToolContext, args: dict[str, Any], output: Output) -> ToolResult:
+def _charge(
+    pad: Scratchpad, tool: _Tool, ctx: ToolContext, args: dict[str, Any], output: Output, prefix: str = ""
+) -> ToolResult:
     tokenizer = pad.tokenizer
     budget = pad.budget
     text = output.text
@@ -1057,6 +1110,6 @@ def _charge(pad: Scratchpad, tool: _Tool, ctx: ToolContext, args: dict[str, Any]
         refusal = None
     if refusal is not None:
         err = _too_large(pad, tool, ctx, args, tokens, refusal.reason, refusal.limit)
-        return _error_result(tool.name, args, err, pad)
+        return _error_result(tool.name, args, err, pad, prefix)
     pad._record_extraction(tokens)
     return ToolResult(True, text, output.data, None, tokens, tool.name, args, output.meta)

@@ -220,7 +220,7 @@ class ToolContext:
                 f"{entry.key} is {entry.format}, not JSON; use the text tools instead",
                 [
                     suggestion("head", "read the first lines", handle=entry.key, lines=50),
-                    suggestion("grep", "search it", handle=entry.key, pattern="error"),
+                    suggestion("grep", "search", handle=entry.key, pattern="error", ignore_case=True, max_matches=20),
                     suggestion("schema", "a summary of the text", handle=entry.key),
                 ],
                 handle=entry.key,

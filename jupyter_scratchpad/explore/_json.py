@@ -694,6 +694,9 @@ def _cut(value: Any, where: str) -> Any:
     return value
 
 
+MAX_FIELDS = 50  # the fields one iterate_over call shows
+
+
 def _fields(fields: Any) -> list[str]:
     if isinstance(fields, str) and fields.lstrip().startswith("["):  # '["a", "b"]': a list sent as text
         try:
@@ -715,7 +718,7 @@ def _fields(fields: Any) -> list[str]:
     names = [n for n in names if n]
     if not names:
         raise ToolError("invalid_argument", "'fields' names no field", argument="fields")
-    return names[:50]
+    return list(dict.fromkeys(names))  # (a field named twice is one column)
 
 
 def iterate_over(
@@ -753,6 +756,21 @@ def iterate_over(
         )
     items = _items_at(ctx, entry, path)
     names = _fields(fields)
+    if len(names) > MAX_FIELDS:  # (the rest were dropped without a word)
+        halves = [names[:MAX_FIELDS], names[MAX_FIELDS : 2 * MAX_FIELDS]]
+        at = _canonical(path)
+        calls = []
+        for i, part in enumerate(halves):
+            which = f"fields {i * MAX_FIELDS + 1}-{i * MAX_FIELDS + len(part)}"
+            calls.append(suggestion("iterate_over", which, handle=entry.key, path=at, fields=",".join(part),
+                                    limit=limit or 20))  # fmt: skip
+        raise ToolError(
+            "invalid_argument",
+            f"iterate_over shows at most {MAX_FIELDS} fields a call and {len(names)} were named; "
+            f"ask for them {MAX_FIELDS} at a time",
+            calls,
+            argument="fields",
+        )
     parsed = {}
     for name in names:
         # metadata.labels.* / spec.containers[*]: the object or array itself (it read as a key "*",
@@ -804,6 +822,8 @@ def window_suggestions(
     offset = int(args.get("offset") or 0)
     asked = args.get("limit")
     asked = int(asked) if isinstance(asked, int) else (50 if tool == "iterate_over" else (total or 1000))
+    if total is not None:  # the estimate is of the items there are (limit=1e9 over 5,000 items: 5,000)
+        asked = max(1, min(asked, total - offset))
     fit = max(1, int(asked * limit * 0.8 / max(estimated, 1)))
     base = {k: v for k, v in args.items() if k not in ("offset", "limit", "file")}
     base["handle"] = handle

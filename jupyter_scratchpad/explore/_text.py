@@ -131,7 +131,9 @@ def line_suggestions(handle: str, start: int, lines: int, estimated: int, limit:
     if fit < lines:
         out.append(suggestion("slice", f"about {fit} lines fit", handle=handle, start=start, end=start + fit - 1))
         out.append(suggestion("head", f"about {fit} lines fit", handle=handle, lines=fit))
-    out.append(suggestion("grep", "search instead of reading", handle=handle, pattern="error", max_matches=20))
+    out.append(
+        suggestion("grep", "search instead", handle=handle, pattern="error", ignore_case=True, max_matches=20)
+    )
     out.append(suggestion("schema", "see the structure first", handle=handle))
     return out
 
@@ -675,5 +677,7 @@ def read_suggestions(
         out.append(suggestion("item_schema", "the keys of the records", handle=handle, path=array_path))
     lines = entry.line_count if entry is not None and entry.line_count else 1000
     out += line_suggestions(str(handle), 1, lines, estimated, limit)[:2]
-    out.append(suggestion("grep", "search for what you need", handle=handle, pattern="error", max_matches=20))
+    out.append(
+        suggestion("grep", "search for what you need", handle=handle, pattern="error", ignore_case=True, max_matches=20)
+    )
     return out

@@ -267,7 +267,7 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
             if ours == USAGE_TOOL and params.name == prefix + USAGE_TOOL:
                 return await run_usage(pad)
             if ours in TOOL_NAMES and (not prefix or params.name.startswith(prefix)):
-                return await run_tool(pad, ours, params.arguments)
+                return await run_tool(pad, ours, params.arguments, prefix)
             return unknown_tool(pad, params.name, [t.name for t in (await list_tools(ctx, None)).tools])
         progress: Any = None  # forwards the upstream's progress to our client, under the client's token
         token = (ctx.meta or {}).get("progress_token") if getattr(ctx, "meta", None) else None

@@ -115,9 +115,12 @@ def call_result(res: ToolResult, count: Callable[[str], int] | None = None) -> t
     )
 
 
-async def run_tool(pad: Scratchpad, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
-    """``pad.call_tool`` off the event loop (it may read files or wait for the SQL worker)."""
-    res = await anyio.to_thread.run_sync(lambda: pad.call_tool(name, arguments or {}))
+async def run_tool(
+    pad: Scratchpad, name: str, arguments: dict[str, Any] | None, prefix: str = ""
+) -> types.CallToolResult:
+    """``pad.call_tool`` off the event loop (it may read files or wait for the SQL worker);
+    ``name`` without the ``prefix`` the tools were published with (its suggestions carry it)."""
+    res = await anyio.to_thread.run_sync(lambda: pad.call_tool(prefix + name, arguments or {}, prefix=prefix))
     return call_result(res, pad.tokenizer.count)
 
 
@@ -173,7 +176,7 @@ def build_server(pad: Scratchpad, *, prefix: str = "") -> Server[Any]:
             return await run_usage(pad)
         if name not in TOOL_NAMES or not params.name.startswith(prefix):
             return unknown_tool(pad, params.name, [t.name for t in our_tools(prefix)])
-        return await run_tool(pad, name, params.arguments)
+        return await run_tool(pad, name, params.arguments, prefix)
 
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
         return types.ListResourcesResult(resources=await anyio.to_thread.run_sync(lambda: resources_of(pad)))

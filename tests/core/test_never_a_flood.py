@@ -333,3 +333,34 @@ def test_the_failure_log_line_is_bounded_too(pad: Scratchpad, monkeypatch, caplo
         r = pad.intercept("y" * 200_000, "t" * 10_000)
     assert r.failure and len(r.content.encode()) <= POINTER_MAX_BYTES
     assert all(len(rec.getMessage()) < 1_000 for rec in caplog.records)
+
+
+def test_a_persons_page_bounds_every_tool_even_those_that_cannot_estimate(pad: Scratchpad) -> None:
+    # the CLI's --max-tokens (page_tokens): tools refused early only what they could estimate;
+    # head of 50,000 lines printed 1.3M tokens, sql 840K, a long string by lines 790K
+    text = pad.spill("\n".join(f"line {i} ERROR " + "word " * 20 for i in range(50_000)), tool="t").handle
+    doc = pad.spill(
+        {
+            "doc": "\n".join(f"para {i} " + "w " * 30 for i in range(20_000)),
+            "items": [{"name": f"n{i}", "s": "x" * 50, "k": i} for i in range(5_000)],
+        },
+        tool="j",
+    ).handle
+    page = 25_000
+    for tool, args in [
+        ("head", {"handle": text, "lines": 50_000}),
+        ("grep", {"handle": text, "pattern": "ERROR", "max_matches": 1000, "context": 50}),
+        ("sql", {"query": f"SELECT * FROM {doc}.items", "max_rows": 10_000}),
+        ("get_in", {"handle": doc, "path": "doc", "limit": 20_000}),
+        ("iterate_over", {"handle": doc, "path": "items", "fields": "name,s", "limit": 5_000}),
+    ]:
+        res = pad.call_tool(tool, args, charge=False, page_tokens=page)
+        assert not res.ok and res.error["error"] == f"{tool}_too_large", (tool, res.text[:300])
+        assert res.error["estimated_tokens"] > page and count_tokens(res.text) < 2_000
+        assert res.error["suggestions"], tool
+        for s in res.error["suggestions"]:  # each runs within the page
+            again = pad.call_tool(s["tool"], s["arguments"], charge=False, page_tokens=page)
+            assert again.ok and count_tokens(again.text) <= page, (s["call"], again.text[:300])
+    assert pad.usage()["tokens_extracted"] == 0  # a person's page charges nothing
+    small = pad.call_tool("head", {"handle": text, "lines": 100}, charge=False, page_tokens=page)
+    assert small.ok and "line 99 ERROR" in small.text

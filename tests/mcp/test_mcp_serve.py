@@ -120,5 +120,12 @@ def test_cli_reads_as_the_person(tmp_path: Path, env: dict[str, str]) -> None:
     whole = subprocess.run([*base, "head", "--store", str(store_dir), wide, "5", "--max-tokens", "0"], env=env,
                            capture_output=True, text=True, timeout=60)
     assert whole.returncode == 0 and len(whole.stdout) > 2_000_000
+    # many short lines: head cannot estimate them before reading, so it is measured once read
+    with ScratchStore(store_dir) as store:
+        nums = store.scratchpad("default", "main").spill("\n".join(map(str, range(200_000))), tool="nums").handle
+    lines = subprocess.run([*base, "head", "--store", str(store_dir), nums, "200000"], env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert lines.returncode == 1 and "head_too_large" in lines.stderr and not lines.stdout
+    assert len(lines.stderr) < 1500 and "(try: slice(" in lines.stderr  # a read that fits, to run next
 
 

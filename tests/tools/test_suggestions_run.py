@@ -7,6 +7,7 @@ every tool asked for too much; each refusal's suggestions are then executed and 
 from __future__ import annotations
 
 import json
+import re
 import uuid
 
 from hypothesis import HealthCheck, given, settings
@@ -103,3 +104,75 @@ def test_a_string_of_one_line_over_the_limit_has_a_way_in(tmp_path) -> None:  # 
         assert way_in, res.error["suggestions"]
         read = pad.call_tool("read_handle", way_in[0]["arguments"])
         assert read.ok and "BEGIN w0 w1 w2" in read.text, read.text[:300]
+
+
+def test_suggestions_carry_the_prefix_the_tools_were_published_with(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # with tool_specs(prefix="sp_") (or `mcp serve --prefix`), a refusal suggested scratch_list()
+    # and head(...): names nobody offered, answered unknown_tool
+    with ScratchStore(tmp_path / "s", sweep_interval_s=None) as store:
+        pad = store.scratchpad("r", "a")
+        log = pad.intercept("\n".join(f"line {i} ERROR " + "w " * 30 for i in range(20_000)), tool="log").handle
+        names = {s["function"]["name"] for s in pad.tool_specs("openai", prefix="sp_")}
+        for name, args in [("sp_scratch_read", {"key": "missing"}), ("sp_head", {"handle": log, "lines": 20_000})]:
+            res = pad.call_tool(name, args, prefix="sp_")
+            assert not res.ok and res.error["suggestions"], res.text
+            for s in res.error["suggestions"]:
+                assert s["tool"] in names and s["call"].startswith("sp_"), s
+                again = pad.call_tool(s["tool"], s["arguments"], prefix="sp_")
+                assert again.ok, (s["call"], again.text[:300])
+
+
+def test_a_misspelt_tool_name_suggests_the_call_meant_with_its_arguments(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # "heads" suggested head(), read() and schema() with no arguments: each failed (needs 'handle')
+    with ScratchStore(tmp_path / "s", sweep_interval_s=None) as store:
+        pad = store.scratchpad("r", "a")
+        h = pad.intercept("\n".join(f"l{i}" for i in range(50_000)), tool="t").handle
+        res = pad.call_tool("heads", {"handle": h, "lines": 5})
+        assert res.error is not None and res.error["error"] == "unknown_tool"
+        calls = [s["call"] for s in res.error["suggestions"]]
+        assert f'head(handle="{h}", lines=5)' in calls, calls
+        for s in res.error["suggestions"]:  # read(handle) of 50,000 lines would be refused: not offered
+            assert pad.call_tool(s["tool"], s["arguments"]).ok, s["call"]
+        bare = pad.call_tool("heads", {})
+        assert bare.error is not None and bare.error["suggestions"] == [] and "head" in bare.error["close_matches"]
+
+
+def test_iterate_over_says_when_it_cannot_show_every_field(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # 60 fields asked for, 50 shown, and nothing said so
+    with ScratchStore(tmp_path / "s", sweep_interval_s=None) as store:
+        pad = store.scratchpad("r", "a")
+        h = pad.intercept({"items": [{f"k{c}": c for c in range(60)} for _ in range(300)]}, tool="wide").handle
+        fields = ",".join(f"k{c}" for c in range(60))
+        res = pad.call_tool("iterate_over", {"handle": h, "path": "items", "fields": fields, "limit": 2})
+        assert res.error is not None and "at most 50 fields" in res.error["message"] and "60" in res.error["message"]
+        shown = set()
+        for s in res.error["suggestions"]:
+            again = pad.call_tool(s["tool"], s["arguments"])
+            assert again.ok, s["call"]
+            shown |= set(json.loads(again.text.split("\n")[0])) - {"_index"}
+        assert shown == {f"k{c}" for c in range(60)}
+
+
+def test_a_shrunk_suggestion_says_its_own_number(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # "about 689 lines fit" beside head(lines=172); an iterate_over with limit=1e9 over 5,000 items
+    # lost its window suggestion (halving from 1e9 ran out of checks)
+    with ScratchStore(tmp_path / "s", sweep_interval_s=None) as store:
+        pad = store.scratchpad("r", "a")
+        log = pad.intercept("\n".join(f"line {i} ERROR {'z' * (i % 200)}" for i in range(20_000)), tool="logs").handle
+        items = pad.intercept({"items": [{"name": f"pod-{i}", "labels": "x" * 40} for i in range(5_000)]}, tool="p")
+        calls = [
+            ("head", {"handle": log, "lines": 100_000}),
+            ("iterate_over", {"handle": items.handle, "path": "items", "fields": "name,labels", "limit": 10**9}),
+        ]
+        for tool, args in calls:
+            res = pad.call_tool(tool, args)
+            assert res.error is not None, res.text[:200]
+            sugg = res.error["suggestions"]
+            for s in sugg:
+                found = re.search(r"about ([\d,]+) (lines|items) fit", s["why"])
+                if found:
+                    n = int(found.group(1).replace(",", ""))
+                    a = s["arguments"]
+                    assert n == a.get("lines", a.get("limit", (a.get("end") or 0) - (a.get("start") or 0) + 1)), s
+            if tool == "iterate_over":
+                assert any(s["tool"] == "iterate_over" for s in sugg), sugg
