@@ -5,11 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from . import _person
@@ -519,6 +521,23 @@ class Scratchpad:
     def dataframe(self, handle: str, path: str = "$") -> Any:
         """The array at ``path`` of a handle as a pandas DataFrame, not charged (see ``_person``)."""
         return _person.dataframe(self, handle, path)
+
+    def export(
+        self,
+        handle: str,
+        dest: str | os.PathLike[str],
+        *,
+        fmt: str | None = None,
+        path: str | None = None,
+        overwrite: bool = False,
+    ) -> dict[str, Any]:
+        """Write a handle (or the array at ``path`` in it) to a file others can read: ``fmt``
+        ``"json"`` (the output's own bytes), ``"jsonl"``, ``"parquet"`` or ``"csv"`` (rows), else
+        the format ``dest``'s extension names. The file appears whole or not at all; an existing
+        one is kept unless ``overwrite``. Returns ``{"path", "format", "rows", "bytes"}``."""
+        from ._export import export
+
+        return export(self, handle, Path(dest), path=path, fmt=fmt, overwrite=overwrite)
 
     def sql_relations(self) -> list[dict[str, Any]]:
         """The relations SQL can read here: ``{"name", "format", "source_tool"}`` each."""

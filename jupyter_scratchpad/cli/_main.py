@@ -262,7 +262,7 @@ def _cmd_notes(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from ._export import export
+    from .._export import export
 
     with _open_store(args) as store:
         pad = _pad(store, args, "default")

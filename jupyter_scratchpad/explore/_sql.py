@@ -397,7 +397,7 @@ def _query_with_the_relation_meant(query: str, message: str, relations: list[str
     if found is None:
         return None
     wrong = found.group(1).strip('"')
-    qualified = re.search(rf"([A-Za-z_]\w*)\.{re.escape(wrong)}(?![\w])", query)
+    qualified = re.search(rf"(?<!\w)([A-Za-z_]\w*)\.{re.escape(wrong)}(?![\w])", query)  # (one try per word)
     if "." not in wrong and qualified:  # h.item: DuckDB names the table part only
         wrong = qualified.group(0)
     key = wrong.lower().replace('"', "").replace("_", ".")

@@ -103,11 +103,15 @@ class OutputSpiller:
         pretty-printed; anything else is formatted first and its bundle decided on.
         """
         handle = self.session.own_result(result)
-        if handle is not None:  # returned by %scratch itself: never stored a second time
-            if handle and isinstance(result, NATIVE_TYPES) and self._too_large(result, tool):
+        if handle is not None:  # returned by %scratch itself
+            too_large = isinstance(result, NATIVE_TYPES) and self._too_large(result, tool)
+            if handle and too_large:  # a whole handle's value: never stored a second time
                 note = f"This is the value of {handle}, already in the scratchpad (not stored again)."
                 return stub_bundle(self.session.pad.stub(handle), note), {}
-            return None
+            if not too_large:
+                return None
+            # a part of one (get H PATH) or a note too large to show: stored like any large value
+            # (the same bytes as a handle's are that handle), never printed whole
         if isinstance(result, NATIVE_TYPES):
             bundle = self.spill_value(result, tool, where)
             return (bundle, {}) if bundle else None

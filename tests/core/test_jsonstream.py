@@ -278,7 +278,7 @@ def test_the_rest_of_a_streamed_document_is_read_from_its_skeleton(
         pd.testing.assert_frame_equal(frame, whole.dataframe(h, array_path))
         assert len(frame) == 400 and "metadata.name" in frame.columns
     # the CLI's export of the records: the same files, a segment at a time
-    from jupyter_scratchpad.cli._export import export
+    from jupyter_scratchpad._export import export
     from jupyter_scratchpad.store import _format as format_module
 
     whole_parses = _whole_parses(monkeypatch, format_module)  # pad.get()'s parse

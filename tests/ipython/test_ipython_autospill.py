@@ -119,6 +119,24 @@ def test_values_returned_by_scratch_are_not_stored_again(ip: Any, spilled: str, 
     assert handles(session) == [spilled]
 
 
+def test_a_part_of_a_handle_or_a_note_too_large_to_show_is_stored_not_printed(
+    ip: Any, session: ScratchSession, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # %scratch get H PATH of a 2 MB string and %scratch read of a 500 KB note printed them whole
+    ip.run_cell("%%scratch --name blob --force\n{'blob': 'x' * 2_000_000, 'n': 1}")
+    ip.run_cell("%%scratch write big\n" + "line\n" * 100_000)
+    capsys.readouterr()
+    for cell in ("%scratch get blob blob", "%scratch read big"):
+        res = ip.run_cell(cell)
+        out = capsys.readouterr().out
+        assert len(res.result) > 400_000 and len(out) < 3_000, (cell, len(out))  # the value, not its print
+        assert "was stored as handle" in out
+    small = ip.run_cell("%scratch get blob n")
+    assert small.result == 1 and "1" in capsys.readouterr().out
+    assert ip.run_cell("%scratch get blob $").result["n"] == 1
+    assert "blob" in capsys.readouterr().out  # the whole value again: the handle's own stub
+
+
 def test_auto_off_lets_everything_through(ip: Any, session: ScratchSession, capsys: pytest.CaptureFixture[str]) -> None:
     ip.run_cell("%scratch auto off")
     ip.user_ns["log"] = BIG_LOG

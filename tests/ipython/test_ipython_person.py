@@ -207,3 +207,22 @@ def test_handle_errors_name_the_magic(ip: Any, spilled: str) -> None:
     with pytest.raises(UsageError) as info:
         ip.run_cell("%scratch explore {h}")  # not expanded: '{h}' is not a handle
     assert "%scratch list shows the live handles" in str(info.value) and "scratch_list" not in str(info.value)
+
+
+def test_export_writes_the_file_the_help_promises(ip: Any, records: str, session: ScratchSession, tmp_path: Any,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    # %scratch export called session.pad.export, which did not exist: an AttributeError in every cell
+    out = tmp_path / "rows.csv"
+    ip.run_cell(f"%scratch export {records} --to csv -o {out}").raise_error()
+    assert "(8,000 rows" in capsys.readouterr().out
+    df = pd.read_csv(out)
+    assert len(df) == ROWS and list(df["id"][:3]) == [0, 1, 2]
+    with pytest.raises(UsageError, match=r"exists and is kept.*--overwrite"):
+        ip.run_cell(f"%scratch export {records} --to parquet -o {out}")
+    assert len(pd.read_csv(out)) == ROWS  # the file there is kept
+    ip.run_cell(f"%scratch export {records} --to parquet -o {out} --overwrite").raise_error()
+    import duckdb
+
+    assert duckdb.sql(f"SELECT count(*) FROM read_parquet('{out}')").fetchall() == [(ROWS,)]
+    done = session.pad.export(records, tmp_path / "rows.jsonl")  # the method the help names
+    assert done["format"] == "jsonl" and done["rows"] == ROWS and done["bytes"] == (tmp_path / "rows.jsonl").stat().st_size

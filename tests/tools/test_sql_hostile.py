@@ -186,3 +186,25 @@ def test_a_sandbox_connection_serves_only_jobs_that_name_the_same_relations_and_
     outside = pad.call_tool("sql", {"query": "SELECT content AS key FROM read_text('/etc/hostname')"})
     assert not outside.ok and outside.error["error"] == "sql_forbidden"
     assert pad.call_tool("sql", {"query": "SET threads = 1"}).error["error"] == "sql_not_read_only"
+
+
+def test_a_missing_table_beside_a_long_literal_is_answered_at_once(pad: Scratchpad) -> None:
+    # the "did you mean" search for h.items backtracked from every position of a long word: a
+    # person's 500,000-character literal froze the kernel for minutes (sql_df has no query bound)
+    import threading
+
+    pad.intercept("y\n" * 5000, tool="t")
+    query = "SELECT * FROM nosuch WHERE x = '" + "z" * 300_000 + "'"
+    said: list[str] = []
+
+    def run() -> None:
+        try:
+            pad.sql_df(query)
+        except Exception as exc:  # the clear error about 'nosuch'
+            said.append(str(exc))
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(60)  # quadratic, it took about 6 minutes here; linear, well under a second
+    assert not worker.is_alive(), "the error took over a minute"
+    assert said and "nosuch" in said[0] and len(said[0]) < 2_000

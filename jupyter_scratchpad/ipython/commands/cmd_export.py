@@ -47,8 +47,8 @@ def run(session: Any, text: str, cell: str | None) -> Any:
     done = session.pad.export(args.handle, dest, fmt=fmt, path=args.path, overwrite=args.overwrite)
     rows = f"{done['rows']:,} rows, " if done.get("rows") is not None else ""
     print(
-        f"%scratch export: wrote {args.handle}{' ' + args.path if args.path else ''} as {done.get('format', fmt)} "
-        f"({rows}{done.get('bytes', 0):,} bytes) to {done.get('file', dest)}"
+        f"%scratch export: wrote {args.handle}{' ' + args.path if args.path else ''} as {done['format']} "
+        f"({rows}{done['bytes']:,} bytes) to {done['path']}"
     )
     return None
 

@@ -1,4 +1,5 @@
-"""``jupyter-scratchpad export HANDLE --to FILE``: a spilled output as a file others can read.
+"""A spilled output as a file others can read: ``pad.export``, ``%scratch export`` and
+``jupyter-scratchpad export HANDLE --to FILE``.
 
 ``.json`` is the output's own bytes (exact) or the value at ``--path``; ``.jsonl``, ``.parquet`` and
 ``.csv`` are rows: the records of an array (``--path``, by default the document itself when it is an
@@ -15,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidArgumentError
+from .errors import InvalidArgumentError
 
 __all__ = ["export"]
 
@@ -25,10 +26,10 @@ FORMATS = (".json", ".jsonl", ".parquet", ".csv")
 def _streamed_rows(pad: Any, entry: Any, path: str | None) -> tuple[Iterator[Any], int] | None:
     """The records of a streamed spill's big array, a segment at a time (never the whole document
     parsed), when ``path`` names it or, without a path, it is the largest array of records."""
-    from ..explore._base import ToolContext, ToolError
-    from ..explore._json import _node_at
-    from ..explore._segments import MISSING, SegmentedItems, holds_lazy, streamed_node
-    from ..tools import UNCHARGED_LIMIT_TOKENS
+    from .explore._base import ToolContext, ToolError
+    from .explore._json import _node_at
+    from .explore._segments import MISSING, SegmentedItems, holds_lazy, streamed_node
+    from .tools import UNCHARGED_LIMIT_TOKENS
 
     ctx = ToolContext(pad, "export", UNCHARGED_LIMIT_TOKENS)
     doc = streamed_node(ctx, entry, "$", lazy=True)
@@ -52,8 +53,8 @@ def _streamed_rows(pad: Any, entry: Any, path: str | None) -> tuple[Iterator[Any
 
 def _rows_of(pad: Any, handle: str, entry: Any, path: str | None) -> tuple[Iterable[Any], int]:
     """The rows to export and how many there are."""
-    from ..explore._paths import PathMiss, parse_path, resolve
-    from ..explore._relations import array_relations
+    from .explore._paths import PathMiss, parse_path, resolve
+    from .explore._relations import array_relations
 
     if entry.format in ("text", "markdown"):
         if path:
@@ -85,15 +86,21 @@ def _rows_of(pad: Any, handle: str, entry: Any, path: str | None) -> tuple[Itera
     return value, len(value)
 
 
-def export(pad: Any, handle: str, dest: Path, *, path: str | None = None) -> dict[str, Any]:
-    """Write ``handle`` to ``dest`` (format from its suffix); returns ``{"path", "format", "rows"}``."""
-    from ..store._jsontext import dumps_compact, dumps_pretty
+def export(
+    pad: Any, handle: str, dest: Path, *, path: str | None = None, fmt: str | None = None, overwrite: bool = True
+) -> dict[str, Any]:
+    """Write ``handle`` to ``dest`` in ``fmt`` (else the format its suffix names); an existing
+    file is replaced only with ``overwrite``. Returns ``{"path", "format", "rows", "bytes"}``."""
+    from .store._jsontext import dumps_compact, dumps_pretty
 
-    suffix = dest.suffix.lower()
+    suffix = f".{str(fmt).lower().lstrip('.')}" if fmt is not None else dest.suffix.lower()
     if suffix not in FORMATS:
-        raise InvalidArgumentError(f"--to must end in {', '.join(FORMATS)}, not {dest.name!r}")
+        said = f"the format {fmt!r}" if fmt is not None else repr(dest.name)
+        raise InvalidArgumentError(f"export writes {', '.join(FORMATS)} files, not {said}: name one of those")
     entry = pad.entry(handle)
     dest = dest.expanduser()
+    if not overwrite and dest.exists():
+        raise InvalidArgumentError(f"{dest} exists and is kept: pass overwrite=True (--overwrite) to replace it")
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", dir=dest.parent)
     os.close(fd)
@@ -105,7 +112,7 @@ def export(pad: Any, handle: str, dest: Path, *, path: str | None = None) -> dic
                 reader = pad.store.reader(entry)
                 tmp.write_bytes(reader.read_raw(0, reader.raw_size))  # the output's own bytes
             elif entry.format in ("json", "jsonl"):
-                from ..explore._paths import PathMiss, parse_path, resolve
+                from .explore._paths import PathMiss, parse_path, resolve
 
                 try:
                     value = resolve(pad.get(handle), parse_path(path or "$"), path or "$")
@@ -125,13 +132,13 @@ def export(pad: Any, handle: str, dest: Path, *, path: str | None = None) -> dic
         os.replace(tmp, dest)
     finally:
         tmp.unlink(missing_ok=True)
-    return {"path": str(dest), "format": suffix[1:], "rows": rows}
+    return {"path": str(dest), "format": suffix[1:], "rows": rows, "bytes": dest.stat().st_size}
 
 
 def _with_duckdb(records: Iterable[Any], out: Path, fmt: str) -> None:
     import duckdb
 
-    from ..store._jsontext import dumps_compact
+    from .store._jsontext import dumps_compact
 
     with tempfile.TemporaryDirectory() as scratch:
         lines = Path(scratch) / "rows.jsonl"
