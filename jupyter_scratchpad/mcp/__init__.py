@@ -6,7 +6,15 @@ Run them with ``jupyter-scratchpad mcp serve`` and ``jupyter-scratchpad mcp prox
 
 from __future__ import annotations
 
-from ._proxy import Upstream, build_proxy, upstreams_from_toml
+from ._proxy import Upstream, UpstreamError, build_proxy, upstreams_from_toml
 from ._server import PAGE_BYTES, build_server, call_result
 
-__all__ = ["PAGE_BYTES", "Upstream", "build_proxy", "build_server", "call_result", "upstreams_from_toml"]
+__all__ = [
+    "PAGE_BYTES",
+    "Upstream",
+    "UpstreamError",
+    "build_proxy",
+    "build_server",
+    "call_result",
+    "upstreams_from_toml",
+]

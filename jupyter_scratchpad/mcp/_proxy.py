@@ -47,7 +47,7 @@ from ._server import (
     unknown_tool,
 )
 
-__all__ = ["Upstream", "build_proxy", "upstreams_from_toml"]
+__all__ = ["Upstream", "UpstreamError", "build_proxy", "upstreams_from_toml"]
 
 log = logging.getLogger("jupyter_scratchpad.mcp")
 SEPARATOR = "__"
@@ -69,6 +69,18 @@ class Upstream:
             raise ValueError(f"upstream {self.name!r} needs exactly one of 'command' or 'url'")
 
 
+class UpstreamError(Exception):
+    """An upstream server that could not be started or reached; the message says which and why."""
+
+
+def _why(exc: BaseException) -> str:
+    """The first real cause inside task groups, in one short line."""
+    while isinstance(group := getattr(exc, "exceptions", None), (list, tuple)) and group:  # (exception groups)
+        exc = group[0]
+    said = " ".join(str(exc).split())[:300]
+    return f"{type(exc).__name__}: {said}" if said else type(exc).__name__
+
+
 def upstreams_from_toml(path: str | os.PathLike[str]) -> list[Upstream]:
     """``[mcp.servers.<name>]`` tables with ``command``/``args``/``env``/``cwd`` or ``url``."""
     from ..spill._toml import _load
@@ -79,6 +91,18 @@ def upstreams_from_toml(path: str | os.PathLike[str]) -> list[Upstream]:
     for name, table in servers.items():
         if not isinstance(table, dict):
             raise ValueError(f"[mcp.servers.{name}] must be a table")
+        for key, kind, example in (
+            ("command", str, 'command = "npx"'),
+            ("args", list, 'args = ["-y", "some-server"]'),
+            ("env", dict, 'env = { TOKEN = "..." }'),
+            ("cwd", str, 'cwd = "/path"'),
+            ("url", str, 'url = "http://127.0.0.1:8000/mcp"'),
+        ):
+            if key in table and not isinstance(table[key], kind):  # (a string as args became one per letter)
+                raise ValueError(
+                    f"[mcp.servers.{name}] {key} must be a {kind.__name__}, not {type(table[key]).__name__}: "
+                    f"e.g. {example}"
+                )
         out.append(
             Upstream(
                 name=name,
@@ -215,10 +239,15 @@ def through_policy(pad: Scratchpad, route: _Route, result: types.CallToolResult)
         if _text_chars(result) + structured <= route.max_inline_chars:
             return result  # the tool asked for results this size whole
     if result.is_error:  # bounded, never spilled; a small error is the upstream's own, unchanged
+        limit = pad.policy.error_max_bytes
         joined = "\n".join(b.text for b in texts)
-        bounded = bound_error_text(joined, pad.policy.error_max_bytes)
-        if bounded == joined:
+        bounded = bound_error_text(joined, limit)
+        structured = result.structured_content
+        extra = len(dumps_compact(structured).encode("utf-8", "surrogatepass")) if structured is not None else 0
+        if bounded == joined and extra <= limit:
             return result
+        if extra > limit:  # a client may show the model either copy: the structured one is bounded too
+            bounded += f"\n[the error's structured content ({extra:,} bytes, over {limit:,}) was left out]"
         return result.model_copy(
             update={"content": [types.TextContent(type="text", text=bounded), *others], "structured_content": None}
         )
@@ -230,6 +259,17 @@ def through_policy(pad: Scratchpad, route: _Route, result: types.CallToolResult)
         return result
     stub = types.TextContent(type="text", text=str(out.content))
     return result.model_copy(update={"content": [stub, *others], "structured_content": None})
+
+
+def _upstream_failed(route: _Route, exc: BaseException) -> str:
+    said = _why(exc)
+    if "closed" in said.lower():  # the SDK's word for a server whose process ended
+        return (
+            f"upstream server {route.server!r} is gone ({said}): its process ended or closed the connection, "
+            f"so none of its tools answer now; the scratchpad's tools and stored handles still work. "
+            "Restart the proxy to start it again (its last messages are in the proxy's log)"
+        )
+    return f"upstream server {route.server!r} answered {route.upstream_name!r} with an error: {said}"
 
 
 def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "") -> Server[Any]:
@@ -246,7 +286,14 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
         async with AsyncExitStack() as stack:
             state = _State()
             for up in upstreams:
-                state.sessions[up.name] = await _connect(stack, up)
+                try:
+                    state.sessions[up.name] = await _connect(stack, up)
+                except Exception as exc:  # (a task group's ExceptionGroup among them)
+                    where = f"command {up.command!r}" if up.command is not None else f"url {up.url!r}"
+                    raise UpstreamError(
+                        f"upstream {up.name!r} could not start ({where}): {_why(exc)}; check its command, "
+                        "args and cwd (or url), and its own messages above"
+                    ) from None
             await _index(state, upstreams, prefix)
             holder["state"] = state
             try:
@@ -278,7 +325,14 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
                     token, done, total, message, related_request_id=ctx.request_id
                 )
 
-        result = await route.session.call_tool(route.upstream_name, params.arguments or {}, progress_callback=progress)
+        try:
+            result = await route.session.call_tool(
+                route.upstream_name, params.arguments or {}, progress_callback=progress
+            )
+        except Exception as exc:  # it exited, or answered with a protocol error: a tool error, bounded
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=_upstream_failed(route, exc))], is_error=True
+            )
         out: types.CallToolResult = await anyio.to_thread.run_sync(lambda: through_policy(pad, route, result))
         return out
 

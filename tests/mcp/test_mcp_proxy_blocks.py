@@ -85,6 +85,47 @@ def test_size_hint_progress_and_errors(tmp_path: Path, env: dict[str, str]) -> N
     anyio.run(run)
 
 
+def test_an_upstream_that_fails_or_ends_is_a_short_tool_error(tmp_path: Path, env: dict[str, str]) -> None:
+    # an error's structured content passed through at 1.5 MB; after the upstream's process ended,
+    # every call of its tools raised a bare "Connection closed" protocol error
+    params = proxy_params(env, tmp_path / "store", "--name", "mixed", "--", sys.executable, str(MIXED))
+
+    async def run() -> None:
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            err = await s.call_tool("explode_structured", {})
+            assert err.is_error and err.structured_content is None
+            assert err.content[0].text.startswith("bad\n") and "structured content" in err.content[0].text
+            assert len(err.model_dump_json()) < 8192
+            gone = await s.call_tool("exit_now", {})
+            again = await s.call_tool("small", {})
+            for res in (gone, again):
+                assert res.is_error and "upstream server 'mixed' is gone" in res.content[0].text, res
+                assert "Restart the proxy" in res.content[0].text and len(res.content[0].text) < 1000
+            ours = await s.call_tool("scratch_list", {})
+            assert not ours.is_error  # the proxy's own tools still answer
+
+    anyio.run(run)
+
+
+def test_an_upstream_that_cannot_start_is_one_line(tmp_path: Path, env: dict[str, str]) -> None:
+    # 89 lines of exception-group traceback, and no answer to initialize
+    cmd, argv = cli("mcp", "proxy", "--ephemeral", "--name", "x", "--", str(tmp_path / "no-such-command"))
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    out = subprocess.run([cmd, *argv], input=json.dumps(init) + "\n", env=env, capture_output=True, text=True,
+                         timeout=60)  # fmt: skip
+    assert out.returncode == 1 and not out.stdout
+    said = [line for line in out.stderr.splitlines() if "usage {" not in line]
+    assert len(said) == 1 and "upstream 'x' could not start" in said[0] and "no-such-command" in said[0], out.stderr
+    assert "Traceback" not in out.stderr
+    bad = tmp_path / "servers.toml"
+    bad.write_text('[mcp.servers.a]\ncommand = "echo"\nargs = "notalist"\n')
+    cmd, argv = cli("mcp", "proxy", "--ephemeral", "--config", str(bad))
+    out = subprocess.run([cmd, *argv], input="", env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "args must be a list" in out.stderr and "Traceback" not in out.stderr
+
+
 def test_a_multi_megabyte_json_file_from_the_npm_filesystem_server(tmp_path: Path, env: dict[str, str]) -> None:
     files = tmp_path / "files"
     files.mkdir()

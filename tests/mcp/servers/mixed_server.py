@@ -1,6 +1,7 @@
 """A small MCP server (the official SDK's MCPServer) for the proxy's edge cases: a big text with an
 image after it, a tool whose ``_meta`` asks for large results whole, a tool that reports progress,
-and a tool that fails with a huge error. Run as ``python mixed_server.py`` (stdio)."""
+a tool that fails with a huge error (in text, or in structured content), and one that ends
+the process. Run as ``python mixed_server.py`` (stdio)."""
 
 from __future__ import annotations
 
@@ -69,6 +70,22 @@ def big_listing(mb: int = 10) -> str:
     pods = [{"name": f"pod-{i}", "namespace": f"ns-{i % 40}", "phase": "Running" if i % 9 else "Pending",
              "labels": {"app": f"app-{i % 300}", "tier": "web"}, "restarts": i % 7} for i in range(mb * 7000)]
     return json.dumps({"items": pods})
+
+
+@server.tool()
+def explode_structured() -> types.CallToolResult:
+    """Fails with a short text and a huge structured error."""
+    trace = {"frames": [f"frame {i}: in handler_{i}" for i in range(50000)]}
+    return types.CallToolResult(content=[types.TextContent(type="text", text="bad")], structured_content=trace,
+                                is_error=True)  # fmt: skip
+
+
+@server.tool()
+def exit_now() -> str:
+    """The server's process ends (as a crash would)."""
+    import os
+
+    os._exit(3)
 
 
 @server.tool()
