@@ -12,6 +12,8 @@
 * streams: see ``_streams``.
 * ``pre_run_cell``/``post_run_cell`` events start and end each cell's stream gates.
 * a ``text/html`` formatter for ``ToolResult`` (what ``%scratch head`` and friends return).
+* ``shell._showtraceback`` (both ipykernel's and the terminal's errors go through it): a cell's
+  error is bounded as the policy bounds any error, never spilled.
 """
 
 from __future__ import annotations
@@ -55,6 +57,16 @@ class _InstancePatch:
             setattr(self.obj, self.name, self.previous)
 
 
+class _Shown:
+    """An exception's text as a traceback display shows it (``str``), already bounded."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+
 class OutputHooks:
     """Every hook of one session; ``install`` once, ``uninstall`` restores the shell exactly."""
 
@@ -68,12 +80,14 @@ class OutputHooks:
         self._depth = 0  # nested run_cell calls belong to the outer cell
         self._format_data: Any = None
         self._send_display: Any = None
+        self._show_tb: Any = None
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     def install(self) -> None:
         shell = self.shell
         self._format_data = self._patch(shell.displayhook, "compute_format_data", self._compute_format_data)
+        self._show_tb = self._patch(shell, "_showtraceback", self._showtraceback)
         self._send_display = self._patch(shell.display_pub, "publish", self._publish)
         shell.events.register("pre_run_cell", self._pre_run_cell)
         shell.events.register("post_run_cell", self._post_run_cell)
@@ -134,6 +148,26 @@ class OutputHooks:
                 widgets.refresh_all()
             except Exception:
                 log.exception("refreshing the explorers failed")
+
+    # -- tracebacks --------------------------------------------------------------------------
+
+    def _showtraceback(self, etype: Any, evalue: Any, stb: Any) -> Any:
+        """A cell's error as the policy bounds any error (8 KiB: 75 % head, 25 % tail, a note of
+        what was cut): ``raise ValueError(2 MB)`` sent all 2 MB to the notebook, twice (the
+        traceback and ``evalue``). The exception itself stays whole in ``sys.last_value``."""
+        try:
+            if self.session.auto_spill and isinstance(stb, list):
+                limit = self.session.pad.policy.error_max_bytes
+                shown = str(evalue)
+                if sum(len(str(line)) for line in stb) > limit or len(shown) > limit:
+                    from ..spill import bound_error_text
+
+                    cut = "the whole exception is sys.last_value"
+                    stb = [bound_error_text("\n".join(map(str, stb)), limit) + "\x1b[0m", f"({cut})"]
+                    evalue = _Shown(bound_error_text(shown, limit))
+        except Exception:
+            log.exception("bounding a traceback failed; it is shown as it is")
+        return self._show_tb(etype, evalue, stb)
 
     # -- displayhook and display publisher ---------------------------------------------------
 

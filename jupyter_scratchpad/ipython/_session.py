@@ -58,7 +58,7 @@ class ScratchSession:
         self.shell = shell
         self.magics = magics
         self.capturing = False  # %%scratch is running its cell: the hooks stand aside
-        self._own: list[tuple[Any, str]] = []
+        self._own: list[tuple[Any, str, bool]] = []
         self.store = self._open_store()
         try:
             self.pad = self._open_pad()
@@ -166,18 +166,23 @@ class ScratchSession:
             return count
         return int(getattr(self.shell, "execution_count", 0) or 0)
 
-    def mark_own(self, value: Any, handle: str = "") -> Any:
-        """Remember that ``value`` was returned by ``%scratch`` (until the cell ends)."""
+    def mark_own(self, value: Any, handle: str = "", *, store_if_large: bool = False) -> Any:
+        """Remember that ``value`` was returned by ``%scratch`` (until the cell ends).
+        ``store_if_large``: a value the person did not ask to see whole (a part of a handle, a
+        note) is stored like any large value when too large to show."""
         if value is not None:
-            self._own.append((value, handle))
+            self._own.append((value, handle, store_if_large))
         return value
 
     def own_result(self, value: Any) -> str | None:
         """The handle ``value`` came from ("" for none) if ``%scratch`` returned it, else None."""
-        for obj, handle in self._own:
+        for obj, handle, _store in self._own:
             if obj is value:
                 return handle
         return None
+
+    def own_result_stored_if_large(self, value: Any) -> bool:
+        return any(obj is value and store for obj, _handle, store in self._own)
 
     def forget_own_results(self) -> None:
         self._own.clear()

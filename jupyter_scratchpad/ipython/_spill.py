@@ -108,8 +108,8 @@ class OutputSpiller:
             if handle and too_large:  # a whole handle's value: never stored a second time
                 note = f"This is the value of {handle}, already in the scratchpad (not stored again)."
                 return stub_bundle(self.session.pad.stub(handle), note), {}
-            if not too_large:
-                return None
+            if not too_large or not self.session.own_result_stored_if_large(result):
+                return None  # what a read asked for is shown whole (a person's reads are)
             # a part of one (get H PATH) or a note too large to show: stored like any large value
             # (the same bytes as a handle's are that handle), never printed whole
         if isinstance(result, NATIVE_TYPES):

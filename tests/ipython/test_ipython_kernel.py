@@ -35,9 +35,10 @@ class Kernel:
     def session(self) -> Any:
         return get_session(self.shell)
 
-    def run(self, code: str) -> list[dict[str, Any]]:
+    def run(self, code: str, ok: bool = True) -> list[dict[str, Any]]:
         msg_id = self.client.execute(code)
         reply = self.client.get_shell_msg(timeout=10)
+        self.last_reply = reply
         messages = []
         while True:
             msg = self.client.get_iopub_msg(timeout=10)
@@ -47,7 +48,7 @@ class Kernel:
                 continue
             if msg["msg_type"] != "execute_input":
                 messages.append(msg)
-        assert reply["content"]["status"] == "ok", reply["content"]
+        assert reply["content"]["status"] == ("ok" if ok else "error"), reply["content"]
         return messages
 
     def close(self) -> None:
@@ -160,3 +161,19 @@ def test_the_comm_target_is_registered_in_the_kernel(kernel: Kernel) -> None:
     from jupyter_scratchpad.comm import COMM_TARGET
 
     assert COMM_TARGET in kernel.manager.kernel.comm_manager.targets
+
+
+def test_an_error_with_a_huge_message_is_bounded(fresh: Kernel) -> None:
+    # raise ValueError(2 MB) sent the 2 MB to the notebook twice (traceback and evalue)
+    messages = fresh.run("raise ValueError('HEAD' + 'z' * 2_000_000 + 'TAIL')", ok=False)
+    [error] = of_type(messages, "error")
+    content = error["content"]
+    assert content["ename"] == "ValueError"
+    assert len(json.dumps(content)) < 20_000  # (the execute_reply's evalue is str(the exception) itself)
+    shown = "\n".join(content["traceback"])
+    assert "HEAD" in shown and "TAIL" in shown and "bytes of this error cut" in shown and "sys.last_value" in shown
+    assert content["evalue"].startswith("HEAD") and content["evalue"].endswith("TAIL")
+    assert fresh.run("import sys; len(str(sys.last_value))") and fresh.shell.user_ns["_"] == 2_000_008
+    small = fresh.run("raise KeyError('short')", ok=False)
+    [error] = of_type(small, "error")
+    assert error["content"]["evalue"] == "'short'" and "cut" not in "\n".join(error["content"]["traceback"])

@@ -40,7 +40,7 @@ def run(session: Any, text: str, cell: str | None) -> Any:
         return session.mark_own(value, args.handle)
     arguments = {"handle": args.handle, "path": args.path, "offset": args.offset, "limit": args.limit}
     result = call_tool(session, "get", "get_in", arguments, args.as_agent)
-    return session.mark_own(result.data)
+    return session.mark_own(result.data, store_if_large=True)
 
 
 COMMAND = Command("get", "get H [PATH]", "the value (or the value at a path)", run, completes=("handle",))

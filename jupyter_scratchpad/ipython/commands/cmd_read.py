@@ -14,7 +14,7 @@ PARSER.add_argument("key", metavar="KEY")
 def run(session: Any, text: str, cell: str | None) -> Any:
     args = PARSER.parse(text)
     result = call_tool(session, "read", "scratch_read", {"key": args.key})
-    return session.mark_own(result.data)
+    return session.mark_own(result.data, store_if_large=True)
 
 
 COMMAND = Command("read", "read KEY", "the value of a note", run, completes=("key",))
