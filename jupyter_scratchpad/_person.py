@@ -83,7 +83,7 @@ def sql_df(
     except ToolError as exc:
         raise InvalidArgumentError(exc.message, code=exc.code, relations=relations) from None
     try:
-        conn = _sql._connect(ctx, entries)
+        conn, unreadable = _sql._connect(ctx, entries)
     except duckdb.Error as exc:
         raise InvalidArgumentError(f"could not prepare the relations: {exc}", relations=relations) from None
     try:
@@ -93,7 +93,7 @@ def sql_df(
         else:
             frame, more = _fetch(pd, cursor, limit if limit is not None else max_rows)
     except duckdb.Error as exc:
-        raise _query_error(exc, query, every, relations) from None
+        raise _query_error(exc, query, every, relations, ctx, unreadable) from None
     finally:
         conn.close()
     if more and limit is None:
@@ -106,9 +106,12 @@ def sql_df(
     return frame
 
 
-def _query_error(exc: Exception, query: str, every: list[str], relations: list[str]) -> InvalidArgumentError:
+def _query_error(
+    exc: Exception, query: str, every: list[str], relations: list[str], ctx: Any, unreadable: list[str]
+) -> InvalidArgumentError:
     """A failed query as the ``sql`` tool words it: what went wrong, the relations, a next step
-    (the same query over the relation meant, when it named one that is not there)."""
+    (the same query over the relation meant, when it named one that is not there; the JSON tools,
+    for a handle DuckDB cannot read)."""
     from .explore import _sql
     from .explore._base import suggestion
 
@@ -117,6 +120,10 @@ def _query_error(exc: Exception, query: str, every: list[str], relations: list[s
     fixed = None
     if kind == "sql_forbidden":
         message = f"{_sql.SANDBOX_RULES} ({message})"
+    elif unreadable:  # its view is left out: "does not exist", and DESCRIBE of it fails alike
+        message = f"{', '.join(unreadable)}: DuckDB cannot read this handle; use the JSON and text tools on it"
+        instead = [s for handle in unreadable[:2] for s in _sql._instead_of_sql(ctx, handle)]
+        return InvalidArgumentError(message, code=kind, relations=relations, suggestions=instead)
     elif kind == "sql_error":
         message, fixed = _sql.missing_relation(query, message, every, relations)
     read = _sql._relation_read(query, every) or relations[0]

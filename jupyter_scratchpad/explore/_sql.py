@@ -163,8 +163,9 @@ def named_entries(ctx: ToolContext, query: str, entries: list[Entry] | None = No
     return [e for e in live if e.key in words]
 
 
-def _connect(ctx: ToolContext, entries: list[Entry]) -> Any:
-    """An in-process sandbox connection (the person's ``sql_df``: uncharged, unclipped rows)."""
+def _connect(ctx: ToolContext, entries: list[Entry]) -> tuple[Any, list[str]]:
+    """An in-process sandbox connection (the person's ``sql_df``: uncharged, unclipped rows), and
+    the handles DuckDB could not read (left out of it)."""
     import duckdb
 
     conn = duckdb.connect(
@@ -180,8 +181,10 @@ def _connect(ctx: ToolContext, entries: list[Entry]) -> Any:
     # a first query of a large JSON handle loads its tables here (a gigabyte: ~13 s): the pad's
     # progress listeners (a notebook's progress line) hear how it goes
     listeners = ctx.pad.listeners_here()
-    build_views(conn, [relation_spec(ctx, e) for e in entries], _notes(ctx), _PERSON_INFERRED, listeners=listeners)
-    return conn
+    failed, _fresh = build_views(
+        conn, [relation_spec(ctx, e) for e in entries], _notes(ctx), _PERSON_INFERRED, listeners=listeners
+    )
+    return conn, failed
 
 
 _PERSON_INFERRED: dict[str, Any] = {}

@@ -268,10 +268,14 @@ def _array_tables(build: Any, rel: dict[str, Any], source: str, skip: str | None
         if name == skip:
             continue
         column = ".".join(quote_ident(k) for k in keys)
-        with contextlib.suppress(duckdb.Error):  # mixed items DuckDB typed otherwise: no table for this one
-            build.execute(
-                f"CREATE TABLE {quote_ident(name)} AS SELECT u.* FROM (SELECT unnest({column}) AS u FROM {source})"
-            )
+        unnested = f"(SELECT unnest({column}) AS u FROM {source})"
+        try:
+            build.execute(f"CREATE TABLE {quote_ident(name)} AS SELECT u.* FROM {unnested}")
+        except duckdb.Error:
+            # records DuckDB typed as a MAP (a key "" among them, say) or mixed: a row per item
+            # still, the item whole in one column, so the relation the stub names is there
+            with contextlib.suppress(duckdb.Error):
+                build.execute(f"CREATE TABLE {quote_ident(name)} AS SELECT u AS item FROM {unnested}")
 
 
 def _build_connection(path: Path, progress: Progress | None = None) -> Any:

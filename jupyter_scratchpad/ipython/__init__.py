@@ -15,6 +15,8 @@ This package is the only one that imports IPython.
 
 from __future__ import annotations
 
+import logging
+import sys
 from typing import Any
 
 from ._magics import ScratchMagics
@@ -37,6 +39,7 @@ def load_ipython_extension(ipython: Any) -> ScratchSession:
     existing = get_session(ipython)
     if existing is not None and not existing.closed:
         return existing
+    _log_to_the_kernel_log()
     magics = ScratchMagics(shell=ipython)
     try:
         session = ScratchSession(ipython, magics)
@@ -64,6 +67,22 @@ def unload_ipython_extension(ipython: Any) -> None:
     session.close()
     _forget_magics(ipython, session.magics)
     session.magics.session = None
+
+
+class _KernelLog(logging.StreamHandler):
+    """Our log lines to the kernel process's own stderr (the server's console), not the cell's."""
+
+
+def _log_to_the_kernel_log() -> None:
+    """With no logging set up, Python prints warnings and errors to ``sys.stderr``: in a kernel,
+    the running cell's output, where a failed hook's traceback landed in the notebook. Unless the
+    application configured logging itself, ours go to the process's stderr instead."""
+    ours = logging.getLogger("jupyter_scratchpad")
+    if ours.handlers or logging.getLogger().handlers or sys.__stderr__ is None:
+        return
+    handler = _KernelLog(sys.__stderr__)
+    handler.setFormatter(logging.Formatter("[jupyter-scratchpad] %(levelname)s %(name)s: %(message)s"))
+    ours.addHandler(handler)
 
 
 def _forget_magics(ipython: Any, magics: ScratchMagics) -> None:

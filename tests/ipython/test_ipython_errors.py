@@ -126,3 +126,22 @@ def test_split_first_keeps_the_rest_verbatim() -> None:
 ])
 def test_suggestions_become_magics(suggestion: dict[str, Any], magic: str) -> None:
     assert suggestion_as_magic(suggestion) == magic
+
+
+def test_our_log_lines_go_to_the_kernel_log_not_the_cell(bare_shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # with no logging set up, Python's last-resort handler printed our warnings and tracebacks to
+    # sys.stderr: in a kernel, the running cell (an internal error's traceback landed in the notebook)
+    import io
+    import logging
+    import sys
+
+    ours = logging.getLogger("jupyter_scratchpad")
+    monkeypatch.setattr(ours, "handlers", [])
+    monkeypatch.setattr(logging.getLogger(), "handlers", [])
+    cell, kernel_log = io.StringIO(), io.StringIO()
+    monkeypatch.setattr(sys, "stderr", cell)
+    monkeypatch.setattr(sys, "__stderr__", kernel_log)
+    bare_shell.run_line_magic("load_ext", "jupyter_scratchpad")
+    logging.getLogger("jupyter_scratchpad.ipython").error("a hook failed")
+    assert "[jupyter-scratchpad] ERROR jupyter_scratchpad.ipython: a hook failed" in kernel_log.getvalue()
+    assert "a hook failed" not in cell.getvalue()

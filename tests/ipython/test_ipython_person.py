@@ -226,3 +226,20 @@ def test_export_writes_the_file_the_help_promises(ip: Any, records: str, session
     assert duckdb.sql(f"SELECT count(*) FROM read_parquet('{out}')").fetchall() == [(ROWS,)]
     done = session.pad.export(records, tmp_path / "rows.jsonl")  # the method the help names
     assert done["format"] == "jsonl" and done["rows"] == ROWS and done["bytes"] == (tmp_path / "rows.jsonl").stat().st_size
+
+
+def test_sql_over_a_handle_duckdb_cannot_read_says_so(ip: Any, session: ScratchSession) -> None:
+    # 10,000 levels deep: the person read "Table with name H does not exist", with a suggestion of
+    # the very query that failed; the agent's sql tool said DuckDB cannot read it
+    deep: dict[str, Any] = {}
+    node = deep
+    for _ in range(10_000):
+        node["k"] = {}
+        node = node["k"]
+    node["leaf"] = "x" * 30_000
+    handle = str(session.pad.intercept(deep, tool="deep").handle)
+    with pytest.raises(UsageError, match="cannot read this handle") as info:
+        ip.run_cell(f"%scratch sql SELECT count(*) FROM {handle}")
+    said = str(info.value)
+    assert f"%scratch schema {handle}" in said and "does not exist" not in said, said
+    ip.run_cell(f"%scratch schema {handle}")  # the suggestion runs

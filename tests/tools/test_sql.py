@@ -561,3 +561,14 @@ def test_a_missing_column_points_at_the_columns_of_the_relation_read(pad: Scratc
     with pytest.raises(Exception, match='Candidate bindings: "meta"'):
         pad.sql_df(f"SELECT meat FROM {h}.items LIMIT 2")
     assert "meta" in pad.call_tool("sql", res.error["suggestions"][0]["arguments"]).text
+
+
+def test_records_duckdb_types_as_a_map_still_have_their_relation(pad: Scratchpad) -> None:
+    # a key "" made DuckDB type the records as a MAP: the stub named h.items, and the query said
+    # 'schema "h" does not exist' with scratch_list() as the only way on
+    res = pad.intercept({"items": [{"": 2, "m": "y" * 30, "i": i} for i in range(3000)]}, tool="odd")
+    assert res.spilled and f"{res.handle}.items" in str(res.content)
+    count = pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {res.handle}.items"})
+    assert count.ok and count.data == [{"n": 3000}], count.text
+    described = pad.call_tool("sql", {"query": f"DESCRIBE {res.handle}.items"})
+    assert described.ok and described.data[0]["column_name"] == "item", described.text
