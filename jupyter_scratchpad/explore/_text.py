@@ -564,6 +564,12 @@ def read_handle(
             raise ToolError("invalid_argument", "give either start/end or match (+ window), not both", argument="match")
         return _read_matches(ctx, entry, reader, match, _positive_int(window, "window", 0), size)
     start = 0 if start is None else _positive_int(start, "start", 0)
+    if start >= size and size:  # (said first: "end must be greater than start" hid it)
+        last = suggestion("read_handle", "its last bytes", handle=entry.key, start=max(0, size - 4096), end=size)
+        raise ToolError(
+            "invalid_argument", f"start ({start:,}) is past the end ({size:,} bytes)", [last], argument="start",
+            size=size,
+        )  # fmt: skip
     end = min(size, start + 4096) if end is None else _positive_int(end, "end", 0)
     if end <= start:
         raise ToolError(
@@ -572,10 +578,6 @@ def read_handle(
             "[start, end) in bytes of the original output",
             argument="end",
             size=size,
-        )
-    if start >= size and size:
-        raise ToolError(
-            "invalid_argument", f"start ({start:,}) is past the end ({size:,} bytes)", argument="start", size=size
         )
     end = min(end, size)
     ctx.guard_bytes(end - start, lambda n: reader.read_raw(start, start + n).decode("utf-8", "replace"))

@@ -107,6 +107,10 @@ class ScratchArgumentParser(argparse.ArgumentParser):
         self.command = command
 
     def error(self, message: str) -> NoReturn:
+        dashed = any(w.startswith("-") and w not in ("-h", "--help") for w in getattr(self, "_words", ()))
+        if dashed and ("arguments are required" in message or "unrecognized arguments" in message):
+            # a quoted '-x' is still an option to argparse: the value goes after --
+            message += f" (a value that starts with '-' goes after --: {self.prog} H -- -x)"
         raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
@@ -117,7 +121,14 @@ class ScratchArgumentParser(argparse.ArgumentParser):
     def parse(self, text: str) -> argparse.Namespace:
         """Parse ``text``; each ``{{name}}`` in a word is the notebook variable's ``str``."""
         namespace = NAMESPACE.get()
-        return self.parse_args([expand_word(w, namespace, self.command) for w in split_args(text)])
+        words = [expand_word(w, namespace, self.command) for w in split_args(text)]
+        self._words = words
+        return self.parse_args(words)
+
+
+def for_a_person(message: str) -> str:
+    """A core message worded for a model, with the command a person runs in a notebook instead."""
+    return message.replace("list live handles with scratch_list", "%scratch list shows the live handles")
 
 
 def close_match_hint(word: str, choices: Iterable[str]) -> str:

@@ -22,7 +22,7 @@ from IPython.core.error import UsageError
 
 from ..errors import InvalidArgumentError
 from ..store import validate_handle
-from ._args import ScratchArgumentParser
+from ._args import ScratchArgumentParser, for_a_person
 from ._spill import NATIVE_TYPES
 
 if TYPE_CHECKING:
@@ -181,7 +181,7 @@ def run_capture(session: ScratchSession, line: str, cell: str) -> Any:
         try:
             validate_handle(args.name)
         except InvalidArgumentError as exc:
-            raise UsageError(f"%%scratch --name: {exc.message}") from None
+            raise UsageError(f"%%scratch --name: {for_a_person(exc.message)}") from None
     shell = session.shell
     number = session.cell_number()
     tool = args.tool or f"cell_{number}"

@@ -39,6 +39,7 @@ from ._lines import use_line_aligned_reader
 from ._server import (
     INSTRUCTIONS,
     USAGE_TOOL,
+    bad_uri,
     our_tools,
     read_page,
     resources_of,
@@ -312,7 +313,7 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
         if route is None:
             ours = params.name[len(prefix) :] if prefix and params.name.startswith(prefix) else params.name
             if ours == USAGE_TOOL and params.name == prefix + USAGE_TOOL:
-                return await run_usage(pad)
+                return await run_usage(pad, params.arguments)
             if ours in TOOL_NAMES and (not prefix or params.name.startswith(prefix)):
                 return await run_tool(pad, ours, params.arguments, prefix)
             return unknown_tool(pad, params.name, [t.name for t in (await list_tools(ctx, None)).tools])
@@ -357,7 +358,7 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
         session = state().resources.get(uri)
         if session is None:
             if len(state().sessions) != 1:
-                raise ValueError(f"unknown resource {uri[:200]!r}: list the resources first")
+                raise bad_uri(f"unknown resource {uri[:200]!r}: list the resources first")
             session = next(iter(state().sessions.values()))
         return await session.read_resource(uri)
 

@@ -63,7 +63,10 @@ def usage_of(pad: Scratchpad) -> dict[str, Any]:
     }
 
 
-async def run_usage(pad: Scratchpad) -> types.CallToolResult:
+async def run_usage(pad: Scratchpad, arguments: dict[str, Any] | None = None) -> types.CallToolResult:
+    if arguments:  # its schema says no properties: an argument is a mistake worth saying
+        said = f"scratchpad_usage takes no arguments (got {', '.join(repr(k)[:60] for k in list(arguments)[:5])})"
+        return types.CallToolResult(content=[types.TextContent(type="text", text=said)], is_error=True)
     data = await anyio.to_thread.run_sync(lambda: usage_of(pad))
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=json.dumps(data))], structured_content=data
@@ -140,19 +143,27 @@ def resources_of(pad: Scratchpad) -> list[types.Resource]:
     return out
 
 
+def bad_uri(message: str) -> Exception:
+    """A resource read the client got wrong: an invalid-params answer, which the SDK sends without
+    logging a traceback (a ValueError wrote one to the server's stderr for every bad URI)."""
+    from mcp.shared.exceptions import MCPError
+
+    return MCPError(code=types.INVALID_PARAMS, message=message)
+
+
 def read_page(pad: Scratchpad, uri: str) -> types.ReadResourceResult:
     m = _URI.match(uri)
     if m is None:
-        raise ValueError(f"not a scratchpad resource: {uri[:100]!r} (use scratchpad://<handle>?page=N)")
+        raise bad_uri(f"not a scratchpad resource: {uri[:100]!r} (use scratchpad://<handle>?page=N)")
     handle, page = m.group(1), int(m.group(2) or 1)
     entry = pad.store.get_entry(pad.scope, "handle", handle)
     if entry is None:
-        raise ValueError(f"no live handle {handle!r} (expired, deleted, or never spilled here)")
+        raise bad_uri(f"no live handle {handle!r} (expired, deleted, or never spilled here)")
     reader = pad.store.reader(entry)
     size = reader.raw_size
     pages = max(1, -(-size // PAGE_BYTES))
     if page > pages:
-        raise ValueError(f"{handle} has {pages} page(s) of {PAGE_BYTES // 1024} KiB; page {page} is past the end")
+        raise bad_uri(f"{handle} has {pages} page(s) of {PAGE_BYTES // 1024} KiB; page {page} is past the end")
     start = (page - 1) * PAGE_BYTES
     chunk = reader.read_raw(start, min(size, start + PAGE_BYTES))
     text = chunk.decode("utf-8", errors="replace")
@@ -173,7 +184,7 @@ def build_server(pad: Scratchpad, *, prefix: str = "") -> Server[Any]:
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         name = params.name[len(prefix) :] if prefix and params.name.startswith(prefix) else params.name
         if name == USAGE_TOOL and params.name == prefix + USAGE_TOOL:
-            return await run_usage(pad)
+            return await run_usage(pad, params.arguments)
         if name not in TOOL_NAMES or not params.name.startswith(prefix):
             return unknown_tool(pad, params.name, [t.name for t in our_tools(prefix)])
         return await run_tool(pad, name, params.arguments, prefix)

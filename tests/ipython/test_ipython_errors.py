@@ -34,9 +34,14 @@ def usage_error(ip: Any, code: str) -> str:
     ("%scratch write --ttl soon k v", "--ttl needs a number of seconds"),
     ("%%scratch head\nx", "%%scratch head has no cell form"),
     ("%%scratch --name Not-Valid\n1", "invalid handle 'Not-Valid'"),
+    ("%%scratch --name Not-Valid\n1", "%scratch list shows the live handles"),  # (it named scratch_list)
+    ("%scratch grep h '-x'", "a value that starts with '-' goes after --: %scratch grep H -- -x"),
 ])
 def test_bad_usage(ip: Any, code: str, expected: str) -> None:
-    assert expected in usage_error(ip, code)
+    said = usage_error(ip, code)
+    assert expected in said
+    if code == "%scratch head":  # no dash among the words: no hint about --
+        assert "goes after --" not in said
 
 
 def test_unknown_handle_names_the_close_match(ip: Any, spilled: str) -> None:

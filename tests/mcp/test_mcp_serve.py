@@ -8,9 +8,11 @@ import sys
 from pathlib import Path
 
 import anyio
+import pytest
 from conftest import cli, free_port, wait_for_port
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 
 from jupyter_scratchpad import ScratchStore
 
@@ -27,9 +29,11 @@ def test_serve_over_stdio_answers_like_call_tool(tmp_path: Path, env: dict[str, 
         )
         tokenizer = store.scratchpad("r1", "main").tokenizer
 
+    errlog = (tmp_path / "server-stderr.txt").open("w+")
+
     async def run() -> None:
         cmd, args = cli("mcp", "serve", "--store", str(store_dir), "--run-id", "r1")
-        async with stdio_client(StdioServerParameters(command=cmd, args=args, env=env)) as (r, w):
+        async with stdio_client(StdioServerParameters(command=cmd, args=args, env=env), errlog=errlog) as (r, w):
             async with ClientSession(r, w) as s:
                 await s.initialize()
                 names = [t.name for t in (await s.list_tools()).tools]
@@ -62,8 +66,16 @@ def test_serve_over_stdio_answers_like_call_tool(tmp_path: Path, env: dict[str, 
                 assert page.contents[0].text.startswith('{"items"') and "page 1 of" in page.contents[0].text
                 last = page.contents[0].text.rsplit("scratchpad://", 1)[1].rstrip("]")
                 assert (await s.read_resource(f"scratchpad://{last}")).contents[0].text
+                # a bad URI is the client's mistake: a clear answer, no traceback in the server's log
+                with pytest.raises(MCPError, match="no live handle 'nosuch'"):
+                    await s.read_resource("scratchpad://nosuch")
+                extra = await s.call_tool("scratchpad_usage", {"x": 1})  # (it ignored the argument)
+                assert extra.is_error and "takes no arguments" in extra.content[0].text
 
-    anyio.run(run)
+    with errlog:
+        anyio.run(run)
+        errlog.seek(0)
+        assert "Traceback" not in errlog.read()
 
 
 def test_serve_over_streamable_http(tmp_path: Path, env: dict[str, str]) -> None:

@@ -124,3 +124,13 @@ def test_a_huge_node_is_refused_from_a_sample_and_item_schema_is_computed_once(p
     first = pad.call_tool("item_schema", {"handle": h, "path": "items"})
     assert first.ok and ("n" in first.text)
     assert any(k[0] == pad.entry(h).body_id for k in _json._ITEM_COUNTS)
+
+
+def test_read_handle_past_the_end_says_so_with_a_read_that_runs(pad: Scratchpad) -> None:
+    # start=1e15 without end said "end (2,918,889) must be greater than start", no way on
+    h = pad.intercept("\n".join(f"line {i}" for i in range(20_000)), tool="t").handle
+    res = pad.call_tool("read_handle", {"handle": h, "start": 10**15})
+    assert res.error is not None and "is past the end" in res.error["message"], res.text
+    [last] = res.error["suggestions"]
+    again = pad.call_tool(last["tool"], last["arguments"])
+    assert again.ok and "line 19999" in again.text

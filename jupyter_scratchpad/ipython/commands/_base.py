@@ -10,7 +10,7 @@ from IPython.core.error import UsageError
 
 from ...errors import InvalidArgumentError, NotFoundError
 from ...tools import ToolResult
-from .._args import close_match_hint, suggestion_as_magic
+from .._args import close_match_hint, for_a_person, suggestion_as_magic
 
 if TYPE_CHECKING:
     from .._session import ScratchSession
@@ -42,7 +42,7 @@ def error_line(command: str, err: dict[str, Any]) -> str:
     """An error dict (a tool's, or a core error's context) as one line naming ``%scratch`` commands."""
     message = str(err.get("message") or err.get("error") or "failed")
     # The core words its errors for a model; in a notebook the command to run is the magic's.
-    message = message.replace("list live handles with scratch_list", "%scratch list shows the live handles")
+    message = for_a_person(message)
     parts = [f"%scratch {command}: {message}"]
     close = err.get("close_matches") or []
     if close:
