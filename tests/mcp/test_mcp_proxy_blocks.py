@@ -108,6 +108,24 @@ def test_an_upstream_that_fails_or_ends_is_a_short_tool_error(tmp_path: Path, en
     anyio.run(run)
 
 
+def test_an_embedded_resources_text_is_spilled_with_the_text(tmp_path: Path, env: dict[str, str]) -> None:
+    # a 1.7 MB file embedded as a resource passed through whole: the model reads it as text
+    params = proxy_params(env, tmp_path / "store", "--name", "mixed", "--", sys.executable, str(MIXED))
+
+    async def run() -> None:
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            res = await s.call_tool("embedded_file", {})
+            assert not res.is_error and len(res.content) == 1, [b.type for b in res.content]
+            stub = res.content[0]
+            assert isinstance(stub, types.TextContent) and stub.text.startswith("[scratchpad] embedded_file")
+            assert len(res.model_dump_json()) < 4000
+            found = await s.call_tool("grep", {"handle": handle_of(stub.text), "pattern": "log line 59999:"})
+            assert not found.is_error and "request served" in found.content[0].text
+
+    anyio.run(run)
+
+
 def test_an_upstream_that_cannot_start_is_one_line(tmp_path: Path, env: dict[str, str]) -> None:
     # 89 lines of exception-group traceback, and no answer to initialize
     cmd, argv = cli("mcp", "proxy", "--ephemeral", "--name", "x", "--", str(tmp_path / "no-such-command"))

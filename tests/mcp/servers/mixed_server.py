@@ -81,6 +81,19 @@ def explode_structured() -> types.CallToolResult:
 
 
 @server.tool()
+def embedded_file() -> types.CallToolResult:
+    """A short note and a large text file embedded as a resource (as a file-reading tool might)."""
+    body = "\n".join(f"log line {i}: request served" for i in range(60000))
+    return types.CallToolResult(
+        content=[
+            types.TextContent(type="text", text="the file you asked for:"),
+            types.EmbeddedResource(type="resource", resource=types.TextResourceContents(uri="file:///var/log/app.log",
+                                                                                        text=body)),
+        ]
+    )  # fmt: skip
+
+
+@server.tool()
 def exit_now() -> str:
     """The server's process ends (as a crash would)."""
     import os
