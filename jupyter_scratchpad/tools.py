@@ -69,12 +69,32 @@ class ToolResult:
         return self.text
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:  # IPython shows what the model sees
-        p.text(self.text)
+        p.text(self.shown_text())
+
+    def shown_text(self, max_chars: int | None = None) -> str:
+        """``text`` as a notebook displays it: whole up to ``DISPLAY_MAX_CHARS``, else its head and
+        tail with a note (a person's ``head -n 300000`` was 16 MB of HTML and text: a frozen tab).
+        The value itself (``text``, ``data``) stays whole."""
+        limit = DISPLAY_MAX_CHARS if max_chars is None else max_chars
+        text = self.text
+        if len(text) <= limit:
+            return text
+        head, tail = text[: limit * 3 // 4], text[len(text) - limit // 4 :]
+        head = head[: head.rfind("\n") + 1] or head  # whole lines where there are any
+        tail = tail[tail.find("\n") + 1 :] or tail
+        hidden = len(text) - len(head) - len(tail)
+        note = (
+            f"[… {hidden:,} of {len(text):,} characters not shown here; the whole result is this cell's "
+            "value: _.text, _.data]"
+        )
+        return f"{head}{note}\n{tail}"
 
     def as_message(self) -> str:
         """The text to put in a tool-result message (errors as their JSON)."""
         return self.text
 
+
+DISPLAY_MAX_CHARS = 1_000_000  # a result's text a notebook displays whole (a browser tab copes)
 
 _HANDLE = {"type": "string", "description": 'The handle printed in a spill stub (e.g. "list_pods_3f2a9c1b0d4e").'}
 _INT = {"type": "integer"}

@@ -122,7 +122,7 @@ def _jsonable(stub: dict[str, Any]) -> dict[str, Any]:
 def tool_result_html(result: Any) -> str:
     """``text/html`` of a ``ToolResult``: its text, preformatted, errors marked."""
     style = _PRE + ";max-height:40em" + ("" if result.ok else ";border-left:3px solid #c33")
-    return f'<pre style="{style}">{html.escape(result.text)}</pre>'
+    return f'<pre style="{style}">{html.escape(result.shown_text())}</pre>'
 
 
 def rows_html(rows: list[dict[str, Any]], max_cell_chars: int = 200) -> str:

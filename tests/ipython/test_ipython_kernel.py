@@ -177,3 +177,16 @@ def test_an_error_with_a_huge_message_is_bounded(fresh: Kernel) -> None:
     small = fresh.run("raise KeyError('short')", ok=False)
     [error] = of_type(small, "error")
     assert error["content"]["evalue"] == "'short'" and "cut" not in "\n".join(error["content"]["traceback"])
+
+
+def test_a_persons_huge_read_is_shown_bounded_and_kept_whole(fresh: Kernel) -> None:
+    # %scratch head H -n 300000 sent 16 MB (text and HTML) to the front end: a frozen tab
+    fresh.run("log = '\\n'.join(f'line {i} of the service log' for i in range(300_000))\nlog")
+    handle = fresh.session.pad.entries("handle")[0]["handle"]
+    messages = fresh.run(f"r = %scratch head {handle} -n 300000\nr")
+    [result] = of_type(messages, "execute_result")
+    data = result["content"]["data"]
+    assert len(data["text/plain"]) < 1_100_000 and len(data["text/html"]) < 1_300_000
+    assert "line 0 of the service log" in data["text/plain"] and "line 299999 of" in data["text/plain"]
+    assert "characters not shown here; the whole result is this cell's value" in data["text/plain"]
+    assert len(fresh.shell.user_ns["r"].text) > 8_000_000  # the value stays whole
