@@ -8,6 +8,7 @@ import base64
 import json
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
@@ -22,6 +23,18 @@ MIXED = Path(__file__).parent / "servers" / "mixed_server.py"
 def proxy_params(env: dict[str, str], store: Path, *args: str) -> StdioServerParameters:
     cmd, argv = cli("mcp", "proxy", "--store", str(store), "--run-id", "r", *args)
     return StdioServerParameters(command=cmd, args=argv, env=env)
+
+
+def through_mixed(env: dict[str, str], store: Path, check: Callable[[ClientSession], Awaitable[None]]) -> None:
+    """Run ``check`` on a client session of the proxy in front of ``mixed_server.py``."""
+    params = proxy_params(env, store, "--name", "mixed", "--", sys.executable, str(MIXED))
+
+    async def run() -> None:
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            await check(s)
+
+    anyio.run(run)
 
 
 def handle_of(text: str) -> str:
@@ -88,42 +101,34 @@ def test_size_hint_progress_and_errors(tmp_path: Path, env: dict[str, str]) -> N
 def test_an_upstream_that_fails_or_ends_is_a_short_tool_error(tmp_path: Path, env: dict[str, str]) -> None:
     # an error's structured content passed through at 1.5 MB; after the upstream's process ended,
     # every call of its tools raised a bare "Connection closed" protocol error
-    params = proxy_params(env, tmp_path / "store", "--name", "mixed", "--", sys.executable, str(MIXED))
+    async def check(s: ClientSession) -> None:
+        err = await s.call_tool("explode_structured", {})
+        assert err.is_error and err.structured_content is None
+        assert err.content[0].text.startswith("bad\n") and "structured content" in err.content[0].text
+        assert len(err.model_dump_json()) < 8192
+        gone = await s.call_tool("exit_now", {})
+        again = await s.call_tool("small", {})
+        for res in (gone, again):
+            assert res.is_error and "upstream server 'mixed' is gone" in res.content[0].text, res
+            assert "Restart the proxy" in res.content[0].text and len(res.content[0].text) < 1000
+        ours = await s.call_tool("scratch_list", {})
+        assert not ours.is_error  # the proxy's own tools still answer
 
-    async def run() -> None:
-        async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
-            await s.initialize()
-            err = await s.call_tool("explode_structured", {})
-            assert err.is_error and err.structured_content is None
-            assert err.content[0].text.startswith("bad\n") and "structured content" in err.content[0].text
-            assert len(err.model_dump_json()) < 8192
-            gone = await s.call_tool("exit_now", {})
-            again = await s.call_tool("small", {})
-            for res in (gone, again):
-                assert res.is_error and "upstream server 'mixed' is gone" in res.content[0].text, res
-                assert "Restart the proxy" in res.content[0].text and len(res.content[0].text) < 1000
-            ours = await s.call_tool("scratch_list", {})
-            assert not ours.is_error  # the proxy's own tools still answer
-
-    anyio.run(run)
+    through_mixed(env, tmp_path / "store", check)
 
 
 def test_an_embedded_resources_text_is_spilled_with_the_text(tmp_path: Path, env: dict[str, str]) -> None:
     # a 1.7 MB file embedded as a resource passed through whole: the model reads it as text
-    params = proxy_params(env, tmp_path / "store", "--name", "mixed", "--", sys.executable, str(MIXED))
+    async def check(s: ClientSession) -> None:
+        res = await s.call_tool("embedded_file", {})
+        assert not res.is_error and len(res.content) == 1, [b.type for b in res.content]
+        stub = res.content[0]
+        assert isinstance(stub, types.TextContent) and stub.text.startswith("[scratchpad] embedded_file")
+        assert len(res.model_dump_json()) < 4000
+        found = await s.call_tool("grep", {"handle": handle_of(stub.text), "pattern": "log line 59999:"})
+        assert not found.is_error and "request served" in found.content[0].text
 
-    async def run() -> None:
-        async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
-            await s.initialize()
-            res = await s.call_tool("embedded_file", {})
-            assert not res.is_error and len(res.content) == 1, [b.type for b in res.content]
-            stub = res.content[0]
-            assert isinstance(stub, types.TextContent) and stub.text.startswith("[scratchpad] embedded_file")
-            assert len(res.model_dump_json()) < 4000
-            found = await s.call_tool("grep", {"handle": handle_of(stub.text), "pattern": "log line 59999:"})
-            assert not found.is_error and "request served" in found.content[0].text
-
-    anyio.run(run)
+    through_mixed(env, tmp_path / "store", check)
 
 
 def test_an_upstream_that_cannot_start_is_one_line(tmp_path: Path, env: dict[str, str]) -> None:
