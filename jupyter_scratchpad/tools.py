@@ -26,6 +26,7 @@ from .explore._base import Output, TooLarge, ToolContext, ToolError, ToolTimeout
 from .explore._paths import LazyArray
 from .store._bodies import removed_while_read
 from .store._entry import MAX_KEY_CHARS
+from .store._jsontext import loads_any_depth
 
 if TYPE_CHECKING:
     from ._pad import Scratchpad
@@ -609,22 +610,12 @@ def _as_lines(tool: _Tool, args: dict[str, Any]) -> list[dict[str, Any]]:
                        end=first + count - 1)]  # fmt: skip
 
 
-def _json_any_depth(text: str) -> Any:
-    """``json.loads``, and past its recursion limit the store's parser (any depth)."""
-    try:
-        return json.loads(text)
-    except RecursionError:
-        from .store._jsontext import loads
-
-        return loads(text)
-
-
 def _normalise_args(tool: _Tool, arguments: Any) -> dict[str, Any]:
     if arguments is None:
         arguments = {}
     if isinstance(arguments, str):
         try:
-            arguments = _json_any_depth(arguments) if arguments.strip() else {}
+            arguments = loads_any_depth(arguments) if arguments.strip() else {}
         except ValueError as exc:  # JSONDecodeError, or a number too long for int()
             raise ToolError("invalid_argument", f"arguments must be a JSON object ({exc})") from None
     if not isinstance(arguments, dict):
@@ -676,8 +667,7 @@ def _error_result(
         err = {
             **err,
             "suggestions": [
-                {**s, "tool": prefix + s["tool"], "call": prefix + s["call"]} if "tool" in s and "call" in s else s
-                for s in err["suggestions"]
+                {**s, "tool": prefix + s["tool"], "call": prefix + s["call"]} for s in err["suggestions"]
             ],
         }
     if pad is not None:  # a model reads handles, never the machine's directories
@@ -994,13 +984,12 @@ def dispatch(
     try:
         args = _normalise_args(tool, arguments)
         output = tool.run(ctx, **args)
-        if not charge and slide and limit_tokens is not None:
-            # a person's page (the CLI's --max-tokens): the tools refuse early what they can
-            # estimate; what they could not (lines of unknown length, rows, a long string) is
-            # measured once built, and refused alike rather than printed
-            tokens, exact = pad.tokenizer.count_upto(output.text, limit + 1)
-            if not exact or tokens > limit:
-                raise TooLarge(pad.tokenizer.count(output.text))
+        # a person's page (the CLI's --max-tokens): the tools refuse early what they can estimate;
+        # what they could not (lines of unknown length, rows, a long string) is measured once
+        # built, and refused alike rather than printed (count_upto is exact only when it fits)
+        paged = not charge and slide and limit_tokens is not None
+        if paged and not pad.tokenizer.count_upto(output.text, limit + 1)[1]:
+            raise TooLarge(pad.tokenizer.count(output.text))
         result = _charge(pad, tool, ctx, args, output, prefix) if charge else _uncharged(tool, args, output)
         if result.ok and slide:  # a dry run (checking a suggestion) is nobody's read
             _slide(pad, ctx)

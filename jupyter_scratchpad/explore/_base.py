@@ -89,6 +89,12 @@ def suggestion(tool: str, why: str, **args: Any) -> Suggestion:
     return {"tool": tool, "arguments": args, "why": why, "call": call_repr(tool, args)}
 
 
+def grep_errors(handle: Any, why: str) -> Suggestion:
+    """The search a refusal offers when it knows nothing better: "error", any case (a log says
+    ERROR as often as error), the first 20 matches."""
+    return suggestion("grep", why, handle=handle, pattern="error", ignore_case=True, max_matches=20)
+
+
 VALUE_CACHE_BYTES = 128 << 20
 """Parsed values kept, in bytes of the bodies they came from. Parsed JSON takes about three times
 its pretty body in a process (30 spills of a 5 MB PodList, each kept: +27 MB of RSS per spill),
@@ -220,7 +226,7 @@ class ToolContext:
                 f"{entry.key} is {entry.format}, not JSON; use the text tools instead",
                 [
                     suggestion("head", "read the first lines", handle=entry.key, lines=50),
-                    suggestion("grep", "search", handle=entry.key, pattern="error", ignore_case=True, max_matches=20),
+                    grep_errors(entry.key, "search"),
                     suggestion("schema", "a summary of the text", handle=entry.key),
                 ],
                 handle=entry.key,

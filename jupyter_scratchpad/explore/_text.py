@@ -12,7 +12,7 @@ import re2
 
 from ..store import BodyReader, Entry
 from ..store._bodies import BYTE_STEP
-from ._base import Output, TooLarge, ToolContext, ToolError, fmt_bytes, suggestion
+from ._base import Output, TooLarge, ToolContext, ToolError, fmt_bytes, grep_errors, suggestion
 
 __all__ = ["grep", "head", "read", "read_handle", "slice_lines", "tail"]
 
@@ -131,9 +131,7 @@ def line_suggestions(handle: str, start: int, lines: int, estimated: int, limit:
     if fit < lines:
         out.append(suggestion("slice", f"about {fit} lines fit", handle=handle, start=start, end=start + fit - 1))
         out.append(suggestion("head", f"about {fit} lines fit", handle=handle, lines=fit))
-    out.append(
-        suggestion("grep", "search instead", handle=handle, pattern="error", ignore_case=True, max_matches=20)
-    )
+    out.append(grep_errors(handle, "search instead"))
     out.append(suggestion("schema", "see the structure first", handle=handle))
     return out
 
@@ -679,7 +677,5 @@ def read_suggestions(
         out.append(suggestion("item_schema", "the keys of the records", handle=handle, path=array_path))
     lines = entry.line_count if entry is not None and entry.line_count else 1000
     out += line_suggestions(str(handle), 1, lines, estimated, limit)[:2]
-    out.append(
-        suggestion("grep", "search for what you need", handle=handle, pattern="error", ignore_case=True, max_matches=20)
-    )
+    out.append(grep_errors(handle, "search for what you need"))
     return out

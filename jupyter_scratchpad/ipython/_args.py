@@ -107,10 +107,6 @@ class ScratchArgumentParser(argparse.ArgumentParser):
         self.command = command
 
     def error(self, message: str) -> NoReturn:
-        dashed = any(w.startswith("-") and w not in ("-h", "--help") for w in getattr(self, "_words", ()))
-        if dashed and ("arguments are required" in message or "unrecognized arguments" in message):
-            # a quoted '-x' is still an option to argparse: the value goes after --
-            message += f" (a value that starts with '-' goes after --: {self.prog} H -- -x)"
         raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
@@ -122,8 +118,16 @@ class ScratchArgumentParser(argparse.ArgumentParser):
         """Parse ``text``; each ``{{name}}`` in a word is the notebook variable's ``str``."""
         namespace = NAMESPACE.get()
         words = [expand_word(w, namespace, self.command) for w in split_args(text)]
-        self._words = words
-        return self.parse_args(words)
+        try:
+            return self.parse_args(words)
+        except UsageError as exc:
+            said = str(exc)
+            dashed = any(w.startswith("-") and w not in ("-h", "--help") for w in words)
+            if dashed and ("arguments are required" in said or "unrecognized arguments" in said):
+                # a quoted '-x' is still an option to argparse: the value goes after --
+                hint = f" (a value that starts with '-' goes after --: {self.prog} H -- -x)"
+                raise UsageError(said.replace(" (see ", hint + " (see ", 1)) from None
+            raise
 
 
 def for_a_person(message: str) -> str:

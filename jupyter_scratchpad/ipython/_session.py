@@ -174,15 +174,13 @@ class ScratchSession:
             self._own.append((value, handle, store_if_large))
         return value
 
-    def own_result(self, value: Any) -> str | None:
-        """The handle ``value`` came from ("" for none) if ``%scratch`` returned it, else None."""
-        for obj, handle, _store in self._own:
+    def own_result(self, value: Any) -> tuple[str, bool] | None:
+        """``(the handle it came from or "", store_if_large)`` if ``%scratch`` returned ``value``,
+        else None."""
+        for obj, handle, store_if_large in self._own:
             if obj is value:
-                return handle
+                return handle, store_if_large
         return None
-
-    def own_result_stored_if_large(self, value: Any) -> bool:
-        return any(obj is value and store for obj, _handle, store in self._own)
 
     def forget_own_results(self) -> None:
         self._own.clear()

@@ -102,13 +102,14 @@ class OutputSpiller:
         A JSON-like value is decided on before it is formatted, so a spilled 100 MB list is never
         pretty-printed; anything else is formatted first and its bundle decided on.
         """
-        handle = self.session.own_result(result)
-        if handle is not None:  # returned by %scratch itself
+        own = self.session.own_result(result)
+        if own is not None:  # returned by %scratch itself
+            handle, store_if_large = own
             too_large = isinstance(result, NATIVE_TYPES) and self._too_large(result, tool)
             if handle and too_large:  # a whole handle's value: never stored a second time
                 note = f"This is the value of {handle}, already in the scratchpad (not stored again)."
                 return stub_bundle(self.session.pad.stub(handle), note), {}
-            if not too_large or not self.session.own_result_stored_if_large(result):
+            if not too_large or not store_if_large:
                 return None  # what a read asked for is shown whole (a person's reads are)
             # a part of one (get H PATH) or a note too large to show: stored like any large value
             # (the same bytes as a handle's are that handle), never printed whole

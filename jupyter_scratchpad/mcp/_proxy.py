@@ -201,21 +201,17 @@ async def _index(state: _State, upstreams: list[Upstream], prefix: str) -> None:
 
 
 def _text_chars(result: types.CallToolResult) -> int:
-    total = 0
-    for b in result.content:
-        if isinstance(b, types.TextContent):
-            total += len(b.text)
-        elif isinstance(b, types.EmbeddedResource) and isinstance(b.resource, types.TextResourceContents):
-            total += len(b.resource.text)
-    return total
+    return sum(len(t) for b in result.content if (t := _text_of(b)) is not None)
 
 
-def _read_as_text(block: Any) -> bool:
-    """A block the model reads as text: text, or an embedded resource's text (a 3 MB file's
-    contents embedded in a result passed through whole)."""
-    return isinstance(block, types.TextContent) or (
-        isinstance(block, types.EmbeddedResource) and isinstance(block.resource, types.TextResourceContents)
-    )
+def _text_of(block: Any) -> str | None:
+    """The text a model reads in a block: a text block's, or an embedded resource's (a 3 MB file's
+    contents embedded in a result passed through whole); None for any other block."""
+    if isinstance(block, types.TextContent):
+        return block.text
+    if isinstance(block, types.EmbeddedResource) and isinstance(block.resource, types.TextResourceContents):
+        return block.resource.text
+    return None
 
 
 def restates(structured: Any, texts: list[types.TextContent]) -> bool:
@@ -246,10 +242,10 @@ def through_policy(pad: Scratchpad, route: _Route, result: types.CallToolResult)
     stub. An error result is bounded, never spilled. A failed
     spill fails closed: a short pointer, never the flood.
     """
-    texts = [b for b in result.content if isinstance(b, types.TextContent)]
-    embedded = [b for b in result.content if _read_as_text(b) and not isinstance(b, types.TextContent)]
-    others = [b for b in result.content if not _read_as_text(b)]
-    if not texts and not embedded and result.structured_content is None:
+    read = [b for b in result.content if _text_of(b) is not None]  # (in their order)
+    texts = [b for b in read if isinstance(b, types.TextContent)]
+    others = [b for b in result.content if _text_of(b) is None]
+    if not read and result.structured_content is None:
         return result  # images, audio, resources: never measured, never spilled
     if route.max_inline_chars is not None and not result.is_error:
         structured = len(dumps_compact(result.structured_content)) if result.structured_content is not None else 0
@@ -257,7 +253,7 @@ def through_policy(pad: Scratchpad, route: _Route, result: types.CallToolResult)
             return result  # the tool asked for results this size whole
     if result.is_error:  # bounded, never spilled; a small error is the upstream's own, unchanged
         limit = pad.policy.error_max_bytes
-        others = [*embedded, *others]  # (an error's resources pass as they did)
+        others = [b for b in result.content if not isinstance(b, types.TextContent)]  # (resources too)
         joined = "\n".join(b.text for b in texts)
         bounded = bound_error_text(joined, limit)
         structured = result.structured_content
@@ -269,10 +265,7 @@ def through_policy(pad: Scratchpad, route: _Route, result: types.CallToolResult)
         return result.model_copy(
             update={"content": [types.TextContent(type="text", text=bounded), *others], "structured_content": None}
         )
-    blocks = [  # in their order
-        b.model_dump(mode="json", by_alias=True, exclude_none=True) for b in result.content if _read_as_text(b)
-    ]
-    envelope: dict[str, Any] = {"content": blocks}
+    envelope: dict[str, Any] = {"content": [b.model_dump(mode="json", by_alias=True, exclude_none=True) for b in read]}
     if result.structured_content is not None and not restates(result.structured_content, texts):
         envelope["structuredContent"] = result.structured_content
     out = pad.intercept(envelope, tool=route.upstream_name, server=route.server)

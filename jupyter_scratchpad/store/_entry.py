@@ -106,12 +106,9 @@ class Entry:
     def value(self) -> Any:
         if self.value_json is None:
             return None
-        try:
-            return json.loads(self.value_json)
-        except RecursionError:  # a note nested deeper than json's limit: the store's parser, any depth
-            from ._jsontext import loads
+        from ._jsontext import loads_any_depth
 
-            return loads(self.value_json)
+        return loads_any_depth(self.value_json)
 
     def as_dict(self) -> dict[str, Any]:
         """Metadata as plain data (what ``list_entries`` returns)."""

@@ -106,6 +106,15 @@ def _exact_int(text: str) -> int | float:
 # -- reading ---------------------------------------------------------------------------------
 
 
+def loads_any_depth(text: str) -> Any:
+    """``json.loads`` (its plain floats), and past its recursion limit the parser above, which
+    walks without recursing (a note or tool arguments nested 1,000+ levels)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        return loads(text)
+
+
 def loads(data: bytes | str) -> Any:
     """Parse JSON exactly and at any depth; raises ``ValueError`` if it is not JSON.
 

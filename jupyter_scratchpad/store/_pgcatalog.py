@@ -178,9 +178,8 @@ _OUR_CONNECTIONS: weakref.WeakSet[Any] = weakref.WeakSet()  # the pool's, for _Q
 class _QuietPool(logging.Filter):
     """psycopg_pool warns at every failed reconnect try of our pool and at each connection it
     drops: with the database away that printed a line to a notebook's stderr per try (36 in a 20 s
-    outage). The caller already gets a
-    StoreUnavailableError and the sweeper says once that the database is away, so for this pool
-    those lines are DEBUG; other pools in the process are left as they are."""
+    outage). The caller already gets a StoreUnavailableError and the sweeper says once that the
+    database is away, so for this pool those lines are DEBUG; other pools are left as they are."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         args = record.args
