@@ -251,6 +251,20 @@ class PgServer:
         with open(os.path.join(self.datadir, "postmaster.pid"), encoding="utf-8") as fh:
             return int(fh.readline().strip())
 
+    def freeze(self) -> list[int]:
+        """SIGSTOP the postmaster and its backends (a hung server: connections stay open, nothing
+        answers); returns the PIDs for ``thaw``."""
+        pids = [self.pid, *_children(self.pid)]
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        return pids
+
+    @staticmethod
+    def thaw(pids: list[int]) -> None:
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGCONT)
+
     def _kill_postmaster(self) -> None:
         pid = self.pid
         if not pid:

@@ -19,7 +19,11 @@ older layout is upgraded in place when a store opens it, a newer one is refused 
 from __future__ import annotations
 
 import logging
+import os
 import re
+import socket
+import threading
+import time
 import uuid
 import weakref
 from collections.abc import Iterator
@@ -33,6 +37,7 @@ APP_ROLE = "scratchpad_app"
 PG_LAYOUT_VERSION = 3
 _MIGRATE_LOCK = 0x5C7A_7C40  # pg_advisory_xact_lock key: one migration at a time per database
 _SWEEP_LOCK = 0x5C7A_7C41  # pg_try_advisory_xact_lock key: one sweeper at a time per database
+log = logging.getLogger("jupyter_scratchpad.store")
 
 #: Layout version -> statements that bring the previous layout to it.
 MIGRATIONS: dict[int, str] = {
@@ -203,6 +208,96 @@ def _quiet_pool_log() -> None:
         pool_log.addFilter(_QuietPool())
 
 
+ANSWER_TIMEOUT_S = 30.0  # a statement's answer, unless the URL sets statement_timeout
+_ANSWER_GRACE_S = 2.0  # past the server's own statement_timeout: it cancels first when it can
+
+
+def answer_timeout(url: str) -> float:
+    """How long a call waits for the server's answer: the URL's ``options=-c
+    statement_timeout=…`` (PostgreSQL's own setting, which the server enforces too) plus a grace,
+    else ``ANSWER_TIMEOUT_S``."""
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+
+        options = str(conninfo_to_dict(url).get("options") or "")
+    except Exception:  # the URL's own errors are for the connection to report
+        return ANSWER_TIMEOUT_S
+    found = re.search(r"statement_timeout\s*=\s*(\d+(?:\.\d+)?)\s*(ms|s|min)?\b", options)
+    if not found or float(found.group(1)) <= 0:
+        return ANSWER_TIMEOUT_S
+    scale = {"s": 1.0, "min": 60.0}.get(found.group(2) or "ms", 0.001)
+    return float(found.group(1)) * scale + _ANSWER_GRACE_S
+
+
+class _Deadlines:
+    """One thread that ends a connection whose statement has waited past its deadline.
+
+    A server that stops answering without closing the connection (a frozen process, a network
+    partition: TCP waits for hours) held a call forever; libpq has no read timeout. Shutting the
+    socket down makes the blocked call fail at once, with a connection error the pool then
+    discards. Cheap per call: a dict entry, and a notify only when it is the earliest deadline.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._watched: dict[int, tuple[float, Any]] = {}
+        self._severed: set[int] = set()
+        self._next = 0
+        self._thread: threading.Thread | None = None
+
+    def watch(self, conn: Any, seconds: float) -> int:
+        with self._cond:
+            self._next += 1
+            token = self._next
+            deadline = time.monotonic() + seconds
+            earliest = min((d for d, _ in self._watched.values()), default=None)
+            self._watched[token] = (deadline, conn)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="scratchpad-pg-deadlines", daemon=True)
+                self._thread.start()
+            elif earliest is None or deadline < earliest:
+                self._cond.notify()
+        return token
+
+    def done(self, token: int) -> bool:
+        """Stop watching; True when the deadline passed and the connection was ended."""
+        with self._cond:
+            self._watched.pop(token, None)
+            if token in self._severed:
+                self._severed.discard(token)
+                return True
+        return False
+
+    def _run(self) -> None:
+        with self._cond:
+            while True:
+                now = time.monotonic()
+                for token, (deadline, conn) in list(self._watched.items()):
+                    if deadline <= now:
+                        del self._watched[token]
+                        self._severed.add(token)
+                        _sever(conn)
+                if not self._watched:
+                    if not self._cond.wait(60.0) and not self._watched:
+                        self._thread = None  # idle a minute: the next watch starts another
+                        return
+                    continue
+                self._cond.wait(max(min(d for d, _ in self._watched.values()) - now, 0.001))
+
+
+def _sever(conn: Any) -> None:
+    """Shut the connection's socket down (the blocked libpq call then fails: server closed)."""
+    try:
+        fd = conn.pgconn.socket
+        with socket.socket(fileno=os.dup(fd)) as sock:
+            sock.shutdown(socket.SHUT_RDWR)
+    except Exception:  # already closed: nothing waits on it
+        log.debug("could not shut down a PostgreSQL connection past its deadline", exc_info=True)
+
+
+_DEADLINES = _Deadlines()
+
+
 class _PgTx:
     """``execute`` with the store's ``?`` placeholders on a psycopg connection."""
 
@@ -237,6 +332,7 @@ class PgCatalog(SqlCatalog):
         found = re.search(r"[?&]connect_timeout=(\d+)", url)
         timeout_s = float(found.group(1)) if found and timeout_s is None else (timeout_s or 5.0)
         self._timeout_s = timeout_s
+        self._answer_s = answer_timeout(url)
         self._set_role = False
         self.store_id = self._migrate()
         self._pool = ConnectionPool(
@@ -245,7 +341,7 @@ class PgCatalog(SqlCatalog):
             max_size=pool_size,
             kwargs={"autocommit": True, "connect_timeout": max(1, int(timeout_s))},
             configure=self._configure,
-            check=ConnectionPool.check_connection,
+            check=self._check,
             timeout=timeout_s,
             # the pool retries a lost connection with a doubling delay; uncapped, after a 40 s
             # outage its next try came up to 22 s after the server was back and every call in
@@ -287,6 +383,29 @@ class PgCatalog(SqlCatalog):
             )
         return StoreError(f"catalog operation failed on {self._where}: {said}", url=self._where)
 
+    @contextmanager
+    def _deadline(self, conn: Any) -> Iterator[None]:
+        """Bound the wait for ``conn``'s answers: past ``_answer_s`` it is cut and the call fails."""
+        token = _DEADLINES.watch(conn, self._answer_s)
+        try:
+            yield
+        except self._errors as exc:
+            if _DEADLINES.done(token):
+                raise StoreUnavailableError(
+                    f"the shared store's PostgreSQL ({self._where}) did not answer within {self._answer_s:g} s "
+                    "(a frozen server or a lost network); the call was given up, retry when it answers "
+                    "(the URL's options=-c statement_timeout=MS sets this wait)",
+                    url=self._where,
+                ) from exc
+            raise
+        finally:
+            _DEADLINES.done(token)
+
+    def _check(self, conn: Any) -> None:
+        """The pool's check of an idle connection before a call, bounded like a call."""
+        with self._deadline(conn):
+            self._pool.check_connection(conn)
+
     def _configure(self, conn: Any) -> None:
         """Every pooled connection acts as the application role (checked once, in ``_check_role``)."""
         _OUR_CONNECTIONS.add(conn)
@@ -327,7 +446,8 @@ class PgCatalog(SqlCatalog):
         """Create or upgrade the layout (one migrating process at a time); returns the store id."""
         psycopg = self._psycopg
         try:
-            with psycopg.connect(self.url, autocommit=True, connect_timeout=max(1, int(self._timeout_s))) as conn:
+            conn_ctx = psycopg.connect(self.url, autocommit=True, connect_timeout=max(1, int(self._timeout_s)))
+            with conn_ctx as conn, self._deadline(conn):
                 version = self._layout(conn)
                 if version < PG_LAYOUT_VERSION:
                     with conn.transaction():
@@ -378,7 +498,7 @@ class PgCatalog(SqlCatalog):
     @contextmanager
     def _tx(self, agent_id: str | None) -> Iterator[_PgTx]:
         try:
-            with self._pool.connection() as conn, conn.transaction():
+            with self._pool.connection() as conn, self._deadline(conn), conn.transaction():
                 if agent_id is not None:  # SET LOCAL: ends with this transaction
                     conn.execute("SELECT set_config('scratchpad.agent_id', %s, true)", [agent_id])
                 yield _PgTx(conn)

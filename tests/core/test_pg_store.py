@@ -284,6 +284,58 @@ def test_postgres_down_then_back_without_reopening(tmp_path: Path, caplog: pytes
         server.stop()
 
 
+def test_a_frozen_server_bounds_every_call(tmp_path: Path) -> None:
+    # a server that stops answering but keeps its connections (SIGSTOP here; a network partition
+    # looks the same to the client) held every call forever: libpq has no read timeout
+    server = start_server()  # its own server: this test freezes it
+    try:
+        url = server.create_database("frozen") + "&connect_timeout=2&options=-c%20statement_timeout%3D1000"
+        store = shared(url, tmp_path / "b")
+        pad = store.scratchpad("r", "a")
+        before = pad.intercept(BIG, tool="dump")
+        pids = server.freeze()
+        try:
+            t0 = time.monotonic()
+            res = pad.call_tool("head", {"handle": before.handle, "lines": 1})
+            took = time.monotonic() - t0
+            assert not res.ok and "unavailable" in res.text and len(res.text) < 2000, res.text
+            assert took < 8, took  # the answer's wait (1 s + 2 s grace) and a reconnect try (2 s)
+            t0 = time.monotonic()
+            down = pad.intercept(BIG + "\nwhile frozen", tool="dump")  # fails closed: a pointer
+            assert time.monotonic() - t0 < 8
+            assert not down.spilled and down.failure and len(down.content.encode()) < 2000
+        finally:
+            server.thaw(pids)
+        # the same store works again, no reopen
+        assert pad.call_tool("head", {"handle": before.handle, "lines": 1}).ok
+        after = pad.intercept(BIG + "\nafter", tool="dump")
+        assert after.spilled, after.failure
+        assert pad.get(after.handle) == BIG + "\nafter"  # type: ignore[arg-type]
+        store.close()
+    finally:
+        server.stop()
+
+
+def test_a_statement_past_its_deadline_is_cut_with_a_clear_error(pg_url: str, tmp_path: Path) -> None:
+    # the in-flight case: a statement that does not come back is cut at the URL's
+    # statement_timeout + grace even when the server cannot cancel it itself
+    from jupyter_scratchpad.store._pgcatalog import answer_timeout
+
+    assert answer_timeout(pg_url) == 30.0
+    assert answer_timeout(pg_url + "&options=-c%20statement_timeout%3D1500") == 3.5
+    assert answer_timeout(pg_url + "&options=-c%20statement_timeout%3D2s") == 4.0
+    assert answer_timeout(pg_url + "&options=-c%20statement_timeout%3D0") == 30.0  # 0: none, as in PostgreSQL
+    with shared(pg_url + "&options=-c%20statement_timeout%3D0", tmp_path / "b") as store:
+        catalog = store._cat  # type: ignore[attr-defined]
+        catalog._answer_s = 1.0  # the server itself would wait forever (statement_timeout=0)
+        t0 = time.monotonic()
+        with pytest.raises(StoreUnavailableError, match=r"did not answer within 1 s.*statement_timeout"):
+            with catalog._tx(None) as tx:
+                tx.execute("SELECT pg_sleep(30)")
+        assert time.monotonic() - t0 < 5
+        store.scratchpad("r", "a").scratch_write("k", 1)  # the pool replaced the cut connection
+
+
 def test_an_unreachable_server_is_a_clear_error(tmp_path: Path) -> None:
     url = f"postgresql://postgres:hunter2@/postgres?host={tmp_path}/no-such-dir&port=1&connect_timeout=1"
     with pytest.raises(StoreUnavailableError, match="unavailable") as info:
