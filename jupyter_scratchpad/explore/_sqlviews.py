@@ -67,7 +67,56 @@ def _infer_columns(conn: Any, rel: dict[str, Any]) -> tuple[str, str, str] | Non
         if cols:
             spec = "{" + ", ".join(f"{quote_literal(c[0])}: {quote_literal(c[1])}" for c in cols) + "}"
             return str(path), fmt, spec
+    for path, fmt in candidates:
+        found = _structure_columns(conn, path, fmt)
+        if found is not None:
+            return str(path), fmt, found
     return None
+
+
+_STRUCT_MAX_KEYS = 200  # DuckDB's own map_inference_threshold: wider objects are maps, not structs
+_STRUCT_MAX_DEPTH = 64
+_SCALARS = {"BOOLEAN", "BIGINT", "UBIGINT", "HUGEINT", "DOUBLE", "VARCHAR", "JSON"}
+
+
+def _duck_type(structure: Any, depth: int = 0) -> str:
+    """The DuckDB type of a ``json_group_structure`` node; JSON where a STRUCT cannot hold it:
+    keys that differ only in case (DuckDB's names are case-insensitive), no keys, too many, too deep."""
+    if isinstance(structure, str):
+        return structure if structure in _SCALARS else "JSON"
+    if depth >= _STRUCT_MAX_DEPTH:
+        return "JSON"
+    if isinstance(structure, list):
+        return f"{_duck_type(structure[0], depth + 1)}[]" if len(structure) == 1 else "JSON[]"
+    if isinstance(structure, dict):
+        if not structure or len(structure) > _STRUCT_MAX_KEYS or len({k.lower() for k in structure}) < len(structure):
+            return "JSON"
+        fields = ", ".join(f"{quote_ident(k)} {_duck_type(v, depth + 1)}" for k, v in structure.items())
+        return f"STRUCT({fields})"
+    return "JSON"
+
+
+def _structure_columns(conn: Any, path: Path, fmt: str) -> str | None:
+    """Columns from DuckDB's ``json_group_structure`` of every record, for the documents its
+    read_json refuses to type: two keys of one object that differ only in case (HTTP headers
+    ``Content-Type`` and ``content-type``, labels ``App`` and ``app`` across records) are a
+    "Duplicate name" error there; here that object is one JSON column, queried with ``->>``.
+    None when the records' own keys collide so (a column of each cannot be named)."""
+    import json
+
+    import duckdb
+
+    try:
+        row = conn.execute(
+            f"SELECT json_group_structure(json) FROM read_json_objects({quote_literal(str(path))}, "
+            f"format='{fmt}', maximum_object_size={_max_object(path.stat().st_size)})"
+        ).fetchone()
+        top = json.loads(row[0]) if row and row[0] else None
+    except (duckdb.Error, OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(top, dict) or not top or len({k.lower() for k in top}) < len(top):
+        return None
+    return "{" + ", ".join(f"{quote_literal(k)}: {quote_literal(_duck_type(v))}" for k, v in top.items()) + "}"
 
 
 def _view(conn: Any, rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str]) -> tuple[str, str]:

@@ -572,3 +572,45 @@ def test_records_duckdb_types_as_a_map_still_have_their_relation(pad: Scratchpad
     assert count.ok and count.data == [{"n": 3000}], count.text
     described = pad.call_tool("sql", {"query": f"DESCRIBE {res.handle}.items"})
     assert described.ok and described.data[0]["column_name"] == "item", described.text
+
+
+@pytest.mark.parametrize("size", ["small", "streamed"])
+def test_objects_whose_keys_differ_only_in_case_are_json_columns(pad: Scratchpad, size: str) -> None:
+    # DuckDB's names are case-insensitive: labels "App" on one pod and "app" on another (or headers
+    # Content-Type and content-type in one response) were "Duplicate name" in read_json, and the
+    # whole handle was left out of SQL ("DuckDB cannot read this handle")
+    n = 3000 if size == "small" else 40_000
+    items = [
+        {
+            "name": f"pod-{i}",
+            "labels": {"App": "web"} if i % 2 else {"app": "db", "tier": "back"},
+            "headers": {"Content-Type": "text/plain", "content-type": "text/html"},
+            "pad": "x" * (200 if size == "streamed" else 0),
+        }
+        for i in range(n)
+    ]
+    h = pad.intercept({"kind": "PodList", "items": items}, tool="k8s").handle
+    assert h is not None
+    if size == "streamed":
+        assert pad.entry(h).size_bytes >= 8 << 20
+    res = pad.call_tool(
+        "sql",
+        {
+            "query": f"SELECT count(*) AS n, count(labels->>'App') AS app_upper, count(labels->>'app') AS app_lower, "
+            f"min(headers->>'content-type') AS lower_type FROM {h}.items"
+        },
+    )
+    assert res.ok, res.text
+    assert res.data == [{"n": n, "app_upper": n // 2, "app_lower": n // 2, "lower_type": "text/html"}]
+    names = pad.call_tool("sql", {"query": f"SELECT name FROM {h}.items ORDER BY name LIMIT 1"})
+    assert names.ok and names.data == [{"name": "pod-0"}], names.text
+    doc = pad.call_tool("sql", {"query": f"SELECT kind, len(items) AS n FROM {h}"})
+    assert doc.ok and doc.data == [{"kind": "PodList", "n": n}], doc.text
+
+
+def test_jsonl_records_with_case_twins_nested_are_rows(pad: Scratchpad) -> None:
+    lines = "\n".join(json.dumps({"id": i, "h": {"X-Id": str(i), "x-id": "low"}}) for i in range(2000))
+    h = pad.intercept(lines, tool="log").handle
+    assert h is not None and pad.entry(h).format == "jsonl"
+    res = pad.call_tool("sql", {"query": f"SELECT max(id) AS m, min(h->>'x-id') AS low FROM {h}"})
+    assert res.ok and res.data == [{"m": 1999, "low": "low"}], res.text
