@@ -197,12 +197,15 @@ def _log_usage(pad: Any) -> None:
 
 def _print_result(args: argparse.Namespace, res: Any) -> int:
     if args.json:
-        print(json.dumps({"ok": res.ok, "data": res.data, "error": res.error}, default=str))
+        error = res.error
+        if error and error.get("suggestions"):  # each also as the command line that runs it
+            error = {**error, "suggestions": [{**s, "cli": _cli_hint(args, s)} for s in error["suggestions"]]}
+        print(json.dumps({"ok": res.ok, "data": res.data, "error": error}, default=str))
     elif res.ok:
         print(res.text)
     else:  # one line with the hint, on stderr
         err = res.error or {}
-        hint = next((s.get("call") for s in err.get("suggestions") or [] if s.get("call")), None)
+        hint = next((_cli_hint(args, s) for s in err.get("suggestions") or [] if s.get("tool")), None)
         line = f"jupyter-scratchpad: {err.get('error', 'error')}: {err.get('message', '')}"
         print(" ".join(line.split())[:600] + (f" (try: {hint})" if hint else ""), file=sys.stderr)
     return 0 if res.ok else 1
@@ -435,6 +438,64 @@ _SHORTCUT_HELP = (
 _ALIASES = {alias: name for name, aliases in _SHORTCUTS.items() for alias in aliases}
 
 
+# the arguments a shortcut takes after the handle, in order
+_WORDS = {
+    "grep": ["pattern", "path"],
+    "get_in": ["path"],
+    "item_schema": ["path"],
+    "schema": ["path"],
+    "iterate_over": ["path", "fields", "limit"],
+    "head": ["lines"],
+    "tail": ["lines"],
+    "slice": ["start", "end"],
+}
+_NUMBERS = ("lines", "start", "end", "limit")
+
+
+def _cli_hint(args: argparse.Namespace, suggestion: dict[str, Any]) -> str:
+    """A suggested tool call as the command line that runs it here: the shortcut when its
+    arguments are the shortcut's words (``jupyter-scratchpad slice H 1 1740``), else ``call TOOL
+    'JSON'``; with the store options this command was given."""
+    import shlex
+
+    tool, arguments = str(suggestion.get("tool")), dict(suggestion.get("arguments") or {})
+    words: list[str] | None = None
+    if tool == "sql" and set(arguments) == {"query"} and isinstance(arguments["query"], str):
+        words = ["sql", arguments["query"]]
+    elif tool == "scratch_list" and not arguments:
+        words = ["ls"]
+    elif tool in _SHORTCUTS and isinstance(arguments.get("handle"), str):
+        names = _WORDS.get(tool, [])
+        rest = {k: v for k, v in arguments.items() if k != "handle" and not (k == "offset" and v == 0)}
+        given = names[: len(rest)]
+        if set(rest) == set(given):
+            values = [
+                ",".join(map(str, rest[n])) if isinstance(rest[n], list) and n == "fields" else rest[n] for n in given
+            ]
+            if all(
+                isinstance(v, int) and not isinstance(v, bool) if n in _NUMBERS else isinstance(v, str)
+                for n, v in zip(given, values, strict=True)
+            ):
+                words = [(_SHORTCUTS[tool] or [tool])[0], arguments["handle"], *map(str, values)]
+    if words is None:
+        words = ["call", tool, json.dumps(arguments, ensure_ascii=False)]
+    options: list[str] = []
+    for flag, value, default in (
+        ("--store", getattr(args, "store", None), None),
+        ("--bodies", getattr(args, "bodies", None), None),
+        ("--run-id", getattr(args, "run_id", None), None),
+        ("--agent-id", getattr(args, "agent_id", None), "main"),
+        ("--max-tokens", getattr(args, "max_tokens", None), CLI_MAX_TOKENS),
+    ):
+        if value is not None and value != default:
+            options += [flag, str(value)]
+    if any(w.startswith("-") for w in words[1:]):
+        words = [words[0], *options, "--", *words[1:]]
+    else:
+        words = [words[0], *options, *words[1:]]
+    return " ".join(shlex.quote(w) for w in ["jupyter-scratchpad", *words])
+
+
 def _shortcut(cmd: str, rest: list[str]) -> dict[str, Any]:
     if cmd == "sql":
         if not rest:
@@ -444,20 +505,11 @@ def _shortcut(cmd: str, rest: list[str]) -> dict[str, Any]:
         raise UsageError(f"{cmd} needs a handle (see: jupyter-scratchpad ls)")
     args: dict[str, Any] = {"handle": rest[0]}
     more = rest[1:]
-    names = {
-        "grep": ["pattern", "path"],
-        "get_in": ["path"],
-        "item_schema": ["path"],
-        "schema": ["path"],
-        "iterate_over": ["path", "fields", "limit"],
-        "head": ["lines"],
-        "tail": ["lines"],
-        "slice": ["start", "end"],
-    }.get(cmd, [])
+    names = _WORDS.get(cmd, [])
     if len(more) > len(names):
         raise UsageError(f"{cmd} takes {' '.join(n.upper() for n in names) or 'only a handle'} after the handle")
     for name, value in zip(names, more, strict=False):
-        args[name] = int(value) if name in ("lines", "start", "end", "limit") and value.lstrip("-").isdigit() else value
+        args[name] = int(value) if name in _NUMBERS and value.lstrip("-").isdigit() else value
     return args
 
 

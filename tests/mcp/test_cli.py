@@ -74,6 +74,48 @@ def test_errors_are_one_line_with_a_hint_and_exit_codes_say_what_happened(
     assert empty.returncode != 0 and "stdin" in empty.stderr
 
 
+def _run_hint(env: dict[str, str], stderr: str) -> subprocess.CompletedProcess[str]:
+    """Run the command line a refusal's ``(try: …)`` names, as a person would paste it."""
+    import shlex
+
+    hint = stderr.rsplit("(try: ", 1)[1].rstrip().removesuffix(")")
+    words = shlex.split(hint)
+    assert words[0] == "jupyter-scratchpad", hint
+    return _run(env, *words[1:])
+
+
+def test_every_hint_is_a_command_line_that_runs(spilled: tuple[dict[str, str], str], tmp_path: Path) -> None:
+    # the hints were tool calls (try: slice(handle="k8s_…", start=1, end=1740)), which a shell
+    # user had to translate into this command's words
+    env, h = spilled
+    refusals = {
+        "head_too_large": ("head", h, "900000"),
+        "iterate_over_too_large": ("iter", h, "items", "metadata.name,status.phase", "100000"),
+        "get_in_too_large": ("get", h, "items"),
+        "sql_error": ("sql", f"SELECT * FROM {h}.itemz"),
+        "unknown_tool": ("call", "heads", json.dumps({"handle": h, "lines": 3})),
+    }
+    for code, argv in refusals.items():
+        refused = _run(env, *argv)
+        assert refused.returncode == 1 and code in refused.stderr and "(try: jupyter-scratchpad " in refused.stderr, (
+            refused.stderr
+        )
+        ran = _run_hint(env, refused.stderr)
+        assert ran.returncode == 0 and ran.stdout.strip(), (argv, refused.stderr, ran.stderr)
+    # the store options of the refused command come along (a store given by --store, a smaller page)
+    store = str(tmp_path / "given")
+    bare = {k: v for k, v in env.items() if k != "SCRATCHPAD_STORE"}
+    put = _run(bare, "spill", "--store", store, "--tool", "k8s", "--json", stdin=json.dumps(PODS).encode())
+    h2 = json.loads(put.stdout)["handle"]
+    refused = _run(bare, "iter", "--store", store, "--max-tokens", "2000", h2, "items", "metadata.name", "3000")
+    assert f"--store {store} --max-tokens 2000" in refused.stderr, refused.stderr
+    ran = _run_hint(bare, refused.stderr)
+    assert ran.returncode == 0 and '"metadata.name":"pod-0"' in ran.stdout, ran.stderr
+    # --json: each suggestion also carries its command line
+    as_json = json.loads(_run(env, "head", h, "900000", "--json").stdout)
+    assert all(s["cli"].startswith("jupyter-scratchpad ") for s in as_json["error"]["suggestions"])
+
+
 def test_notes_rm_and_sweep(spilled: tuple[dict[str, str], str]) -> None:
     env, h = spilled
     assert _run(env, "notes", "plan", '{"step": 2}').returncode == 0
