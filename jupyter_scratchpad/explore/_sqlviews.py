@@ -56,18 +56,21 @@ def _infer_columns(conn: Any, rel: dict[str, Any]) -> tuple[str, str, str] | Non
         # refuses something Python's accepted (NaN, say)
         fmt = "array" if first == b"[" else "auto"
         candidates = [(raw, fmt), (body, fmt)]
+    twins = []  # where DuckDB's detection met keys that differ only in case
     for path, fmt in candidates:
         try:
             cols = conn.execute(
                 f"DESCRIBE SELECT * FROM read_json({quote_literal(str(path))}, format='{fmt}', "
                 f"sample_size=-1, maximum_object_size={_max_object(path.stat().st_size)})"
             ).fetchall()
-        except duckdb.Error:
+        except duckdb.Error as exc:
+            if "duplicate name" in str(exc).lower():
+                twins.append((path, fmt))
             continue
         if cols:
             spec = "{" + ", ".join(f"{quote_literal(c[0])}: {quote_literal(c[1])}" for c in cols) + "}"
             return str(path), fmt, spec
-    for path, fmt in candidates:
+    for path, fmt in twins:
         found = _structure_columns(conn, path, fmt)
         if found is not None:
             return str(path), fmt, found
