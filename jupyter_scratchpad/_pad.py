@@ -226,19 +226,28 @@ class Scratchpad:
                     bounded = bound_error_text(text, self.policy.error_max_bytes)
                     content = result if bounded == text else bounded
                 return InterceptResult(False, content, None, decision)
-            with Progress(self.listeners_here(), tool, decision.size_bytes) as progress:
-                stub = self._spill(
-                    result,
-                    text,
-                    tool=tool,
-                    server=server,
-                    handle=handle,
-                    ttl_s=ttl_s,
-                    metadata=metadata,
-                    decision=decision,
-                    progress=progress,
-                )
-                content = render_stub_text(stub, self.tokenizer.count)
+            # the work after the stub (exact count, schema) starts once the stub is rendered: a
+            # worker thread started sooner competed with the stub's reads for the GIL (each I/O
+            # call then waited up to a switch interval, 5 ms, to run again)
+            after_stub: list[Callable[[], None]] = []
+            try:
+                with Progress(self.listeners_here(), tool, decision.size_bytes) as progress:
+                    stub = self._spill(
+                        result,
+                        text,
+                        tool=tool,
+                        server=server,
+                        handle=handle,
+                        ttl_s=ttl_s,
+                        metadata=metadata,
+                        decision=decision,
+                        progress=progress,
+                        after_stub=after_stub,
+                    )
+                    content = render_stub_text(stub, self.tokenizer.count)
+            finally:
+                for start in after_stub:
+                    start()
             return InterceptResult(True, content, stub, decision, stub["handle"])
         except Exception as exc:  # fail closed: a pointer, never the flood
             return self._withheld(text, tool, decision, exc)
@@ -277,6 +286,7 @@ class Scratchpad:
         metadata: Mapping[str, Any] | None,
         decision: SpillDecision,
         progress: Progress,
+        after_stub: list[Callable[[], None]],
     ) -> dict[str, Any]:
         progress.phase("normalise")
         inner = unwrap_call_tool_result(result)
@@ -336,9 +346,10 @@ class Scratchpad:
                 save_beside_body(directory / SEGMENTS_FILE, record)
                 # parse once per segment: the schema's shape comes from the segments, off the stub's path
 
-                future = precompute_streamed_schema(directory, entry.body_id, entry.line_count, streamed)
-                with self._usage_lock:
-                    self._pending.append(future)
+                body_id, line_count = entry.body_id, entry.line_count
+                after_stub.append(
+                    lambda: self._track(precompute_streamed_schema(directory, body_id, line_count, streamed))
+                )
         elif norm.format in ("json", "jsonl") and norm.value is not result and entry.body_id is not None:
             # parse once: the JSON tools start from the value the spill parsed (never from a
             # caller's object, which the caller may still change)
@@ -347,11 +358,9 @@ class Scratchpad:
                 # parse once: the schema's shape comes from this value, off the stub's path
                 from .explore._schema import precompute_schema
 
-                future = precompute_schema(
-                    self.store.reader(entry).directory, entry.body_id, entry.line_count, norm.value
-                )
-                with self._usage_lock:
-                    self._pending.append(future)
+                directory, body_id, line_count = self.store.reader(entry).directory, entry.body_id, entry.line_count
+                value = norm.value
+                after_stub.append(lambda: self._track(precompute_schema(directory, body_id, line_count, value)))
         progress.handle = entry.key
         progress.phase("stub")
         stub = self._build_stub(entry, norm.value if norm.format == "json" else None)
@@ -365,8 +374,13 @@ class Scratchpad:
             if exact and first:
                 self._tokens_intercepted += tokens
         if not exact:
-            self._count_later(text, entry.key, digest, add=first)
+            key = entry.key
+            after_stub.append(lambda: self._count_later(text, key, digest, add=first))
         return stub
+
+    def _track(self, future: Future[Any]) -> None:
+        with self._usage_lock:
+            self._pending.append(future)
 
     @staticmethod
     def _spill_meta(
