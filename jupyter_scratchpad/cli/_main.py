@@ -477,7 +477,7 @@ def _cli_hint(args: argparse.Namespace, suggestion: dict[str, Any]) -> str:
                 for n, v in zip(given, values, strict=True)
             ):
                 words = [(_SHORTCUTS[tool] or [tool])[0], arguments["handle"], *map(str, values)]
-    if words is None:
+    if words is None or any(not w.isprintable() for w in words):  # a newline: JSON escapes it, one line
         words = ["call", tool, json.dumps(arguments, ensure_ascii=False)]
     options: list[str] = []
     for flag, value, default in (

@@ -6,10 +6,12 @@ The store contract itself (scoping, TTL, cascades, notes, bodies) runs on both b
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -247,13 +249,21 @@ def test_a_failed_cascade_rolls_back_everything(pg_server: PgServer, pg_url: str
 # -- PostgreSQL restarted mid-run --------------------------------------------------------------
 
 
-def test_postgres_down_then_back_without_reopening(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    server = start_server()  # its own server: this test stops it
+@contextlib.contextmanager
+def _own_server(tmp_path: Path, query: str) -> Iterator[tuple[PgServer, ScratchStore, Any, Any]]:
+    """A server of the test's own (it stops or freezes it), a shared store on it with ``query``
+    added to the URL, its pad, and one spill made while all is well; the server is stopped after."""
+    server = start_server()
     try:
-        url = server.create_database("restart") + "&connect_timeout=2&password=s3cret-in-query"
-        store = shared(url, tmp_path / "b")
+        store = shared(server.create_database("own") + query, tmp_path / "b")
         pad = store.scratchpad("r", "a")
-        before = pad.intercept(BIG, tool="dump")
+        yield server, store, pad, pad.intercept(BIG, tool="dump")
+    finally:
+        server.stop()
+
+
+def test_postgres_down_then_back_without_reopening(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    with _own_server(tmp_path, "&connect_timeout=2&password=s3cret-in-query") as (server, store, pad, before):
         server._kill_postmaster()  # down (by PID), data kept
         t0 = time.monotonic()
         with pytest.raises(StoreUnavailableError, match=r"unavailable.*retry when it is back"):
@@ -282,8 +292,6 @@ def test_postgres_down_then_back_without_reopening(tmp_path: Path, caplog: pytes
         assert pad.call_tool("head", {"handle": before.handle, "lines": 1}).ok
         assert pad.get(after.handle) == BIG + "\nafter"  # type: ignore[arg-type]
         store.close()
-    finally:
-        server.stop()
 
 
 def _within(seconds: float, call: Any) -> Any:
@@ -301,12 +309,8 @@ def _within(seconds: float, call: Any) -> Any:
 def test_a_frozen_server_bounds_every_call(tmp_path: Path) -> None:
     # a server that stops answering but keeps its connections (SIGSTOP here; a network partition
     # looks the same to the client) held every call forever: libpq has no read timeout
-    server = start_server()  # its own server: this test freezes it
-    try:
-        url = server.create_database("frozen") + "&connect_timeout=2&options=-c%20statement_timeout%3D1000"
-        store = shared(url, tmp_path / "b")
-        pad = store.scratchpad("r", "a")
-        before = pad.intercept(BIG, tool="dump")
+    query = "&connect_timeout=2&options=-c%20statement_timeout%3D1000"
+    with _own_server(tmp_path, query) as (server, store, pad, before):
         pids = server.freeze()
         try:
             # (in a thread: were a call to block, the test fails and thaws instead of hanging)
@@ -323,8 +327,6 @@ def test_a_frozen_server_bounds_every_call(tmp_path: Path) -> None:
         assert after.spilled, after.failure
         assert pad.get(after.handle) == BIG + "\nafter"  # type: ignore[arg-type]
         store.close()
-    finally:
-        server.stop()
 
 
 def test_a_statement_past_its_deadline_is_cut_with_a_clear_error(pg_url: str, tmp_path: Path) -> None:

@@ -92,7 +92,7 @@ def test_every_hint_is_a_command_line_that_runs(spilled: tuple[dict[str, str], s
         "head_too_large": ("head", h, "900000"),
         "iterate_over_too_large": ("iter", h, "items", "metadata.name,status.phase", "100000"),
         "get_in_too_large": ("get", h, "items"),
-        "sql_error": ("sql", f"SELECT * FROM {h}.itemz"),
+        "sql_error": ("sql", f"SELECT *\nFROM {h}.itemz"),  # a newline: the hint stays one line
         "unknown_tool": ("call", "heads", json.dumps({"handle": h, "lines": 3})),
     }
     for code, argv in refusals.items():
@@ -100,6 +100,7 @@ def test_every_hint_is_a_command_line_that_runs(spilled: tuple[dict[str, str], s
         assert refused.returncode == 1 and code in refused.stderr and "(try: jupyter-scratchpad " in refused.stderr, (
             refused.stderr
         )
+        assert refused.stderr.count("\n") == 1, refused.stderr
         ran = _run_hint(env, refused.stderr)
         assert ran.returncode == 0 and ran.stdout.strip(), (argv, refused.stderr, ran.stderr)
     # the store options of the refused command come along (a store given by --store, a smaller page)
