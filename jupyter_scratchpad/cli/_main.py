@@ -123,30 +123,17 @@ def _serve(server: Any, http: str | None) -> int:
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
-    from ..mcp import UpstreamError
+    from ..mcp._proxy import UpstreamError, first_raised
 
     try:
         anyio.run(run)
     except BaseException as exc:  # an upstream that cannot start: one line, not 90 of task groups
-        found = _first(exc, UpstreamError)
+        found = first_raised(exc, UpstreamError)
         if found is None:
             raise
         print(f"jupyter-scratchpad: {found}", file=sys.stderr)
         return 1
     return 0
-
-
-def _first(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
-    """``exc`` or the first ``kind`` inside its exception groups."""
-    if isinstance(exc, kind):
-        return exc
-    group = getattr(exc, "exceptions", None)  # an exception group (3.11's, or anyio's backport)
-    if isinstance(group, (list, tuple)):
-        for inner in group:
-            found = _first(inner, kind)
-            if found is not None:
-                return found
-    return None
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:

@@ -48,7 +48,7 @@ from ._server import (
     unknown_tool,
 )
 
-__all__ = ["Upstream", "UpstreamError", "build_proxy", "upstreams_from_toml"]
+__all__ = ["Upstream", "UpstreamError", "build_proxy", "first_raised", "upstreams_from_toml"]
 
 log = logging.getLogger("jupyter_scratchpad.mcp")
 SEPARATOR = "__"
@@ -74,10 +74,18 @@ class UpstreamError(Exception):
     """An upstream server that could not be started or reached; the message says which and why."""
 
 
+def first_raised(exc: BaseException, kind: type[BaseException] = BaseException) -> BaseException | None:
+    """``exc``, or inside its exception groups (3.11's, or anyio's backport) the first ``kind``
+    raised: a task group's real cause rather than the group. None when there is none."""
+    group = getattr(exc, "exceptions", None)
+    if not isinstance(group, (list, tuple)):
+        return exc if isinstance(exc, kind) else None
+    return next((found for inner in group if (found := first_raised(inner, kind)) is not None), None)
+
+
 def _why(exc: BaseException) -> str:
     """The first real cause inside task groups, in one short line."""
-    while isinstance(group := getattr(exc, "exceptions", None), (list, tuple)) and group:  # (exception groups)
-        exc = group[0]
+    exc = first_raised(exc) or exc
     said = " ".join(str(exc).split())[:300]
     return f"{type(exc).__name__}: {said}" if said else type(exc).__name__
 

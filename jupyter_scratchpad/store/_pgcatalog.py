@@ -158,15 +158,21 @@ _NOT_AN_OUTAGE = (
 )
 
 
-def _check_port(url: str, where: str) -> None:
-    """A port that is not a number is a typo in the URL: libpq calls it a failure to resolve the
-    host, which would read as an outage worth retrying."""
+def _conninfo(url: str) -> dict[str, Any]:
+    """libpq's parameters of ``url`` (host, port, connect_timeout, options…); empty when it does
+    not parse (psycopg's own parse error is clear, and surfaces when connecting)."""
     from psycopg.conninfo import conninfo_to_dict
 
     try:
-        ports = str(conninfo_to_dict(url).get("port") or "")
-    except Exception:  # psycopg's own parse error is clear and surfaces when connecting
-        return
+        return dict(conninfo_to_dict(url))
+    except Exception:
+        return {}
+
+
+def _check_port(url: str, where: str) -> None:
+    """A port that is not a number is a typo in the URL: libpq calls it a failure to resolve the
+    host, which would read as an outage worth retrying."""
+    ports = str(_conninfo(url).get("port") or "")
     bad = [p for p in ports.split(",") if p and not p.strip().isdigit()]
     if bad:
         raise StoreError(
@@ -216,12 +222,7 @@ def answer_timeout(url: str) -> float:
     """How long a call waits for the server's answer: the URL's ``options=-c
     statement_timeout=…`` (PostgreSQL's own setting, which the server enforces too) plus a grace,
     else ``ANSWER_TIMEOUT_S``."""
-    try:
-        from psycopg.conninfo import conninfo_to_dict
-
-        options = str(conninfo_to_dict(url).get("options") or "")
-    except Exception:  # the URL's own errors are for the connection to report
-        return ANSWER_TIMEOUT_S
+    options = str(_conninfo(url).get("options") or "")
     found = re.search(r"statement_timeout\s*=\s*(\d+(?:\.\d+)?)\s*(ms|s|min)?\b", options)
     if not found or float(found.group(1)) <= 0:
         return ANSWER_TIMEOUT_S
@@ -329,8 +330,8 @@ class PgCatalog(SqlCatalog):
         _check_port(url, self._where)
         # how long a call waits for a connection before StoreUnavailableError: the URL's
         # connect_timeout (libpq's own parameter) if it has one, else 5 s
-        found = re.search(r"[?&]connect_timeout=(\d+)", url)
-        timeout_s = float(found.group(1)) if found and timeout_s is None else (timeout_s or 5.0)
+        given = str(_conninfo(url).get("connect_timeout") or "")
+        timeout_s = float(given) if given.isdigit() and timeout_s is None else (timeout_s or 5.0)
         self._timeout_s = timeout_s
         self._answer_s = answer_timeout(url)
         self._set_role = False
