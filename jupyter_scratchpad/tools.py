@@ -200,7 +200,8 @@ _TOOLS: tuple[_Tool, ...] = (
         "handle; a string there that holds JSON or markdown (an MCP text block) is described as that document.",
         _p(
             handle=_HANDLE,
-            max_depth={**_INT, "description": "How deep to describe (default 4).", "minimum": 0},
+            max_depth={**_INT, "description": "How deep to describe (default 4).", "minimum": 0,
+                       "maximum": _schema.MAX_DEPTH},
             path={"type": "string", "description": 'Optional: describe only the part at this path ("$" is all).'},
         ),
         ("handle",),

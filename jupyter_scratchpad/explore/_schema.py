@@ -362,11 +362,14 @@ def _render_rows(rows: list[dict[str, Any]]) -> str:
     return "\n".join(f"{r['path']:<{width}}  {r['kind']:<{kwidth}}  {r['where']}".rstrip() for r in rows)
 
 
+MAX_DEPTH = 32  # the deepest schema one call describes
+
+
 def schema(ctx: ToolContext, handle: str, max_depth: int = 4, path: str | None = None) -> Output:
     entry = ctx.entry(handle)
     max_depth = _positive_int(max_depth, "max_depth", 0)
-    if max_depth > 32:
-        raise ToolError("invalid_argument", "'max_depth' must be at most 32", argument="max_depth")
+    if max_depth > MAX_DEPTH:  # (the published schema says so too: a strict client checks it first)
+        raise ToolError("invalid_argument", f"'max_depth' must be at most {MAX_DEPTH}", argument="max_depth")
     if path is not None and str(path).strip() not in ("", "$"):
         return _schema_at(ctx, entry, max_depth, path)
     title = f"schema of {entry.key} ({entry.format}, {fmt_bytes(entry.size_bytes)}, {entry.line_count or 0:,} lines)"

@@ -153,6 +153,7 @@ def _calls(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(call=_calls())
 @example(call=("schema", {"path": ["a"], "handle": "abc"}))  # found by CI: a key list is forgiven
+@example(call=("schema", {"handle": "abc", "max_depth": 33}))  # found by CI: the schema now says at most 32
 def test_runtime_validation_agrees_with_the_published_schema(
     pad: Scratchpad, pods_handle: str, call: tuple[str, dict[str, Any]]
 ) -> None:
