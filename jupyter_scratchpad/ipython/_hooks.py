@@ -35,6 +35,9 @@ __all__ = ["OutputHooks"]
 log = logging.getLogger("jupyter_scratchpad.ipython")
 
 _MISSING = object()
+# When the policy cannot say whether an output is large (it failed too), text over this many
+# characters is held back rather than shown.
+FAIL_CLOSED_CHARS = 32_768
 
 
 class _InstancePatch:
@@ -165,11 +168,43 @@ class OutputHooks:
                     cut = "the whole exception is sys.last_value"
                     stb = [bound_error_text("\n".join(map(str, stb)), limit) + "\x1b[0m", f"({cut})"]
                     evalue = _Shown(bound_error_text(shown, limit))
-        except Exception:
-            log.exception("bounding a traceback failed; it is shown as it is")
+        except Exception:  # fail closed all the same: the first characters, then a note
+            log.exception("bounding a traceback failed; it is cut at %s characters", f"{FAIL_CLOSED_CHARS:,}")
+            with contextlib.suppress(Exception):  # (an exception whose str() raises: IPython's own handling)
+                if isinstance(stb, list) and sum(len(str(line)) for line in stb) > FAIL_CLOSED_CHARS:
+                    cut = "(cut: sys.last_value is the whole exception)"
+                    stb = ["\n".join(map(str, stb))[:FAIL_CLOSED_CHARS] + "\x1b[0m", cut]
+                if len(str(evalue)) > FAIL_CLOSED_CHARS:
+                    evalue = _Shown(str(evalue)[:FAIL_CLOSED_CHARS] + " …")
         return self._show_tb(etype, evalue, stb)
 
     # -- displayhook and display publisher ---------------------------------------------------
+
+    def _fail_closed(self, data: Any, exc: BaseException, tool: str, where: str | None) -> dict[str, Any] | None:
+        """When our own spill code failed on an output: the pointer a failed spill shows in place
+        of a text bundle large enough to spill, else None (a small or rich output is shown as it
+        is). The notebook never gets the flood because the scratchpad had a bug."""
+        from ..spill import SpillDecision
+        from ..spill._withheld import withheld_pointer
+        from ._spill import SPILLABLE_MIMES
+
+        if not isinstance(data, dict) or not data or any(mime not in SPILLABLE_MIMES for mime in data):
+            return None
+        reason = f"{type(exc).__name__}"
+        with contextlib.suppress(Exception):  # (an exception whose str() raises)
+            reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
+        try:
+            text = max((str(v) if isinstance(v, str) else repr(v) for v in data.values()), key=len)
+            try:
+                large = self.session.spiller.could_spill(len(text), tool)
+            except Exception:  # the policy itself may be what failed
+                large = len(text) > FAIL_CLOSED_CHARS
+            if not large:
+                return None
+            pointer = withheld_pointer(text, tool, SpillDecision(spill=True, rule="error"), reason)
+        except Exception:  # not even measurable: withheld all the same
+            pointer = f"[scratchpad] The output of {tool} was withheld: spilling it failed ({reason})."
+        return {"text/plain": pointer + (f"\n{where}" if where else "") + "\n`%scratch auto off` shows it in full."}
 
     def _compute_format_data(self, result: Any) -> Any:
         dh = self.shell.displayhook
@@ -180,19 +215,22 @@ class OutputHooks:
         where = f"The value itself is still in Out[{n}] and _." if getattr(dh, "do_full_cache", True) else None
         try:
             replaced = self.session.spiller.for_result(result, f"cell_{n}", where, original)
-        except Exception:
-            log.exception("auto-spill of cell %s's result failed; showing it in full", n)
-            replaced = None
+        except Exception as exc:
+            log.exception("auto-spill of cell %s's result failed", n)
+            data, metadata = original(result)
+            pointer = self._fail_closed(data, exc, f"cell_{n}", where)
+            return (data, metadata) if pointer is None else (pointer, {})
         return original(result) if replaced is None else replaced
 
     def _publish(self, data: Any, metadata: Any = None, *args: Any, **kwargs: Any) -> Any:
         original = self._send_display
         if self.session.auto_spill and isinstance(data, dict):
+            tool = f"cell_{self._cell_number()}_display"
             try:
-                bundle = self.session.spiller.spill_bundle(data, f"cell_{self._cell_number()}_display")
-            except Exception:
-                log.exception("auto-spill of a display failed; showing it in full")
-                bundle = None
+                bundle = self.session.spiller.spill_bundle(data, tool)
+            except Exception as exc:
+                log.exception("auto-spill of a display failed")
+                bundle = self._fail_closed(data, exc, tool, None)
             if bundle is not None:
                 data, metadata = bundle, {}
         return original(data, metadata, *args, **kwargs)

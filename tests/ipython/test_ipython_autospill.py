@@ -160,6 +160,27 @@ def test_a_failed_spill_shows_a_pointer_not_the_flood(ip: Any, session: ScratchS
     assert "No space left on device" in caplog.text and session.pad.entries() == []
 
 
+# A str whose len() raises: the scratchpad's own code fails on it (a bug stand-in that needs no
+# patching); what the notebook gets must still be short.
+LENLESS = "class Lenless(str):\n    def __len__(self):\n        raise RuntimeError('no len today')\n"
+
+
+def test_when_our_own_code_fails_on_a_large_value_the_notebook_gets_a_pointer(
+    ip: Any, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    ip.run_cell(LENLESS + "Lenless('processed batch\\n' * 20000)")
+    out = capsys.readouterr().out
+    assert "was withheld" in out and "no len today" in out and "Out[1]" in out
+    assert out.count("processed batch") < 10 and len(out) < 5000  # was 400,000 characters
+    assert str.__len__(ip.user_ns["Out"][1]) == 320_000  # the value itself kept whole
+    assert "auto-spill of cell 1's result failed" in caplog.text
+
+
+def test_when_our_own_code_fails_on_a_small_value_it_is_shown(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    ip.run_cell(LENLESS + "Lenless('short')")
+    assert "'short'" in capsys.readouterr().out
+
+
 # -- display(...) ----------------------------------------------------------------------------
 
 
@@ -186,6 +207,15 @@ def test_large_displays_are_replaced(recorded: tuple[Any, list[dict[str, Any]]],
     stub = output["data"][STUB_MIME]
     assert stub["format"] == fmt and stub["source_tool"] == "cell_1_display"
     assert len(json.dumps(output["data"])) < 12_000
+
+
+def test_when_our_own_code_fails_on_a_large_display_it_is_withheld(recorded: tuple[Any, list[dict[str, Any]]]) -> None:
+    shell, outputs = recorded
+    shell.run_cell(LENLESS + "display({'text/plain': Lenless('row\\n' * 30000)}, raw=True)\n"
+                   "display({'text/plain': Lenless('small')}, raw=True)")
+    large, small = outputs
+    assert list(large["data"]) == ["text/plain"] and "was withheld" in large["data"]["text/plain"]
+    assert len(large["data"]["text/plain"]) < 3000 and small["data"]["text/plain"] == "small"
 
 
 def test_small_and_visual_displays_pass(recorded: tuple[Any, list[dict[str, Any]]]) -> None:
@@ -308,3 +338,18 @@ def test_rerunning_a_cell_reuses_its_entry(ip: Any, session: ScratchSession, cap
     assert after["tokens_intercepted"] == before["tokens_intercepted"]
     ip.run_cell("{**pods(), 'another': 1}")  # different bytes: a new entry
     assert len(handles(session)) == 2
+
+
+def test_a_large_error_is_cut_even_when_bounding_it_fails(ip: Any, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    def broken(*args: Any, **kwargs: Any) -> str:
+        raise RuntimeError("bounding is broken")
+
+    monkeypatch.setattr("jupyter_scratchpad.spill.bound_error_text", broken)
+    with pytest.raises(ValueError):
+        ip.run_cell("raise ValueError('E' * 2_000_000)")
+    out = capsys.readouterr()
+    shown = out.out + out.err
+    assert "ValueError" in shown and "sys.last_value is the whole exception" in shown
+    assert 30_000 < len(shown) < 80_000  # the first 32,768 characters, not 2 MB (4 MB before)
+    assert len(str(sys.last_value)) == 2_000_000
