@@ -144,6 +144,11 @@ class OutputHooks:
             self.streams.end_cell()
         except Exception:
             log.exception("ending the stream gates failed")
+        if result is not None and getattr(result, "error_in_exec", None) is not None and self.session.auto_spill:
+            try:
+                result.error_in_exec = self._bounded_error(result.error_in_exec)
+            except Exception:
+                log.exception("bounding the cell's error for the kernel's reply failed")
         self.session.forget_own_results()
         widgets = sys.modules.get("jupyter_scratchpad.widgets")
         if widgets is not None:  # open explorers show this cell's spills now, not at their next poll
@@ -177,6 +182,28 @@ class OutputHooks:
                 if len(str(evalue)) > FAIL_CLOSED_CHARS:
                     evalue = _Shown(str(evalue)[:FAIL_CLOSED_CHARS] + " …")
         return self._show_tb(etype, evalue, stb)
+
+    def _bounded_error(self, error: BaseException) -> BaseException:
+        """The cell's error as the kernel's reply will carry it: ipykernel puts ``str(error)`` in
+        the execute_reply's ``evalue`` after this event, so ``raise ValueError(2 MB)`` sent 2 MB
+        to every client (nbclient quotes it in its ``CellExecutionError``). A larger one is
+        replaced by a copy of the same type with the bounded text and the same traceback; the
+        exception itself stays whole in ``sys.last_value``."""
+        limit = self.session.pad.policy.error_max_bytes
+        text = str(error)
+        if len(text) <= limit:
+            return error
+        from ..spill import bound_error_text
+
+        shown = bound_error_text(text, limit) + " (the whole exception is sys.last_value)"
+        try:
+            copy = type(error).__new__(type(error))
+            copy.args = (shown,)
+            if str(copy) != shown:
+                raise TypeError("str() does not come from args")
+        except Exception:  # an exception with its own __str__ or __new__: a stand-in of the same name
+            copy = type(type(error).__name__, (Exception,), {"__str__": lambda _self: shown})()
+        return copy.with_traceback(error.__traceback__)
 
     # -- displayhook and display publisher ---------------------------------------------------
 

@@ -353,3 +353,15 @@ def test_a_large_error_is_cut_even_when_bounding_it_fails(ip: Any, monkeypatch: 
     assert "ValueError" in shown and "sys.last_value is the whole exception" in shown
     assert 30_000 < len(shown) < 80_000  # the first 32,768 characters, not 2 MB (4 MB before)
     assert len(str(sys.last_value)) == 2_000_000
+
+
+@pytest.mark.parametrize(("code", "kind"), [
+    ("raise ValueError('v' * 500_000)", ValueError),  # str() from args: a copy of the same type
+    ("raise KeyError('k' * 500_000)", Exception),  # str() is repr(args[0]): a stand-in of the same name
+])
+def test_the_cells_error_as_the_kernel_reply_carries_it_is_bounded(ip: Any, code: str, kind: type) -> None:
+    with pytest.raises(Exception) as raised:  # what run_cell's result carries (ipykernel: str() -> evalue)
+        ip.run_cell(code)
+    assert isinstance(raised.value, kind) and type(raised.value).__name__ == code.split()[1].split("(")[0]
+    assert len(str(raised.value)) < 10_000 and "the whole exception is sys.last_value" in str(raised.value)
+    assert raised.value.__traceback__ is not None and len(str(sys.last_value)) >= 500_000

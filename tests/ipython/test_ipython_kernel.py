@@ -169,7 +169,10 @@ def test_an_error_with_a_huge_message_is_bounded(fresh: Kernel) -> None:
     [error] = of_type(messages, "error")
     content = error["content"]
     assert content["ename"] == "ValueError"
-    assert len(json.dumps(content)) < 20_000  # (the execute_reply's evalue is str(the exception) itself)
+    assert len(json.dumps(content)) < 20_000
+    reply = fresh.last_reply["content"]  # its evalue was str(the exception): 2 MB (nbclient quotes it)
+    assert reply["ename"] == "ValueError" and len(json.dumps(reply)) < 30_000
+    assert reply["evalue"].startswith("HEAD") and "TAIL (the whole exception is sys.last_value)" in reply["evalue"]
     shown = "\n".join(content["traceback"])
     assert "HEAD" in shown and "TAIL" in shown and "bytes of this error cut" in shown and "sys.last_value" in shown
     assert content["evalue"].startswith("HEAD") and content["evalue"].endswith("TAIL")
