@@ -141,7 +141,11 @@ def _sugg_lines(ctx: ToolContext, args: dict[str, Any], est: int, limit: int) ->
         lines = max(1, int(args["end"]) - start + 1)
     else:
         lines = int(args.get("lines") or 50)
-    return _text.line_suggestions(str(args.get("handle")), start, lines, est, limit)
+    last = None
+    if ctx.tool == "tail":  # a refused tail is offered the end of the body, not its start
+        with contextlib.suppress(ToolError):
+            last = ctx.entry(args.get("handle")).line_count
+    return _text.line_suggestions(str(args.get("handle")), start, lines, est, limit, last_line=last)
 
 
 def _sugg_read(ctx: ToolContext, args: dict[str, Any], est: int, limit: int) -> list[dict[str, Any]]:
@@ -200,8 +204,12 @@ _TOOLS: tuple[_Tool, ...] = (
         "handle; a string there that holds JSON or markdown (an MCP text block) is described as that document.",
         _p(
             handle=_HANDLE,
-            max_depth={**_INT, "description": "How deep to describe (default 4).", "minimum": 0,
-                       "maximum": _schema.MAX_DEPTH},
+            max_depth={
+                **_INT,
+                "description": "How deep to describe (default 4).",
+                "minimum": 0,
+                "maximum": _schema.MAX_DEPTH,
+            },
             path={"type": "string", "description": 'Optional: describe only the part at this path ("$" is all).'},
         ),
         ("handle",),
@@ -539,7 +547,7 @@ def _validate(tool: _Tool, args: dict[str, Any]) -> None:
 
 
 def _as_int(value: Any) -> Any:
-    """"50" and 50.0 as 50; anything else as it is."""
+    """ "50" and 50.0 as 50; anything else as it is."""
     if isinstance(value, str):
         digits = value.strip().removeprefix("-")
         if digits.isascii() and digits.isdigit() and len(digits) <= 18:
@@ -667,9 +675,7 @@ def _error_result(
     if prefix and err.get("suggestions"):
         err = {
             **err,
-            "suggestions": [
-                {**s, "tool": prefix + s["tool"], "call": prefix + s["call"]} for s in err["suggestions"]
-            ],
+            "suggestions": [{**s, "tool": prefix + s["tool"], "call": prefix + s["call"]} for s in err["suggestions"]],
         }
     if pad is not None:  # a model reads handles, never the machine's directories
         err = json.loads(redact_paths(json.dumps(err, ensure_ascii=False, default=str), _store_paths(pad)))
@@ -1060,16 +1066,18 @@ def dispatch(
 def _near_calls(pad: Scratchpad, names: list[str], args: dict[str, Any], limit: int) -> list[dict[str, Any]]:
     """The call meant, for a misspelt tool name: the same arguments (those the tool takes), offered
     only when they are all it needs (``head()`` alone would fail: head needs 'handle') and the
-    call, dry-run, succeeds within ``limit``."""
+    call, dry-run, succeeds within ``limit``. A tool that changes the store is never offered as
+    a call (``close_matches`` names it): a suggestion is run as it is, and a misspelt read tool
+    (``search_bytes`` with a handle) suggested ``scratch_delete`` of that handle."""
     out = []
     for n in names:
         tool = TOOLS[n]
         kept = {k: v for k, v in args.items() if k in tool.properties}
-        if not all(r in kept for r in tool.required):
+        if tool.changes or not all(r in kept for r in tool.required):
             continue
         call = suggestion(n, "a tool with a similar name, the same arguments", **kept)
         try:
-            if tool.changes or _fits(pad, call, limit):  # (a write is not dry-run: it would act)
+            if _fits(pad, call, limit):
                 out.append(call)
         except Exception:
             log.debug("checking %s failed", call["call"], exc_info=True)

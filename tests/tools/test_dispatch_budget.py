@@ -98,6 +98,18 @@ def test_unknown_tool_suggests_close_names(pad: Scratchpad) -> None:
     assert res.error["close_matches"][0] == "item_schema"
 
 
+@pytest.mark.parametrize("name", ["search_bytes", "scratch_delte", "scratch_writ"])
+def test_a_misspelt_tool_never_suggests_a_call_that_changes_the_store(pad: Scratchpad, log_handle: str,
+                                                                      name: str) -> None:
+    # search_bytes {handle} suggested scratch_delete {handle}: running the hint deleted the handle
+    res = pad.call_tool(name, {"handle": log_handle, "key": "k", "value": 1, "kind": "handle"})
+    assert res.error["error"] == "unknown_tool" and res.error["close_matches"]
+    assert not {s["tool"] for s in res.error["suggestions"]} & {"scratch_delete", "scratch_write"}
+    for s in res.error["suggestions"]:  # what is offered runs, and reads
+        assert pad.call_tool(s["tool"], s["arguments"]).ok
+    assert [e["handle"] for e in pad.entries("handle")] == [log_handle] and pad.entries("note") == []
+
+
 def test_common_model_slips_are_forgiven(pad: Scratchpad, log_handle: str) -> None:
     res = pad.call_tool("head", {"handle": log_handle, "lines": "3"})
     assert res.ok and len(res.data["lines"]) == 3
