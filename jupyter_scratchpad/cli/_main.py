@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import uuid
 from pathlib import Path
@@ -51,10 +52,16 @@ def default_store_dir() -> Path:
 CLI_MAX_TOKENS = 25_000  # what one read prints unless --max-tokens says otherwise
 
 
+def _tokens(value: str) -> int:
+    if not re.fullmatch(r"[0-9]+", value.strip()):
+        raise argparse.ArgumentTypeError(f"a number of tokens, 0 or more (0: no bound), not {value[:40]!r}")
+    return int(value)
+
+
 def _bound_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-tokens",
-        type=int,
+        type=_tokens,
         default=CLI_MAX_TOKENS,
         metavar="N",
         help=f"a result far over N tokens is refused with smaller calls to make (default {CLI_MAX_TOKENS:,}; "
@@ -467,8 +474,10 @@ def _cli_hint(args: argparse.Namespace, suggestion: dict[str, Any]) -> str:
     if words is None or any(not w.isprintable() for w in words):  # a newline: JSON escapes it, one line
         words = ["call", tool, json.dumps(arguments, ensure_ascii=False)]
     options: list[str] = []
+    url = getattr(args, "store_url", None)
     for flag, value, default in (
-        ("--store", getattr(args, "store", None), None),
+        ("--store", getattr(args, "store", None) or getattr(args, "store_global", None), None),
+        ("--store-url", url, os.environ.get("SCRATCHPAD_STORE_URL")),  # (from the environment: it still is)
         ("--bodies", getattr(args, "bodies", None), None),
         ("--run-id", getattr(args, "run_id", None), None),
         ("--agent-id", getattr(args, "agent_id", None), "main"),
@@ -496,7 +505,7 @@ def _shortcut(cmd: str, rest: list[str]) -> dict[str, Any]:
     if len(more) > len(names):
         raise UsageError(f"{cmd} takes {' '.join(n.upper() for n in names) or 'only a handle'} after the handle")
     for name, value in zip(names, more, strict=False):
-        args[name] = int(value) if name in _NUMBERS and value.lstrip("-").isdigit() else value
+        args[name] = int(value) if name in _NUMBERS and re.fullmatch(r"-?[0-9]+", value) else value
     return args
 
 
@@ -533,6 +542,10 @@ def main(argv: list[str] | None = None) -> int:
         return _cmd_tool(args, cmd, _shortcut(cmd, args.rest))
     except KeyboardInterrupt:  # pragma: no cover
         return 130
+    except BrokenPipeError:  # the reader stopped (| head -1): quietly, as a shell tool does
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # (the interpreter's own flush at exit would fail too)
+        return 141  # 128 + SIGPIPE
     except UsageError as exc:
         print(f"jupyter-scratchpad: {exc}", file=sys.stderr)
         return 2

@@ -124,11 +124,18 @@ def slice_lines(ctx: ToolContext, handle: str, start: int, end: int) -> Output:
     return _line_output(ctx, entry, start, min(end, total), note)
 
 
-def line_suggestions(handle: str, start: int, lines: int, estimated: int, limit: int) -> list[dict[str, Any]]:
+def line_suggestions(
+    handle: str, start: int, lines: int, estimated: int, limit: int, *, last_line: int | None = None
+) -> list[dict[str, Any]]:
+    """Smaller line reads for a refused one; with ``last_line`` (a refused tail) they end there."""
     per_line = max(estimated / max(lines, 1), 1.0)
     fit = max(1, int(limit * 0.8 / per_line))
     out = []
-    if fit < lines:
+    if fit < lines and last_line:
+        first = max(1, last_line - fit + 1)
+        out.append(suggestion("tail", f"about {fit} lines fit", handle=handle, lines=fit))
+        out.append(suggestion("slice", "the same lines, by number", handle=handle, start=first, end=last_line))
+    elif fit < lines:
         out.append(suggestion("slice", f"about {fit} lines fit", handle=handle, start=start, end=start + fit - 1))
         out.append(suggestion("head", f"about {fit} lines fit", handle=handle, lines=fit))
     out.append(grep_errors(handle, "search instead"))

@@ -4,6 +4,7 @@ person's reads, notes, export, rm, sweep, exit codes and one-line errors (issue 
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -112,9 +113,25 @@ def test_every_hint_is_a_command_line_that_runs(spilled: tuple[dict[str, str], s
     assert f"--store {store} --max-tokens 2000" in refused.stderr, refused.stderr
     ran = _run_hint(bare, refused.stderr)
     assert ran.returncode == 0 and '"metadata.name":"pod-0"' in ran.stdout, ran.stderr
+    # a --store given before the subcommand (documented) comes along too: the hint read the default store
+    refused = _run(bare, "--store", store, "head", h2, "900000")
+    assert f"--store {store}" in refused.stderr and _run_hint(bare, refused.stderr).returncode == 0, refused.stderr
     # --json: each suggestion also carries its command line
     as_json = json.loads(_run(env, "head", h, "900000", "--json").stdout)
     assert all(s["cli"].startswith("jupyter-scratchpad ") for s in as_json["error"]["suggestions"])
+
+
+def test_a_closed_pipe_and_bad_numbers(spilled: tuple[dict[str, str], str]) -> None:
+    env, h = spilled
+    # | head -1: "[Errno 32] Broken pipe" and exit 2 (a usage or store problem) before
+    cli = [sys.executable, "-m", "jupyter_scratchpad.cli", "slice", h, "1", "30000", "--max-tokens", "0"]
+    piped = subprocess.run(f"{shlex.join(cli)} | head -1; echo rc=${{PIPESTATUS[0]}}", shell=True,
+                           executable="/bin/bash", env=env, capture_output=True, text=True, timeout=60)
+    assert piped.stdout.endswith("rc=141\n") and piped.stdout.count("\n") == 2 and piped.stderr == "", piped
+    negative = _run(env, "head", h, "5", "--max-tokens", "-5")  # was taken: "over the page of -5 tokens"
+    assert negative.returncode == 2 and "0 or more" in negative.stderr
+    superscript = _run(env, "head", h, "²")  # was: invalid literal for int()
+    assert superscript.returncode == 1 and "invalid literal" not in superscript.stderr and "lines" in superscript.stderr
 
 
 def test_notes_rm_and_sweep(spilled: tuple[dict[str, str], str]) -> None:

@@ -44,6 +44,16 @@ def test_tail_and_file_alias(pad: Scratchpad, log_handle: str) -> None:
     assert too_many.error["error"] == "tail_too_large"
 
 
+def test_a_refused_tail_is_offered_the_end_not_the_start(pad: Scratchpad, log_handle: str) -> None:
+    # tail H 5000 suggested slice 1..N and head N: the start of the body, not what tail asked for
+    refused = pad.call_tool("tail", {"handle": log_handle, "lines": 5000})
+    calls = [s for s in refused.error["suggestions"] if s["tool"] in ("tail", "slice", "head")]
+    assert [s["tool"] for s in calls] == ["tail", "slice"]
+    for s in calls:
+        res = pad.call_tool(s["tool"], s["arguments"])
+        assert res.ok and res.data["lines"][-1].endswith("req=4999 msg=handled")
+
+
 def test_slice_is_one_indexed_inclusive_and_clamps(pad: Scratchpad, log_handle: str) -> None:
     res = pad.call_tool("slice", {"handle": log_handle, "start": 10, "end": 12})
     assert [d.split(" req=")[1].split(" ")[0] for d in res.data["lines"]] == ["9", "10", "11"]
