@@ -151,6 +151,18 @@ def bad_uri(message: str) -> Exception:
     return MCPError(code=types.INVALID_PARAMS, message=message)
 
 
+def _char_start(reader: Any, offset: int, size: int) -> int:
+    """``offset`` moved back to the first byte of the UTF-8 character it falls in: pages split
+    at fixed byte offsets cut characters in two (each half read as U+FFFD)."""
+    if offset <= 0 or offset >= size:
+        return max(0, min(offset, size))
+    near = reader.read_raw(offset - 3, offset + 1)  # a character is at most 4 bytes
+    back = 0
+    while back < 3 and near[-1 - back] & 0xC0 == 0x80:  # a continuation byte
+        back += 1
+    return offset - back
+
+
 def read_page(pad: Scratchpad, uri: str) -> types.ReadResourceResult:
     m = _URI.match(uri)
     if m is None:
@@ -164,9 +176,8 @@ def read_page(pad: Scratchpad, uri: str) -> types.ReadResourceResult:
     pages = max(1, -(-size // PAGE_BYTES))
     if page > pages:
         raise bad_uri(f"{handle} has {pages} page(s) of {PAGE_BYTES // 1024} KiB; page {page} is past the end")
-    start = (page - 1) * PAGE_BYTES
-    chunk = reader.read_raw(start, min(size, start + PAGE_BYTES))
-    text = chunk.decode("utf-8", errors="replace")
+    start, end = _char_start(reader, (page - 1) * PAGE_BYTES, size), _char_start(reader, page * PAGE_BYTES, size)
+    text = reader.read_raw(start, end).decode("utf-8", errors="replace")
     note = ""
     if page < pages:
         note = f"\n[page {page} of {pages} of {handle}; next: scratchpad://{handle}?page={page + 1}]"

@@ -141,3 +141,20 @@ def test_cli_reads_as_the_person(tmp_path: Path, env: dict[str, str]) -> None:
     assert len(lines.stderr) < 1500 and f"(try: jupyter-scratchpad slice --store {store_dir} {nums} 1 " in lines.stderr  # a read that fits
 
 
+@pytest.mark.parametrize("prefix", ["", "a", "ab", "abc"])
+def test_resource_pages_never_cut_a_character(tmp_path: Path, prefix: str) -> None:
+    # pages were cut at fixed byte offsets: joined, they had U+FFFD where a character was split
+    from jupyter_scratchpad import ScratchStore
+    from jupyter_scratchpad.mcp._server import PAGE_BYTES, read_page
+
+    text = prefix + "é€😀" * (PAGE_BYTES // 3)  # 2-, 3- and 4-byte characters across every page edge
+    with ScratchStore(tmp_path / "store") as store:
+        pad = store.scratchpad(run_id="r", agent_id="a")
+        handle = pad.intercept(text, tool="t", force=True).handle
+        pages, uri = [], f"scratchpad://{handle}"
+        while uri:
+            page = read_page(pad, uri).contents[0].text
+            body, _, note = page.partition(f"\n[page {len(pages) + 1} of ")
+            pages.append(body)
+            uri = note.rsplit("next: ", 1)[1].rstrip("]") if note else ""
+        assert len(pages) == 3 and "".join(pages) == text and "\ufffd" not in "".join(pages)
