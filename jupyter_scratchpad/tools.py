@@ -76,19 +76,7 @@ class ToolResult:
         """``text`` as a notebook displays it: whole up to ``DISPLAY_MAX_CHARS``, else its head and
         tail with a note (a person's ``head -n 300000`` was 16 MB of HTML and text: a frozen tab).
         The value itself (``text``, ``data``) stays whole."""
-        limit = DISPLAY_MAX_CHARS if max_chars is None else max_chars
-        text = self.text
-        if len(text) <= limit:
-            return text
-        head, tail = text[: limit * 3 // 4], text[len(text) - limit // 4 :]
-        head = head[: head.rfind("\n") + 1] or head  # whole lines where there are any
-        tail = tail[tail.find("\n") + 1 :] or tail
-        hidden = len(text) - len(head) - len(tail)
-        note = (
-            f"[… {hidden:,} of {len(text):,} characters not shown here; the whole result is this cell's "
-            "value: _.text, _.data]"
-        )
-        return f"{head}{note}\n{tail}"
+        return display_cut(self.text, "the whole result is this cell's value: _.text, _.data", max_chars)
 
     def as_message(self) -> str:
         """The text to put in a tool-result message (errors as their JSON)."""
@@ -96,6 +84,20 @@ class ToolResult:
 
 
 DISPLAY_MAX_CHARS = 1_000_000  # a result's text a notebook displays whole (a browser tab copes)
+
+
+def display_cut(text: str, whole: str, max_chars: int | None = None) -> str:
+    """``text`` whole up to ``max_chars`` (``DISPLAY_MAX_CHARS``), else its head and tail, whole
+    lines where there are any, with a note of what was cut and where the whole is (``whole``)."""
+    limit = DISPLAY_MAX_CHARS if max_chars is None else max_chars
+    if len(text) <= limit:
+        return text
+    head, tail = text[: limit * 3 // 4], text[len(text) - limit // 4 :]
+    head = head[: head.rfind("\n") + 1] or head
+    tail = tail[tail.find("\n") + 1 :] or tail
+    hidden = len(text) - len(head) - len(tail)
+    return f"{head}[… {hidden:,} of {len(text):,} characters not shown here; {whole}]\n{tail}"
+
 
 _HANDLE = {"type": "string", "description": 'The handle printed in a spill stub (e.g. "list_pods_3f2a9c1b0d4e").'}
 _INT = {"type": "integer"}

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..store._format import as_text
+from ..tools import ToolResult
 from ._render import stub_bundle
 
 if TYPE_CHECKING:
@@ -35,6 +36,24 @@ def _bundle(stub: dict[str, Any], where: str | None) -> dict[str, Any]:
     if "pointer" in stub:
         return {"text/plain": stub["pointer"] + (f"\n{where}" if where else "")}
     return stub_bundle(stub, where)
+
+
+def _shown_bounded(data: Any, metadata: Any, where: str | None) -> tuple[Any, Any]:
+    """A person's read as displayed: each text part whole up to ``DISPLAY_MAX_CHARS``; past it
+    the plain text as its head and tail, and a larger rich part (a table's HTML) left out.
+    ``%scratch df`` with ``display.max_rows = None`` and ``%scratch iter --limit 200000`` sent
+    41 MB to the browser; the value itself stays whole."""
+    from ..tools import DISPLAY_MAX_CHARS, display_cut
+
+    def fits(mime: str, value: Any) -> bool:  # (markup around the same text: twice the room)
+        return not isinstance(value, str) or len(value) <= DISPLAY_MAX_CHARS * (1 if mime == "text/plain" else 2)
+
+    if not isinstance(data, dict) or all(fits(k, v) for k, v in data.items()):
+        return data, metadata
+    whole = where or "the whole value is this cell's value: _"
+    shown = {k: v for k, v in data.items() if fits(k, v)}
+    shown["text/plain"] = display_cut(str(data.get("text/plain", "")), whole)
+    return shown, {k: v for k, v in (metadata or {}).items() if k in shown}
 
 
 class OutputSpiller:
@@ -109,8 +128,10 @@ class OutputSpiller:
             if handle and too_large:  # a whole handle's value: never stored a second time
                 note = f"This is the value of {handle}, already in the scratchpad (not stored again)."
                 return stub_bundle(self.session.pad.stub(handle), note), {}
-            if not too_large or not store_if_large:
-                return None  # what a read asked for is shown whole (a person's reads are)
+            if not too_large or not store_if_large:  # what a read asked for is whole (a person's reads are)
+                if isinstance(result, ToolResult):
+                    return None  # (its formatters show ToolResult.shown_text)
+                return _shown_bounded(*format_data(result), where)  # ... and its display bounded
             # a part of one (get H PATH) or a note too large to show: stored like any large value
             # (the same bytes as a handle's are that handle), never printed whole
         if isinstance(result, NATIVE_TYPES):

@@ -365,3 +365,23 @@ def test_the_cells_error_as_the_kernel_reply_carries_it_is_bounded(ip: Any, code
     assert isinstance(raised.value, kind) and type(raised.value).__name__ == code.split()[1].split("(")[0]
     assert len(str(raised.value)) < 10_000 and "the whole exception is sys.last_value" in str(raised.value)
     assert raised.value.__traceback__ is not None and len(str(sys.last_value)) >= 500_000
+
+
+def test_a_persons_whole_read_is_displayed_bounded(ip: Any, session: ScratchSession,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # %scratch df with display.max_rows=None and %scratch iter --limit 200000 sent 41 MB to the browser
+    ip.user_ns["big"] = {"items": [{"name": f"pod-{i}", "phase": "Running"} for i in range(60_000)]}
+    ip.run_cell("big")
+    [handle] = handles(session)
+    capsys.readouterr()
+    ip.run_cell("import pandas as pd\npd.set_option('display.max_rows', None)")
+    try:
+        ip.run_cell(f"df = %scratch df {handle} items\ndf")
+        shown = capsys.readouterr().out
+        assert len(shown) < 1_100_000 and "characters not shown here" in shown and "Out[" in shown
+        assert "pod-0" in shown and "pod-59999" in shown and len(ip.user_ns["df"]) == 60_000
+        ip.run_cell(f"rows = %scratch iter {handle} items --fields name,phase --limit 60000\nrows")
+        shown = capsys.readouterr().out
+        assert len(shown) < 1_100_000 and "characters not shown here" in shown and len(ip.user_ns["rows"]) == 60_000
+    finally:
+        ip.run_cell("pd.reset_option('display.max_rows')")
