@@ -166,7 +166,10 @@ class OutputHooks:
         try:
             if self.session.auto_spill and isinstance(stb, list):
                 limit = self.session.pad.policy.error_max_bytes
-                shown = str(evalue)
+                try:
+                    shown = str(evalue)
+                except Exception:  # its own __str__ fails: IPython shows that as it always does
+                    shown = ""
                 if sum(len(str(line)) for line in stb) > limit or len(shown) > limit:
                     from ..spill import bound_error_text
 

@@ -45,12 +45,14 @@ def _shown_bounded(data: Any, metadata: Any, where: str | None) -> tuple[Any, An
     41 MB to the browser; the value itself stays whole."""
     from ..tools import DISPLAY_MAX_CHARS, display_cut
 
-    def fits(mime: str, value: Any) -> bool:  # (markup around the same text: twice the room)
-        return not isinstance(value, str) or len(value) <= DISPLAY_MAX_CHARS * (1 if mime == "text/plain" else 2)
+    def fits(mime: str, value: Any) -> bool:  # (markup around the same text: twice the room; images are left alone)
+        if mime not in SPILLABLE_MIMES or not isinstance(value, str):
+            return True
+        return len(value) <= DISPLAY_MAX_CHARS * (1 if mime == "text/plain" else 2)
 
     if not isinstance(data, dict) or all(fits(k, v) for k, v in data.items()):
         return data, metadata
-    whole = where or "the whole value is this cell's value: _"
+    whole = where or "the object displayed holds the whole"
     shown = {k: v for k, v in data.items() if fits(k, v)}
     shown["text/plain"] = display_cut(str(data.get("text/plain", "")), whole)
     return shown, {k: v for k, v in (metadata or {}).items() if k in shown}
@@ -99,8 +101,13 @@ class OutputSpiller:
 
     def spill_bundle(self, data: Mapping[str, Any], tool: str, where: str | None = None) -> dict[str, Any] | None:
         """The stub bundle replacing a MIME bundle, or None when it stays as it is."""
-        if not data or any(mime not in SPILLABLE_MIMES for mime in data):
+        if not data:
             return None
+        if any(mime not in SPILLABLE_MIMES for mime in data):
+            # a rich rendering is left alone, but not a flood beside it: 20 MB of text/plain next
+            # to a tiny image went out whole (the text parts are cut as a person's reads are)
+            shown, _ = _shown_bounded(dict(data), {}, where)
+            return shown if shown != data else None
         for mime in SPILLABLE_MIMES:  # structured first, then the plainest text
             if mime not in data:
                 continue

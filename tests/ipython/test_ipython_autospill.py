@@ -218,6 +218,16 @@ def test_when_our_own_code_fails_on_a_large_display_it_is_withheld(recorded: tup
     assert len(large["data"]["text/plain"]) < 3000 and small["data"]["text/plain"] == "small"
 
 
+def test_a_flood_beside_a_rich_rendering_is_cut(recorded: tuple[Any, list[dict[str, Any]]]) -> None:
+    # 20 MB of text/plain beside a tiny image went out whole (the bundle had a non-text part)
+    shell, outputs = recorded
+    png = "iVBORw0KGgo=" * 300_000  # a large image is left alone
+    shell.run_cell(f"display({{'image/png': '{png}', 'text/plain': 'row\\n' * 5_000_000}}, raw=True)")
+    [output] = outputs
+    assert output["data"]["image/png"] == png and len(output["data"]["text/plain"]) < 1_100_000
+    assert "characters not shown here" in output["data"]["text/plain"]
+
+
 def test_small_and_visual_displays_pass(recorded: tuple[Any, list[dict[str, Any]]]) -> None:
     shell, outputs = recorded
     shell.run_cell("from IPython.display import display, HTML\ndisplay(HTML('<b>hi</b>'))\n"
@@ -385,3 +395,12 @@ def test_a_persons_whole_read_is_displayed_bounded(ip: Any, session: ScratchSess
         assert len(shown) < 1_100_000 and "characters not shown here" in shown and len(ip.user_ns["rows"]) == 60_000
     finally:
         ip.run_cell("pd.reset_option('display.max_rows')")
+
+
+def test_an_exception_whose_str_fails_adds_no_traceback_of_ours(ip: Any, capsys: pytest.CaptureFixture[str],
+                                                                caplog: pytest.LogCaptureFixture) -> None:
+    # "bounding a traceback failed" and our own traceback were added to the cell's error
+    with pytest.raises(RuntimeError):  # (IPython itself stores the RuntimeError as the cell's error)
+        ip.run_cell("class Odd(ValueError):\n    def __str__(self):\n        raise RuntimeError('no str')\nraise Odd()")
+    out = capsys.readouterr()
+    assert "Odd" in out.out + out.err and "_hooks.py" not in out.out + out.err and "bounding" not in caplog.text
