@@ -94,6 +94,10 @@ def sql_df(
             frame, more = _fetch(pd, cursor, limit if limit is not None else max_rows)
     except duckdb.Error as exc:
         raise _query_error(exc, query, every, relations, ctx, unreadable) from None
+    except RuntimeError as exc:  # Ctrl-C: DuckDB's "Query interrupted" is an interrupt, not a bug of ours
+        if "interrupted" in str(exc).lower():
+            raise KeyboardInterrupt from None
+        raise
     finally:
         conn.close()
     if more and limit is None:

@@ -614,3 +614,25 @@ def test_jsonl_records_with_case_twins_nested_are_rows(pad: Scratchpad) -> None:
     assert h is not None and pad.entry(h).format == "jsonl"
     res = pad.call_tool("sql", {"query": f"SELECT max(id) AS m, min(h->>'x-id') AS low FROM {h}"})
     assert res.ok and res.data == [{"m": 1999, "low": "low"}], res.text
+
+
+
+def test_ctrl_c_stops_a_persons_query_as_an_interrupt() -> None:
+    # DuckDB answers SIGINT with RuntimeError('Query interrupted'), which %scratch called a bug of
+    # ours; in a process of its own (a SIGINT under pytest is pytest's)
+    import subprocess
+    import sys
+
+    script = """
+import os, signal, threading
+from jupyter_scratchpad import ScratchStore
+with ScratchStore() as store:
+    pad = store.scratchpad(run_id="r", agent_id="a")
+    threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    try:
+        pad.sql_df("SELECT count(*) FROM range(100000000000000) a")
+    except KeyboardInterrupt:
+        print("interrupted", pad.sql_df("SELECT 1 AS one")["one"].tolist())
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "interrupted [1]", (done.stdout, done.stderr[-2000:])
