@@ -446,6 +446,16 @@ _WORDS = {
 _NUMBERS = ("lines", "start", "end", "limit")
 
 
+def _has_password(url: str) -> bool:
+    from urllib.parse import parse_qs, urlsplit
+
+    try:
+        parts = urlsplit(url)
+        return parts.password is not None or "password" in parse_qs(parts.query)
+    except ValueError:
+        return True  # unparseable: never echoed
+
+
 def _cli_hint(args: argparse.Namespace, suggestion: dict[str, Any]) -> str:
     """A suggested tool call as the command line that runs it here: the shortcut when its
     arguments are the shortcut's words (``jupyter-scratchpad slice H 1 1740``), else ``call TOOL
@@ -475,9 +485,11 @@ def _cli_hint(args: argparse.Namespace, suggestion: dict[str, Any]) -> str:
         words = ["call", tool, json.dumps(arguments, ensure_ascii=False)]
     options: list[str] = []
     url = getattr(args, "store_url", None)
+    if url and (url == os.environ.get("SCRATCHPAD_STORE_URL") or _has_password(url)):
+        url = None  # from the environment, it still is; a password is never echoed
     for flag, value, default in (
         ("--store", getattr(args, "store", None) or getattr(args, "store_global", None), None),
-        ("--store-url", url, os.environ.get("SCRATCHPAD_STORE_URL")),  # (from the environment: it still is)
+        ("--store-url", url, None),
         ("--bodies", getattr(args, "bodies", None), None),
         ("--run-id", getattr(args, "run_id", None), None),
         ("--agent-id", getattr(args, "agent_id", None), "main"),

@@ -187,3 +187,18 @@ def test_a_store_held_by_another_process_is_named_not_a_traceback(tmp_path: Path
         out = _run(env, "ls", "--store", str(tmp_path / "held"))
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
     assert f"open in process {os.getpid()}" in out.stderr
+
+
+def test_a_store_url_comes_along_in_hints_but_never_a_password(monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+
+    from jupyter_scratchpad.cli._main import _cli_hint
+
+    monkeypatch.delenv("SCRATCHPAD_STORE_URL", raising=False)
+    call = {"tool": "head", "arguments": {"handle": "h1", "lines": 3}}
+    for url, shown in (("postgresql://me@db/s", True), ("postgresql://me:pw@db/s", False),
+                       ("postgresql://db/s?password=pw", False)):
+        hint = _cli_hint(argparse.Namespace(store_url=url), call)
+        assert (f"--store-url {url}" in hint) is shown and "pw" not in hint, hint
+    monkeypatch.setenv("SCRATCHPAD_STORE_URL", "postgresql://me@db/s")  # from the environment: it still is
+    assert "--store-url" not in _cli_hint(argparse.Namespace(store_url="postgresql://me@db/s"), call)
