@@ -138,7 +138,8 @@ class OutputSpiller:
             if not too_large or not store_if_large:  # what a read asked for is whole (a person's reads are)
                 if isinstance(result, ToolResult):
                     return None  # (its formatters show ToolResult.shown_text)
-                return _shown_bounded(*format_data(result), where)  # ... and its display bounded
+                data, metadata = format_data(result)
+                return _shown_bounded(data, metadata, where)  # ... and its display bounded
             # a part of one (get H PATH) or a note too large to show: stored like any large value
             # (the same bytes as a handle's are that handle), never printed whole
         if isinstance(result, NATIVE_TYPES):
