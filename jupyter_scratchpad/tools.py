@@ -1010,7 +1010,11 @@ def dispatch(
             # same question as calls that take no wildcard
             error["suggestions"] = _json.wildcard_suggestions(tool.name, args)
         if charge and error.get("suggestions"):  # every suggestion of every error runs and fits
-            error["suggestions"] = verified_suggestions(pad, ctx, error["suggestions"], limit, args.get("handle"))
+            # ... what is left once this error is charged (it was checked against what was left
+            # before: near the end of the budget a suggestion of a key_path_not_found was refused)
+            cost = pad.tokenizer.count(json.dumps(bound_error(error), ensure_ascii=False, default=str))
+            fit = max(0, min(limit, pad.budget.remaining - cost))
+            error["suggestions"] = verified_suggestions(pad, ctx, error["suggestions"], fit, args.get("handle"))
         return _error_result(tool.name, args, error, billed, prefix)
     except TooLarge as big:  # a charged call, or an uncharged one given limit_tokens, has a limit
         if not charge and not slide:  # a dry run: the answer is only "does not fit"

@@ -176,3 +176,28 @@ def test_a_shrunk_suggestion_says_its_own_number(tmp_path) -> None:  # type: ign
                     assert n == a.get("lines", a.get("limit", (a.get("end") or 0) - (a.get("start") or 0) + 1)), s
             if tool == "iterate_over":
                 assert any(s["tool"] == "iterate_over" for s in sugg), sugg
+
+
+def test_an_errors_suggestions_fit_what_is_left_once_it_is_charged() -> None:
+    # near the end of the budget, a key_path_not_found's sql/grep suggestions were checked against
+    # what was left before the error was charged, and refused when called as given
+    doc = {"items": [{"id": i, "name": f"pod-{i}", "desc": "lorem ipsum dolor sit amet " * 20,
+                     "status": {"phase": "Running" if i % 3 else "Failed"}} for i in range(5000)]}
+    with ScratchStore() as store:
+        pad = store.scratchpad(run_id="r", agent_id="a", context_window=200_000)
+        handle = pad.intercept(json.dumps(doc), tool="k8s").handle
+        offered = 0
+        for used in range(pad.budget.usable - 2_000, pad.budget.usable - 500, 250):
+            for name, args in (("sql", {"query": f"SELECT * FROM {handle}_items"}),
+                               ("get_in", {"handle": handle, "path": "$.items[?(@.status.phase=='Failed')]"}),
+                               ("get_in", {"handle": handle, "path": "$..name"})):
+                pad.budget.reset(used)
+                refused = pad.call_tool(name, args)
+                assert refused.error is not None
+                after = pad.budget.used
+                for s in refused.error["suggestions"]:
+                    pad.budget.reset(after)
+                    ran = pad.call_tool(s["tool"], s["arguments"])
+                    assert ran.ok, (used, name, s, ran.error)
+                    offered += 1
+        assert offered > 10
