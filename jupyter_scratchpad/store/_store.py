@@ -27,6 +27,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -122,6 +123,24 @@ def _older(path: Path, cutoff: float) -> bool:
         return False
 
 
+def _postgres_url(url: str) -> str:
+    """A URL given as the store: PostgreSQL's (any case of the scheme, outer spaces dropped), or
+    refused before anything is created. Any other ``scheme://`` was taken as a relative directory
+    and created, the password in its name (``postgresql+psycopg://u:pw@db/x``, ``mysql://…``)."""
+    from ._pgcatalog import redact_url
+
+    url = url.strip()
+    scheme, rest = url.split("://", 1)
+    if scheme.lower() in ("postgresql", "postgres"):
+        return f"{scheme.lower()}://{rest}"
+    hint = " (a SQLAlchemy driver name: libpq takes postgresql://)" if scheme.lower().startswith("postgres") else ""
+    raise InvalidArgumentError(
+        f"the store is a directory or a postgresql:// URL, not a {scheme}:// URL{hint}: "
+        f"ScratchStore('postgresql://user@host/db') or ScratchStore('/path/to/dir')",
+        url=redact_url(url)[:200],
+    )
+
+
 class ScratchStore:
     """A scratch store: a catalog of scoped, expiring entries and the spilled bodies as files.
 
@@ -153,6 +172,8 @@ class ScratchStore:
         self._clock = clock
         self.url: str | None = None
         pg_cat: PgCatalog | None = None
+        if isinstance(path, str) and re.match(r"\s*[A-Za-z][A-Za-z0-9+.\-]*://", path):
+            path = _postgres_url(path)
         if isinstance(path, str) and path.startswith(("postgresql://", "postgres://")):
             from ._pgcatalog import PgCatalog
 
