@@ -156,6 +156,16 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 def _cmd_proxy(args: argparse.Namespace) -> int:
     from ..mcp import Upstream, build_proxy, upstreams_from_toml
+    from ..mcp._proxy import DEFAULT_TIMEOUT_S, timeout_of
+
+    try:
+        timeout = (
+            DEFAULT_TIMEOUT_S
+            if args.upstream_timeout is None
+            else timeout_of(args.upstream_timeout, "--upstream-timeout")
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
     command = list(args.command or [])
     if command and command[0] == "--":
@@ -164,13 +174,13 @@ def _cmd_proxy(args: argparse.Namespace) -> int:
     if sources != 1:
         raise UsageError("give exactly one upstream: --config servers.toml, --url URL, or -- COMMAND ARGS…")
     if args.config:
-        upstreams = upstreams_from_toml(args.config)
+        upstreams = upstreams_from_toml(args.config, default_timeout_s=timeout)
         if not args.policy:
             args.policy = args.config  # the same file holds [mcp.servers.<name>.scratchpad]
     elif args.url:
-        upstreams = [Upstream(args.name, url=args.url)]
+        upstreams = [Upstream(args.name, url=args.url, timeout_s=timeout)]
     else:
-        upstreams = [Upstream(args.name, command=command[0], args=command[1:])]
+        upstreams = [Upstream(args.name, command=command[0], args=command[1:], timeout_s=timeout)]
     with _open_store(args) as store:
         pad = _pad(store, args, f"proxy-{uuid.uuid4().hex[:12]}")
         try:
@@ -352,6 +362,13 @@ def build_parser() -> argparse.ArgumentParser:
     proxy.add_argument("--name", default="upstream", help="the upstream's server name for the policy")
     proxy.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP instead of stdio")
     proxy.add_argument("--prefix", default="", help="put this before our tool names")
+    proxy.add_argument(
+        "--upstream-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="give up an upstream call silent this long: no result, no progress (default 300; 0: wait forever; "
+        "a server's own timeout_s in --config wins)",
+    )
     proxy.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND ARGS… of one stdio upstream")
 
     for name, aliases, helptext in (

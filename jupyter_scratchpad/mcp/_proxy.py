@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,18 @@ log = logging.getLogger("jupyter_scratchpad.mcp")
 SEPARATOR = "__"
 
 
+DEFAULT_TIMEOUT_S = 300.0
+
+
+def timeout_of(value: Any, what: str) -> float | None:
+    """Seconds as given (None or 0: no limit), or a ValueError saying what a timeout takes."""
+    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0):
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value < float("inf")):
+        raise ValueError(f"{what} takes seconds, a number > 0 (0: no limit), not {value!r}")
+    return float(value)
+
+
 @dataclass
 class Upstream:
     """One upstream MCP server: a command (stdio) or a URL (streamable HTTP)."""
@@ -64,10 +76,12 @@ class Upstream:
     env: dict[str, str] | None = None
     cwd: str | None = None
     url: str | None = None
+    timeout_s: float | None = DEFAULT_TIMEOUT_S  # a call silent this long (no answer, no progress) is given up
 
     def __post_init__(self) -> None:
         if (self.command is None) == (self.url is None):
             raise ValueError(f"upstream {self.name!r} needs exactly one of 'command' or 'url'")
+        self.timeout_s = timeout_of(self.timeout_s, f"upstream {self.name!r} timeout_s")
 
 
 class UpstreamError(Exception):
@@ -85,13 +99,16 @@ def first_raised(exc: BaseException, kind: type[BaseException] = BaseException) 
 
 def _why(exc: BaseException) -> str:
     """The first real cause inside task groups, in one short line."""
-    exc = first_raised(exc) or exc
+    exc = first_raised(exc, Exception) or first_raised(exc) or exc
     said = " ".join(str(exc).split())[:300]
     return f"{type(exc).__name__}: {said}" if said else type(exc).__name__
 
 
-def upstreams_from_toml(path: str | os.PathLike[str]) -> list[Upstream]:
-    """``[mcp.servers.<name>]`` tables with ``command``/``args``/``env``/``cwd`` or ``url``."""
+def upstreams_from_toml(
+    path: str | os.PathLike[str], default_timeout_s: float | None = DEFAULT_TIMEOUT_S
+) -> list[Upstream]:
+    """``[mcp.servers.<name>]`` tables with ``command``/``args``/``env``/``cwd`` or ``url``, and
+    ``timeout_s`` (else ``default_timeout_s``)."""
     from ..spill._toml import _load
 
     data, _where = _load(Path(path))
@@ -120,6 +137,7 @@ def upstreams_from_toml(path: str | os.PathLike[str]) -> list[Upstream]:
                 env={str(k): str(v) for k, v in (table.get("env") or {}).items()} or None,
                 cwd=table.get("cwd"),
                 url=table.get("url"),
+                timeout_s=timeout_of(table.get("timeout_s", default_timeout_s), f"[mcp.servers.{name}] timeout_s"),
             )
         )
     if not out:
@@ -167,7 +185,8 @@ async def _connect(stack: AsyncExitStack, up: Upstream) -> ClientSession:
 
         assert up.url is not None
         read, write = await stack.enter_async_context(streamable_http_client(up.url))
-    session = await stack.enter_async_context(ClientSession(read, write))
+    # (the session's timeout bounds initialize and the listings; a tool call has its own, reset by progress)
+    session = await stack.enter_async_context(ClientSession(read, write, read_timeout_seconds=up.timeout_s))
     await session.initialize()
     return session
 
@@ -178,34 +197,67 @@ def _errlog() -> Any:
     return sys.stderr
 
 
-async def _index(state: _State, upstreams: list[Upstream], prefix: str) -> None:
-    """Every upstream tool and prompt, with collision prefixing; our tools last."""
-    listed: list[tuple[str, types.Tool]] = []
-    for up in upstreams:
-        session = state.sessions[up.name]
-        init = getattr(session, "initialize_result", None)
-        caps = init.capabilities if init is not None else None
-        result = await session.list_tools()
-        listed += [(up.name, t) for t in result.tools]
-        if caps is None or getattr(caps, "prompts", None) is not None:
-            try:
-                prompts = await session.list_prompts()
-            except Exception:
-                prompts = None
-            for p in prompts.prompts if prompts else []:
-                name = p.name if p.name not in state.prompts else f"{up.name}{SEPARATOR}{p.name}"
-                state.prompts[name] = _Route(up.name, session, p.name)
-                state.prompt_defs.append(p.model_copy(update={"name": name}))
+MAX_PAGES = 1000  # of one upstream listing: a server whose cursors never end is read this far
+
+
+async def _pages(fetch: Any, attr: str) -> list[Any]:
+    """Every page of a paginated listing (``fetch(params)``), following ``next_cursor`` until it
+    ends, repeats, or MAX_PAGES pages were read."""
+    out: list[Any] = []
+    cursor: str | None = None
+    seen: set[str] = set()
+    for _ in range(MAX_PAGES):
+        page = await fetch(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+        out += getattr(page, attr)
+        cursor = page.next_cursor
+        if not cursor or cursor in seen:
+            break
+        seen.add(cursor)
+    return out
+
+
+def _unique_names(listed: list[tuple[str, str]], reserved: set[str]) -> list[str]:
+    """A name per ``(server, name)``: the name itself when no other entry or ``reserved`` has it,
+    else ``<server>__<name>``; a name still taken (an upstream tool literally called ``git__log``
+    beside a renamed ``log``) takes more of its server's prefix, so every entry is reachable."""
     counts: dict[str, int] = {}
+    for _, name in listed:
+        counts[name] = counts.get(name, 0) + 1
+    taken = set(reserved)
+    out = []
+    for server, name in listed:
+        final = name if counts[name] == 1 and name not in reserved else f"{server}{SEPARATOR}{name}"
+        while final in taken:
+            final = f"{server}{SEPARATOR}{final}"
+        taken.add(final)
+        out.append(final)
+    return out
+
+
+async def _listing(session: ClientSession) -> tuple[list[types.Tool], list[types.Prompt]]:
+    """An upstream's tools and prompts, every page."""
+    init = getattr(session, "initialize_result", None)
+    caps = init.capabilities if init is not None else None
+    tools = await _pages(session.list_tools, "tools")
+    prompts: list[types.Prompt] = []
+    if caps is None or getattr(caps, "prompts", None) is not None:
+        with suppress(Exception):  # (a server that lists no prompts after all)
+            prompts = await _pages(session.list_prompts, "prompts")
+    return tools, prompts
+
+
+def _index(state: _State, listed: list[tuple[str, list[types.Tool], list[types.Prompt]]], prefix: str) -> None:
+    """The tools and prompts of every upstream under unique names (collisions prefixed); ours last."""
+    tools = [(server, t) for server, ts, _ in listed for t in ts]
+    prompts = [(server, p) for server, _, ps in listed for p in ps]
     ours = {prefix + n for n in (*TOOL_NAMES, USAGE_TOOL)}
-    for _, t in listed:
-        counts[t.name] = counts.get(t.name, 0) + 1
-    for server, t in listed:
-        clash = counts[t.name] > 1 or t.name in ours
-        name = f"{server}{SEPARATOR}{t.name}" if clash else t.name
+    for (server, t), name in zip(tools, _unique_names([(s, t.name) for s, t in tools], ours), strict=True):
         state.tools[name] = _Route(server, state.sessions[server], t.name, size_hint(t))
         # a spilled result is a stub, not the tool's declared structure: no output schema is promised
         state.tool_defs.append(t.model_copy(update={"name": name, "output_schema": None}))
+    for (server, p), name in zip(prompts, _unique_names([(s, p.name) for s, p in prompts], set()), strict=True):
+        state.prompts[name] = _Route(server, state.sessions[server], p.name)
+        state.prompt_defs.append(p.model_copy(update={"name": name}))
 
 
 def _text_chars(result: types.CallToolResult) -> int:
@@ -247,32 +299,20 @@ def through_policy(pad: Scratchpad, route: _Route, result: types.CallToolResult)
     The text blocks, embedded resources' texts (the model reads them too) and ``structured_content``
     are measured as one output and spilled as one entry (one text block alone is unwrapped, JSON
     kept as JSON); image, audio, blob and linked resource blocks pass through untouched after the
-    stub. An error result is bounded, never spilled. A failed
-    spill fails closed: a short pointer, never the flood.
+    stub. An error result is bounded (``bounded_error``), never spilled. A failed spill fails
+    closed: a short pointer, never the flood.
     """
+    if result.is_error:  # a small error is the upstream's own, unchanged
+        return bounded_error(result, pad.policy.error_max_bytes)
     read = [b for b in result.content if _text_of(b) is not None]  # (in their order)
     texts = [b for b in read if isinstance(b, types.TextContent)]
     others = [b for b in result.content if _text_of(b) is None]
     if not read and result.structured_content is None:
         return result  # images, audio, resources: never measured, never spilled
-    if route.max_inline_chars is not None and not result.is_error:
+    if route.max_inline_chars is not None:
         structured = len(dumps_compact(result.structured_content)) if result.structured_content is not None else 0
         if _text_chars(result) + structured <= route.max_inline_chars:
             return result  # the tool asked for results this size whole
-    if result.is_error:  # bounded, never spilled; a small error is the upstream's own, unchanged
-        limit = pad.policy.error_max_bytes
-        others = [b for b in result.content if not isinstance(b, types.TextContent)]  # (resources too)
-        joined = "\n".join(b.text for b in texts)
-        bounded = bound_error_text(joined, limit)
-        structured = result.structured_content
-        extra = len(dumps_compact(structured).encode("utf-8", "surrogatepass")) if structured is not None else 0
-        if bounded == joined and extra <= limit:
-            return result
-        if extra > limit:  # a client may show the model either copy: the structured one is bounded too
-            bounded += f"\n[the error's structured content ({extra:,} bytes, over {limit:,}) was left out]"
-        return result.model_copy(
-            update={"content": [types.TextContent(type="text", text=bounded), *others], "structured_content": None}
-        )
     envelope: dict[str, Any] = {"content": [b.model_dump(mode="json", by_alias=True, exclude_none=True) for b in read]}
     if result.structured_content is not None and not restates(result.structured_content, texts):
         envelope["structuredContent"] = result.structured_content
@@ -281,6 +321,42 @@ def through_policy(pad: Scratchpad, route: _Route, result: types.CallToolResult)
         return result
     stub = types.TextContent(type="text", text=str(out.content))
     return result.model_copy(update={"content": [stub, *others], "structured_content": None})
+
+
+def bounded_error(result: types.CallToolResult, limit: int) -> types.CallToolResult:
+    """An upstream error result within about ``limit`` bytes of what a model reads, else unchanged.
+
+    Its text blocks and embedded text resources are one text, bounded (head and tail); its
+    structured content is left out past ``limit`` (with a note) or when the text was cut (it is
+    usually the text again); its other blocks (images, audio, blobs, links) are kept while they fit
+    in ``limit`` together, the rest left out with a note.
+    """
+    read = [t for b in result.content if (t := _text_of(b)) is not None]
+    joined = "\n".join(read)
+    bounded = bound_error_text(joined, limit)
+    notes = []
+    structured = result.structured_content
+    extra = len(dumps_compact(structured).encode("utf-8", "surrogatepass")) if structured is not None else 0
+    if extra > limit:  # a client may show the model either copy: the structured one is bounded too
+        notes.append(f"the error's structured content ({extra:,} bytes, over {limit:,}) was left out")
+    kept: list[Any] = []
+    room = limit
+    for block in result.content:
+        if _text_of(block) is not None:
+            continue
+        size = len(block.model_dump_json(by_alias=True, exclude_none=True))
+        if size <= room:
+            kept.append(block)
+            room -= size
+        else:
+            notes.append(f"the error's {block.type} block ({size:,} bytes) was left out")
+    if bounded == joined and not notes:
+        return result
+    text = "\n".join([bounded, *(f"[{n}]" for n in notes[:20])])
+    if len(notes) > 20:
+        text += f"\n[and {len(notes) - 20:,} more blocks were left out]"
+    content = [types.TextContent(type="text", text=text), *kept]
+    return result.model_copy(update={"content": content, "structured_content": None})
 
 
 def _upstream_failed(route: _Route, exc: BaseException) -> str:
@@ -294,6 +370,31 @@ def _upstream_failed(route: _Route, exc: BaseException) -> str:
     return f"upstream server {route.server!r} answered {route.upstream_name!r} with an error: {said}"
 
 
+def _upstream_silent(route: _Route, limit: float | None) -> str:
+    return (
+        f"upstream server {route.server!r} did not answer {route.upstream_name!r} within {limit:g} s "
+        "(no result, no progress), so the call was cancelled upstream. Retry it, ask for less, or give the "
+        "upstream more time (mcp proxy --upstream-timeout SECONDS, or timeout_s in its [mcp.servers.<name>])"
+    )
+
+
+def _tool_error(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+def _bounded_protocol_error(exc: Exception, limit: int) -> Exception:
+    """An upstream's protocol error passed on with its code and a bounded message (an upstream
+    answered a resource read with a 100,000-character message); any other failure in one line."""
+    from mcp.shared.exceptions import MCPError
+
+    if isinstance(exc, MCPError):
+        return MCPError(code=exc.code, message=bound_error_text(exc.message, limit))
+    return MCPError(code=types.INTERNAL_ERROR, message=f"the upstream server failed: {_why(exc)}")
+
+
+_NEVER = 1e9  # seconds: the SDK's own per-request clock stays out of a tool call (its scope is ours, reset by progress)
+
+
 def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "") -> Server[Any]:
     """The proxy server: connects to ``upstreams`` when a client session starts."""
     if not upstreams:
@@ -302,26 +403,35 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
     if len(set(names)) != len(names):
         raise ValueError(f"upstream names must be unique: {names}")
     holder: dict[str, _State] = {}
+    timeouts = {u.name: u.timeout_s for u in upstreams}
 
     @asynccontextmanager
     async def lifespan(_server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
-        async with AsyncExitStack() as stack:
-            state = _State()
-            for up in upstreams:
+        starting: list[Upstream] = []  # the upstream being started or listed, while one is
+        try:
+            async with AsyncExitStack() as stack:
+                state = _State()
+                listed: list[tuple[str, list[types.Tool], list[types.Prompt]]] = []
+                for up in upstreams:
+                    starting[:] = [up]
+                    session = state.sessions[up.name] = await _connect(stack, up)
+                    listed.append((up.name, *await _listing(session)))
+                starting.clear()
+                _index(state, listed, prefix)
+                holder["state"] = state
                 try:
-                    state.sessions[up.name] = await _connect(stack, up)
-                except Exception as exc:  # (a task group's ExceptionGroup among them)
-                    where = f"command {up.command!r}" if up.command is not None else f"url {up.url!r}"
-                    raise UpstreamError(
-                        f"upstream {up.name!r} could not start ({where}): {_why(exc)}; check its command, "
-                        "args and cwd (or url), and its own messages above"
-                    ) from None
-            await _index(state, upstreams, prefix)
-            holder["state"] = state
-            try:
-                yield {}
-            finally:
-                holder.pop("state", None)
+                    yield {}
+                finally:
+                    holder.pop("state", None)
+        except BaseException as exc:  # (an HTTP upstream's task group raises its ConnectError as the stack unwinds)
+            if not starting or first_raised(exc, UpstreamError) or not first_raised(exc, Exception):
+                raise
+            up = starting[0]
+            where = f"command {up.command!r}" if up.command is not None else f"url {up.url!r}"
+            raise UpstreamError(
+                f"upstream {up.name!r} could not start ({where}): {_why(exc)}; check its command, "
+                "args and cwd (or url), and its own messages above"
+            ) from None
 
     def state() -> _State:
         return holder["state"]
@@ -338,23 +448,29 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
             if ours in TOOL_NAMES and (not prefix or params.name.startswith(prefix)):
                 return await run_tool(pad, ours, params.arguments, prefix)
             return unknown_tool(pad, params.name, [t.name for t in (await list_tools(ctx, None)).tools])
-        progress: Any = None  # forwards the upstream's progress to our client, under the client's token
         token = (ctx.meta or {}).get("progress_token") if getattr(ctx, "meta", None) else None
-        if token is not None:
+        limit = timeouts[route.server]
+        waiting = anyio.CancelScope(deadline=anyio.current_time() + limit if limit is not None else float("inf"))
 
-            async def progress(done: float, total: float | None, message: str | None) -> None:
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            if limit is not None:  # a sign of life: the upstream gets its time again
+                waiting.deadline = anyio.current_time() + limit
+            if token is not None:  # forwarded to our client, under its token
                 await ctx.session.send_progress_notification(
                     token, done, total, message, related_request_id=ctx.request_id
                 )
 
+        progress: Any = on_progress
+        result = None
         try:
-            result = await route.session.call_tool(
-                route.upstream_name, params.arguments or {}, progress_callback=progress
-            )
+            with waiting:  # (the SDK tells the upstream the call is cancelled when this scope ends it)
+                result = await route.session.call_tool(
+                    route.upstream_name, params.arguments or {}, read_timeout_seconds=_NEVER, progress_callback=progress
+                )
         except Exception as exc:  # it exited, or answered with a protocol error: a tool error, bounded
-            return types.CallToolResult(
-                content=[types.TextContent(type="text", text=_upstream_failed(route, exc))], is_error=True
-            )
+            return _tool_error(_upstream_failed(route, exc))
+        if result is None:
+            return _tool_error(_upstream_silent(route, limit))
         out: types.CallToolResult = await anyio.to_thread.run_sync(lambda: through_policy(pad, route, result))
         return out
 
@@ -363,10 +479,10 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
         st = state()
         for session in st.sessions.values():
             try:
-                listed = await session.list_resources()
+                listed = await _pages(session.list_resources, "resources")
             except Exception:  # a server without resources
                 continue
-            for r in listed.resources:
+            for r in listed:
                 st.resources[str(r.uri)] = session
                 out.append(r)
         out += await anyio.to_thread.run_sync(lambda: resources_of(pad))
@@ -381,7 +497,10 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
             if len(state().sessions) != 1:
                 raise bad_uri(f"unknown resource {uri[:200]!r}: list the resources first")
             session = next(iter(state().sessions.values()))
-        return await session.read_resource(uri)
+        try:
+            return await session.read_resource(uri)
+        except Exception as exc:
+            raise _bounded_protocol_error(exc, pad.policy.error_max_bytes) from None
 
     async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
         return types.ListPromptsResult(prompts=state().prompt_defs)
@@ -389,8 +508,12 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
     async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         route = state().prompts.get(params.name)
         if route is None:
-            raise ValueError(f"unknown prompt {params.name[:100]!r}")
-        return await route.session.get_prompt(route.upstream_name, params.arguments)
+            known = ", ".join(sorted(state().prompts)[:20]) or "none"
+            raise bad_uri(f"unknown prompt {params.name[:100]!r}; the prompts: {known}")
+        try:
+            return await route.session.get_prompt(route.upstream_name, params.arguments)
+        except Exception as exc:
+            raise _bounded_protocol_error(exc, pad.policy.error_max_bytes) from None
 
     return Server(
         "jupyter-scratchpad-proxy",

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -16,6 +17,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 NPM_SERVERS = ROOT / ".work" / "npm-mcp" / "node_modules" / ".bin"
+# a client's first line on stdio: what a proxy that cannot start is sent before it says why
+INITIALIZE_LINE = json.dumps({
+    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}) + "\n"  # fmt: skip
 
 
 def git_server() -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import anyio
 import mcp_types as types
-from conftest import cli, filesystem_server, free_port, wait_for_port
+from conftest import INITIALIZE_LINE, cli, filesystem_server, free_port, wait_for_port
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -134,9 +134,7 @@ def test_an_embedded_resources_text_is_spilled_with_the_text(tmp_path: Path, env
 def test_an_upstream_that_cannot_start_is_one_line(tmp_path: Path, env: dict[str, str]) -> None:
     # 89 lines of exception-group traceback, and no answer to initialize
     cmd, argv = cli("mcp", "proxy", "--ephemeral", "--name", "x", "--", str(tmp_path / "no-such-command"))
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
-    out = subprocess.run([cmd, *argv], input=json.dumps(init) + "\n", env=env, capture_output=True, text=True,
+    out = subprocess.run([cmd, *argv], input=INITIALIZE_LINE, env=env, capture_output=True, text=True,
                          timeout=60)  # fmt: skip
     assert out.returncode == 1 and not out.stdout
     said = [line for line in out.stderr.splitlines() if "usage {" not in line]

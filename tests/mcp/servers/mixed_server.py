@@ -36,9 +36,12 @@ def whole_document() -> str:
 
 
 @server.tool()
-async def slow_count(ctx: Context, steps: int = 3) -> str:
-    """Counts to `steps`, reporting progress."""
+async def slow_count(ctx: Context, steps: int = 3, interval: float = 0.0) -> str:
+    """Counts to `steps`, reporting progress, `interval` seconds apart."""
+    import anyio
+
     for i in range(steps):
+        await anyio.sleep(interval)
         await ctx.report_progress(i + 1, steps, f"step {i + 1}")
     return f"counted to {steps}"
 
@@ -78,6 +81,23 @@ def explode_structured() -> types.CallToolResult:
     trace = {"frames": [f"frame {i}: in handler_{i}" for i in range(50000)]}
     return types.CallToolResult(content=[types.TextContent(type="text", text="bad")], structured_content=trace,
                                 is_error=True)  # fmt: skip
+
+
+@server.tool()
+def explode_with_attachments() -> types.CallToolResult:
+    """Fails with a short text, a 1.7 MB log embedded as a resource, a 1 MB image and a small icon."""
+    body = "\n".join(f"log line {i}: request failed" for i in range(60000))
+    big = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4096).decode()
+    return types.CallToolResult(
+        content=[
+            types.TextContent(type="text", text="the request failed; the log:"),
+            types.EmbeddedResource(type="resource", resource=types.TextResourceContents(uri="file:///var/log/app.log",
+                                                                                        text=body)),
+            types.ImageContent(type="image", data=big, mime_type="image/png"),
+            types.ImageContent(type="image", data=PNG, mime_type="image/png"),
+        ],
+        is_error=True,
+    )  # fmt: skip
 
 
 @server.tool()
