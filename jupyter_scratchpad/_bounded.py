@@ -9,14 +9,55 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["ERROR_MAX_BYTES", "bound_error", "clip_middle", "redact_paths"]
+__all__ = ["ERROR_MAX_BYTES", "bound_error", "clip_middle", "redact_paths", "sendable", "short_repr"]
 
 ERROR_MAX_BYTES = 2048
 _LIST_ITEMS = 20  # items kept of a list field of an error (available_keys, close_matches, ...)
 _FIELD_CHARS = 300  # characters kept of a string field other than the message
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def sendable(text: str) -> str:
+    """``text`` as any transport can send it: a lone surrogate (a JSON document may hold
+    ``"\\ud800"``; UTF-8 cannot) written as its escape, ``\\ud800``, as the document wrote it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text
+
+
+def sendable_value(value: Any) -> Any:
+    """``value`` (JSON-like) with every string ``sendable``; containers rebuilt, at any depth."""
+    if isinstance(value, str):
+        return sendable(value)
+    if not isinstance(value, (dict, list, tuple)):
+        return value
+    try:
+        if isinstance(value, dict):
+            return {sendable(k) if isinstance(k, str) else k: sendable_value(v) for k, v in value.items()}
+        return [sendable_value(v) for v in value]
+    except RecursionError:  # (deeper than Python recurses: sent as its text)
+        return sendable(json.dumps(value, ensure_ascii=False, default=str)[:10_000])
+
+
+def short_repr(value: Any, chars: int = 60) -> str:
+    """A repr of at most ``chars`` characters, safe on any value (a list 100,000 deep, a huge one)."""
+    import reprlib
+
+    shown = reprlib.Repr()
+    shown.maxlevel, shown.maxstring, shown.maxother, shown.maxlist, shown.maxdict = 3, chars, chars, 6, 4
+    try:
+        said = shown.repr(value)
+    except Exception:  # (a repr of a user's object that raises)
+        said = f"<{type(value).__name__}>"
+    return sendable(said[:chars])
 
 
 def _utf8(text: str) -> bytes:
@@ -77,17 +118,29 @@ def bound_error(err: dict[str, Any], max_bytes: int = ERROR_MAX_BYTES) -> dict[s
     suggestions = [s for s in err.get("suggestions") or [] if isinstance(s, dict)]
     out["suggestions"] = suggestions
     dropped: list[str] = []
+    left_out: list[dict[str, Any]] = []  # suggestions too large to send whole (a long path or key in them)
+
+    def size(value: Any) -> int:
+        return len(_utf8(json.dumps(value, ensure_ascii=False, default=str)))
+
     for _ in range(200):  # every step shrinks something; the cap only guards against surprises
-        if len(_utf8(json.dumps(out, ensure_ascii=False, default=str))) <= max_bytes:
+        if size(out) <= max_bytes:
             break
-        if out["suggestions"] and len(out["suggestions"]) > 1:
-            out["suggestions"] = out["suggestions"][:-1]
+        sugg = out["suggestions"]
+        if sugg and (largest := max(sugg, key=size)) and size(largest) > max_bytes // 3:
+            left_out.append(largest)  # one that alone takes a third: the others may still fit
+            out["suggestions"] = [x for x in sugg if x is not largest]
+            out["suggestions_left_out"] = _outline(left_out)
+            continue
+        if len(sugg) > 1:
+            out["suggestions"] = sugg[:-1]
             continue
         optional = [k for k in out if k not in ("error", "message", "suggestions", "fields_dropped")]
+        optional = [k for k in optional if k != "suggestions_left_out"] or optional
         if optional:
-            largest = max(optional, key=lambda k: len(json.dumps(out[k], ensure_ascii=False, default=str)))
-            dropped.append(largest)
-            del out[largest]
+            largest_field = max(optional, key=lambda k: size(out[k]))
+            dropped.append(largest_field)
+            del out[largest_field]
             out["fields_dropped"] = dropped[:_LIST_ITEMS]
             continue
         if out["suggestions"]:
@@ -95,6 +148,22 @@ def bound_error(err: dict[str, Any], max_bytes: int = ERROR_MAX_BYTES) -> dict[s
             continue
         out["message"] = clip_middle(out["message"], max(64, len(_utf8(out["message"])) // 2))
     return out
+
+
+def _outline(suggestions: list[dict[str, Any]]) -> str:
+    """Suggestions too large to send, in a line: each tool with its short arguments (a long path
+    or key in them is named by its length), so the model can still make the call."""
+    parts = []
+    for sugg in suggestions[:5]:
+        given = sugg.get("arguments")
+        args: dict[str, Any] = given if isinstance(given, dict) else {}
+        shown = []
+        for key, value in list(args.items())[:8]:
+            said = json.dumps(value, ensure_ascii=False, default=str)
+            shown.append(f"{key}={said}" if len(said) <= 60 else f"{key}=<{len(said):,} characters>")
+        parts.append(f"{str(sugg.get('tool', '?'))[:40]}({', '.join(shown)})")
+    more = f" and {len(suggestions) - 5} more" if len(suggestions) > 5 else ""
+    return "; ".join(parts) + more
 
 
 def redact_paths(text: str, paths: Iterable[str | os.PathLike[str]], placeholder: str = "<store>") -> str:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ._bounded import bound_error, redact_paths
+from ._bounded import bound_error, redact_paths, sendable, sendable_value, short_repr
 from .errors import InvalidArgumentError, ScratchpadError
 from .explore import _json, _notes, _schema, _sql, _text
 from .explore._base import Output, TooLarge, ToolContext, ToolError, ToolTimeout, suggestion
@@ -543,9 +543,32 @@ def _validate(tool: _Tool, args: dict[str, Any]) -> None:
         got = args.get(name)
         raise ToolError(
             "invalid_argument",
-            f"{tool.name}: '{name}' must be {_kind(tool.properties[name])}, got {type(got).__name__} {got!r:.60}",
+            f"{tool.name}: '{name}' must be {_kind(tool.properties[name])}, got {type(got).__name__} {short_repr(got)}",
             argument=name,
         ) from None
+
+
+def _refuse_lone_surrogates(tool: _Tool, args: dict[str, Any]) -> None:
+    """A lone surrogate (``"\\ud800"`` decoded from a call's JSON) is not text: no body, query or
+    note can hold it, and each part refused it its own way (a UnicodeEncodeError, a DuckDB
+    conversion failure). One clear refusal naming the argument instead."""
+    for name, value in args.items():
+        stack, seen = [value], 0
+        while stack and seen < 10_000:
+            item = stack.pop()
+            seen += 1
+            if isinstance(item, str):
+                if sendable(item) is not item:
+                    raise ToolError(
+                        "invalid_argument",
+                        f"{tool.name}: '{name}' holds an unpaired surrogate ({sendable(item)[:60]}), which is not "
+                        "text; send it as valid Unicode (a pair, or the character itself)",
+                        argument=name,
+                    )
+            elif isinstance(item, dict):
+                stack += [*item.keys(), *item.values()]
+            elif isinstance(item, (list, tuple)):
+                stack += list(item)
 
 
 def _as_int(value: Any) -> Any:
@@ -683,6 +706,9 @@ def _error_result(
         err = json.loads(redact_paths(json.dumps(err, ensure_ascii=False, default=str), _store_paths(pad)))
     err = bound_error(err)
     text = json.dumps(err, ensure_ascii=False, default=str)
+    if sendable(text) is not text:  # (a key of the document's, echoed)
+        err = sendable_value(err)
+        text = json.dumps(err, ensure_ascii=False, default=str)
     tokens = 0
     if pad is not None:
         tokens = pad.tokenizer.count(text)
@@ -988,11 +1014,14 @@ def dispatch(
             billed,
             prefix,
         )
-    ctx = ToolContext(pad, tool.name, limit, timeout_s=pad.tool_timeout_s)
+    ctx = ToolContext(pad, tool.name, limit, timeout_s=pad.tool_timeout_s, charged=charge)
     args: dict[str, Any] = dict(raw_args)
     try:
         args = _normalise_args(tool, arguments)
+        _refuse_lone_surrogates(tool, args)
         output = tool.run(ctx, **args)
+        if sendable(output.text) is not output.text:  # (a document's "\ud800" shown as it wrote it)
+            output = Output(sendable(output.text), sendable_value(output.data), output.footer, output.meta)
         # a person's page (the CLI's --max-tokens): the tools refuse early what they can estimate;
         # what they could not (lines of unknown length, rows, a long string) is measured once
         # built, and refused alike rather than printed (count_upto is exact only when it fits)

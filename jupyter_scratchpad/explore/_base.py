@@ -151,6 +151,7 @@ class ToolContext:
     timeout_s: float = math.inf  # the pad's time limit for one call
     started: float = field(default_factory=time.monotonic)
     used: list[Entry] = field(default_factory=list)  # handles this call read (their TTL slides)
+    charged: bool = True  # a model's call (False: a person's, read in the notebook or the shell)
 
     @property
     def deadline(self) -> float:

@@ -703,6 +703,10 @@ def _fields(fields: Any) -> list[str]:
             decoded = json.loads(fields)
         except ValueError:
             decoded = None
+        except RecursionError:  # '["a", ["a", [... 10,000 deep': not a list of names
+            raise ToolError(
+                "invalid_argument", "'fields' must be a list of field names, not nested lists", argument="fields"
+            ) from None
         if isinstance(decoded, list):
             fields = decoded
     if isinstance(fields, str):
@@ -776,6 +780,8 @@ def iterate_over(
         # metadata.labels.* / spec.containers[*]: the object or array itself (it read as a key "*",
         # null in every row)
         whole = name.rstrip()
+        if whole == "*":  # the item itself (it read as a key "*": null for every item, without a word)
+            whole = "$"
         whole = whole[:-2] if whole.endswith(".*") else str(_array_path(whole))
         try:
             parsed[name] = parse_path(whole)

@@ -18,7 +18,33 @@ def _iso(ts: float) -> str:
     return _dt.datetime.fromtimestamp(ts, tz=_dt.timezone.utc).isoformat(timespec="seconds")
 
 
+READ_MARGIN = 200  # tokens of a read's footer and framing, beside the note itself
+
+
+def _note_text(value: Any) -> str:
+    """A note as ``scratch_read`` shows it."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=2)
+    except RecursionError:  # nested past json's limit (its deepest levels on one line)
+        return render_json(value, indent=True)
+
+
 def scratch_write(ctx: ToolContext, key: str, value: Any, ttl_s: float | None = None) -> Output:
+    # a model reads a note whole: one that no scratch_read of its could return was accepted, then
+    # refused at every read with no way to page it. Refused here, before anything is stored (a
+    # note already under `key` stays as it was). A person's note (read as a value) is not.
+    cap = ctx.pad.budget.max_extraction_tokens - READ_MARGIN
+    tokens, fits = ctx.pad.tokenizer.count_upto(_note_text(value), cap + 1) if ctx.charged else (0, True)
+    if not fits or tokens > cap:
+        raise ToolError(
+            "note_too_large",
+            f"this note would be more than {cap:,} tokens, which no scratch_read could return (a note is read "
+            "whole, within the per-call limit); save a summary, the keys or counts you need, and leave the data "
+            "in its handle (a spilled output is read with head, grep, get_in or sql)",
+            argument="value",
+        )
     try:
         entry = ctx.store.put_note(ctx.pad.scope, key, value, ttl_s)
     except InvalidArgumentError as exc:
@@ -41,13 +67,7 @@ def scratch_read(ctx: ToolContext, key: str) -> Output:
             available_keys=keys[:100],
         )
     value = entry.value
-    if isinstance(value, str):
-        text = value
-    else:
-        try:
-            text = json.dumps(value, ensure_ascii=False, indent=2)
-        except RecursionError:  # nested past json's limit (its deepest levels on one line)
-            text = render_json(value, indent=True)
+    text = _note_text(value)
     ctx.guard_bytes(len(text.encode("utf-8", "surrogatepass")), lambda n: text[:n])
     return Output(text, value)
 

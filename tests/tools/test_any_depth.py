@@ -91,6 +91,7 @@ def test_a_note_at_any_depth_is_written_read_and_queried(pad: Scratchpad, depth:
     value: dict[str, object] = {"leaf": True}
     for _ in range(depth):
         value = {"a": value}
+    pad.set_model("gpt-4o", max_extraction_tokens=40_000)  # (5,000 levels are 17,767 tokens: a note is read whole)
     wrote = pad.call_tool("scratch_write", {"key": "deep", "value": value})
     assert wrote.ok, wrote.text
     as_text = pad.call_tool("scratch_write", '{"key": "deep_text", "value": ' + '{"a":' * depth + "1" + "}" * depth + "}")
@@ -100,7 +101,31 @@ def test_a_note_at_any_depth_is_written_read_and_queried(pad: Scratchpad, depth:
         for _ in range(depth):
             node = node["a"]
         assert node == leaf
-    read = pad.call_tool("scratch_read", {"key": "deep"})  # bounded: too large, or the note
-    assert read.ok or read.error["error"] == "scratch_read_too_large", read.text
+    read = pad.call_tool("scratch_read", {"key": "deep"})
+    assert read.ok and read.tokens <= 40_000, read.text[:300]
     rows = pad.call_tool("sql", {"query": "SELECT key, length(value) AS n FROM scratch_notes ORDER BY key"})
     assert rows.ok and [r["key"] for r in rows.data] == ["deep", "deep_text"], rows.text
+
+
+def test_a_refusal_at_a_deep_path_keeps_what_fits_of_its_suggestions(pad: Scratchpad) -> None:
+    # a schema refusal 2,000 levels down came back with "suggestions": [] and without its
+    # estimate: each suggestion repeated the 4,000-character path, and the 2 KiB bound dropped them all
+    h = pad.spill('{"a":' * 10_000 + '"leaf"' + "}" * 10_000, tool="deep").handle
+    path = ".".join(["a"] * 2000)
+    res = pad.call_tool("schema", {"handle": h, "path": path})
+    assert not res.ok and res.error["error"] == "schema_too_large", res.text[:300]
+    assert len(json.dumps(res.error).encode()) <= 2048
+    assert res.error["estimated_tokens"] > res.error["per_call_limit"]  # kept: small fields go last
+    outline = res.error["suggestions_left_out"]
+    assert outline.startswith("schema(") and "max_depth=" in outline and "path=<4,001 characters>" in outline
+    depth = int(outline.split("max_depth=")[1].split(",")[0].rstrip(")"))
+    assert pad.call_tool("schema", {"handle": h, "path": path, "max_depth": depth}).ok  # the outlined call runs
+    # a small suggestion beside a large one survives the bound (it was dropped with the large one)
+    items = [{"K" * 60_000: i, "b": i} for i in range(300)]
+    k = pad.spill(json.dumps({"items": items}), tool="bigkey").handle
+    ref = pad.call_tool("get_in", {"handle": k, "path": "items[0]"})
+    assert not ref.ok and len(json.dumps(ref.error).encode()) <= 2048
+    runs = [s for s in ref.error["suggestions"] if s["tool"] != "get_in" or "K" * 100 not in s["arguments"]["path"]]
+    assert runs, ref.error
+    for s in runs:
+        assert pad.call_tool(s["tool"], s["arguments"]).ok, s

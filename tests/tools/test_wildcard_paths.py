@@ -114,6 +114,10 @@ def test_a_field_that_ends_in_a_wildcard_is_the_node_itself(pad: Scratchpad, pod
     )
     assert res.ok and res.data[1]["metadata.labels.*"] == {"app": "web"} and res.data[0]["metadata.labels.*"] is None
     assert res.data[1]["metadata[*]"]["name"] == "pod-1"
+    star = pad.call_tool("iterate_over", {"handle": pods_handle, "path": "$.items", "fields": "*", "limit": 2})
+    whole = pad.call_tool("get_in", {"handle": pods_handle, "path": "$.items[1]"})
+    assert star.ok and star.data[1]["*"]["metadata"]["name"] == "pod-1", star.text  # was null for every item
+    assert whole.ok and star.data[1]["*"] == whole.data
     inner = pad.call_tool(
         "iterate_over", {"handle": pods_handle, "path": "$.items", "fields": "metadata.name,status[*].phase", "limit": 2}
     )
