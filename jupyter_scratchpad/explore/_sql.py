@@ -76,6 +76,43 @@ def check_read_only(query: str) -> None:
         )
 
 
+# Names a query could read a host path through as a value (the store's directory in a database's
+# path, a setting, a view's SQL), where it can be transformed past the redaction of text
+# (replace(path, '/', '|') showed the path whole), and what runs SQL given as a string (it would
+# hide such a name in a literal). DuckDB's own lock-down cannot refuse these: they read no file.
+HOST_METADATA = frozenset(
+    {
+        "duckdb_databases", "pragma_database_list", "duckdb_settings", "current_setting", "duckdb_views",
+        "duckdb_temporary_files", "duckdb_extensions", "duckdb_secrets", "which_secret", "duckdb_variables",
+        "getvariable", "duckdb_external_file_cache", "duckdb_logs", "duckdb_log_contexts", "duckdb_memory",
+        "pragma_metadata_info", "pragma_storage_info", "query", "query_table", "json_execute_serialized_sql",
+        "json_serialize_plan",
+    }
+)  # fmt: skip
+_NAME = re.compile(r'"((?:[^"]|"")*)"|([A-Za-z_][A-Za-z0-9_$]*)')
+
+
+def check_no_host_metadata(query: str) -> None:
+    """Refuse a query that names ``HOST_METADATA`` (as a name, not inside a string or comment)."""
+    import duckdb
+
+    for offset, kind in duckdb.tokenize(query):
+        if kind not in (duckdb.token_type.identifier, duckdb.token_type.keyword):
+            continue
+        found = _NAME.match(query, offset)
+        if found is None:
+            continue
+        name = (found.group(1).replace('""', '"') if found.group(1) is not None else found.group(2)).lower()
+        if name in HOST_METADATA:
+            raise ToolError(
+                "sql_forbidden",
+                f"{SANDBOX_RULES} ({name} describes the machine's files and settings, or runs SQL given as text; "
+                "DESCRIBE a relation to see its columns)",
+                [_describe_suggestion()],
+                name=name,
+            )
+
+
 def _describe_suggestion(name: str | None = None) -> dict[str, Any]:
     if name:
         return suggestion("sql", "list the columns of a relation", query=f"DESCRIBE {name}")
@@ -253,6 +290,7 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
         if exc.code == "sql_error":  # DuckDB's parser refused it: say so with the relations
             _raise_query_error(ctx, {"error": "sql_error", "message": exc.message}, [])
         raise
+    check_no_host_metadata(query)
     entries = named_entries(ctx, query)
     ctx.used.extend(entries)  # a handle a query reads lives on (sliding TTL)
     job = {

@@ -157,6 +157,41 @@ def test_host_paths_never_shown(pad: Scratchpad, pods_handle: str) -> None:
         assert str(pad.store.path) not in res.text and str(pad.store.path) not in str(res.data), query
 
 
+TEXT_HANDLE_LINES = "\n".join(f"line {i}" for i in range(20_000))
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT replace(path, '/', '|') AS p FROM duckdb_databases(), (SELECT 1 FROM {h} LIMIT 1) x",
+        "SELECT reverse(path) AS p FROM duckdb_databases() CROSS JOIN (SELECT 1 FROM {t} LIMIT 1)",
+        'SELECT upper(path) AS p FROM "DuckDB_Databases"(), (SELECT 1 FROM {h} LIMIT 1) x',
+        "SELECT path[1:20] AS a, path[21:90] AS b FROM main.pragma_database_list, (SELECT 1 FROM {h} LIMIT 1) x",
+        "SELECT replace(current_setting('allowed_paths')::VARCHAR, '/', '|') AS p FROM (SELECT 1 FROM {h} LIMIT 1)",
+        "SELECT replace(value, '/', '|') AS p FROM duckdb_settings(), (SELECT 1 FROM {h} LIMIT 1) x",
+        "SELECT replace(sql, '/', '|') AS p FROM duckdb_views(), (SELECT 1 FROM {t} LIMIT 1) x",
+        "SELECT * FROM query('SELECT replace(path, ''/'', ''|'') FROM duckdb_databases()'), {h}",
+    ],
+)
+def test_a_host_path_cannot_be_read_transformed(pad: Scratchpad, pods_handle: str, query: str) -> None:
+    # redaction replaced the path's text; replace(path, '/', '|') over duckdb_databases() showed it whole
+    text = pad.spill(TEXT_HANDLE_LINES, tool="log").handle
+    res = pad.call_tool("sql", {"query": query.format(h=pods_handle, t=text)})
+    root = Path(pad.store.path).name  # (jupyter-scratchpad-xxxx, or the test's directory)
+    for shown in (res.text, str(res.data)):
+        for form in (root, root.upper(), root[::-1], "|".join(Path(pad.store.path).parts[1:3])):
+            assert form not in shown, (query, res.text[:300])
+    assert not res.ok and res.error["error"] == "sql_forbidden", res.text[:300]
+    for s in res.error["suggestions"]:
+        assert pad.call_tool(s["tool"], s["arguments"]).ok, s
+
+
+def test_names_inside_strings_and_comments_are_not_refused(pad: Scratchpad, pods_handle: str) -> None:
+    query = f"SELECT 'duckdb_databases' AS word, count(*) AS n FROM {pods_handle}.items -- current_setting"
+    res = pad.call_tool("sql", {"query": query})
+    assert res.ok and res.data[0]["word"] == "duckdb_databases", res.text
+
+
 def test_a_sandbox_connection_serves_only_jobs_that_name_the_same_relations_and_notes(
     pad: Scratchpad, pods_handle: str, log_handle: str
 ) -> None:
