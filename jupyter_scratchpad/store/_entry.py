@@ -29,20 +29,38 @@ def validate_handle(handle: object) -> str:
     return handle
 
 
+def _storable(text: str) -> bool:
+    """Text both catalogs keep as it is: no NUL (PostgreSQL's text refuses it) and no unpaired
+    surrogate (UTF-8 cannot encode it; DuckDB and psycopg each failed their own way)."""
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(value: object) -> str:
+    return ascii(value)[:80] if not isinstance(value, str) or len(value) > 80 or not _storable(value) else value
+
+
 def validate_id(value: object, what: str) -> str:
-    if not isinstance(value, str) or not value or len(value) > MAX_ID_CHARS or "\x00" in value:
+    if not isinstance(value, str) or not value or len(value) > MAX_ID_CHARS or not _storable(value):
         raise InvalidArgumentError(
-            f"{what} must be a non-empty string of at most {MAX_ID_CHARS} characters without NUL",
-            **{what: value if isinstance(value, str) and len(value) <= 80 else repr(value)[:80]},
+            f"{what} must be a non-empty string of at most {MAX_ID_CHARS} characters, without NUL or an "
+            "unpaired surrogate",
+            **{what: _shown(value)},
         )
     return value
 
 
 def validate_key(key: object) -> str:
-    if not isinstance(key, str) or not key or len(key) > MAX_KEY_CHARS:
+    if not isinstance(key, str) or not key or len(key) > MAX_KEY_CHARS or not _storable(key):
         raise InvalidArgumentError(
-            f"a note key must be a non-empty string of at most {MAX_KEY_CHARS} characters",
-            key=key if isinstance(key, str) and len(key) <= 80 else repr(key)[:80],
+            f"a note key must be a non-empty string of at most {MAX_KEY_CHARS} characters, without NUL or an "
+            "unpaired surrogate (the same on every backend)",
+            key=_shown(key),
         )
     return key
 

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import IO
 
-from ..errors import StoreLockedError
+from ..errors import StoreError, StoreLockedError
 
 __all__ = ["StoreLock"]
 
@@ -55,7 +55,15 @@ class StoreLock:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._fh = open(path, "a+")  # noqa: SIM115 - held for the store's lifetime
+        try:
+            self._fh = open(path, "a+")  # noqa: SIM115 - held for the store's lifetime
+        except OSError as exc:  # a read-only filesystem, another user's directory
+            raise StoreError(
+                f"cannot open the scratch store at {path.parent} for writing ({exc.strerror or exc}): "
+                "an embedded store needs to write its directory (its lock, catalog and bodies); fix its "
+                "permissions, or open a store in a directory you can write (ScratchStore(path), --store DIR)",
+                path=str(path.parent),
+            ) from None
         if not _try_lock(self._fh):
             holder = self._read_holder()
             self._fh.close()

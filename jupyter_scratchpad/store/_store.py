@@ -67,6 +67,11 @@ DEFAULT_MAX_TTL_S = 86_400.0  # a handle in use lives at most this long after it
 DEFAULT_SWEEP_INTERVAL_S = 300.0
 
 SHARED_ORPHAN_GRACE_S = 900.0  # a body being written by another process is younger than this
+# A body whose handle was re-spilled with new content stays this long for the reads that opened
+# it (a sql call lasts at most 30 s, a load of its tables longer); then the orphan sweep takes it.
+# It was removed at once: a read racing the replacement got "no live handle" or "DuckDB cannot
+# read this handle" about a handle that was live the whole time.
+RETIRED_GRACE_S = 120.0
 _STORE_ID_FILE = "STORE_ID"
 
 
@@ -114,6 +119,13 @@ def claim_bodies_dir(path: Path, store_id: str, where: str) -> None:
         found = _recorded_id(path)
     if found != store_id:
         raise _refuse_other(path, found or "?", store_id, where)
+
+
+def _positive_seconds(value: object, what: str) -> float:
+    """A finite number of seconds > 0 (a negative or NaN interval made the sweeper busy-loop)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+        raise InvalidArgumentError(f"{what} must be a positive, finite number of seconds (or None), not {value!r}")
+    return float(value)
 
 
 def _older(path: Path, cutoff: float) -> bool:
@@ -169,6 +181,10 @@ class ScratchStore:
     ) -> None:
         self.ttl_s = validate_ttl(ttl_s)
         self.max_ttl_s = validate_ttl(max_ttl_s)
+        if sweep_interval_s is not None and sweep_interval_s != 0:  # (None or 0: no background sweeps)
+            sweep_interval_s = _positive_seconds(sweep_interval_s, "sweep_interval_s")
+        if orphan_grace_s is not None and orphan_grace_s != 0:
+            orphan_grace_s = _positive_seconds(orphan_grace_s, "orphan_grace_s")
         self._clock = clock
         self.url: str | None = None
         pg_cat: PgCatalog | None = None
@@ -199,6 +215,7 @@ class ScratchStore:
         self._lock = threading.RLock()
         self._inflight: set[str] = set()
         self._readers: OrderedDict[str, BodyReader] = OrderedDict()
+        self._retired: dict[str, float] = {}  # replaced body -> when (kept RETIRED_GRACE_S for its readers)
         try:
             self._open_catalog(pg_cat)
         except BaseException:
@@ -486,7 +503,7 @@ class ScratchStore:
         if winner is not None:
             return self._refresh(scope, winner, ttl, tokens, source_tool, server, meta), False
         if old_body:
-            self._drop_bodies([old_body])
+            self._retire_body(old_body)
         return entry, True
 
     def _refresh(
@@ -514,6 +531,15 @@ class ScratchStore:
             value_json = dumps_compact(value)
         except (TypeError, ValueError) as exc:
             raise InvalidArgumentError(f"a note value must be JSON-serialisable: {exc}", key=key) from exc
+        try:
+            value_json.encode("utf-8")
+        except UnicodeEncodeError:  # an unpaired surrogate: written as JSON's escape, read back the same
+            try:
+                value_json = json.dumps(value, ensure_ascii=True)
+            except RecursionError:
+                raise InvalidArgumentError(
+                    "a note value nested this deep must be text without an unpaired surrogate", key=key
+                ) from None
         now = self.now()
         preview = value_json if len(value_json) <= 200 else value_json[:197] + "..."
         entry = Entry(
@@ -591,13 +617,16 @@ class ScratchStore:
         return count
 
     def _remove_orphans(self) -> None:
-        cutoff = time.time() - self.orphan_grace_s
+        now = time.time()
+        cutoff = now - self.orphan_grace_s
         with self._lock:
+            self._retired = {b: at for b, at in self._retired.items() if at > now - RETIRED_GRACE_S}
             referenced = self.catalog.referenced_bodies()
             # Under the lock: a body renamed into bodies/ gets its row before the lock is released
             # (another process of a shared store: the grace period covers its rename-then-insert).
             for child in (self.path / "bodies").iterdir():
-                if child.name not in referenced and child.name not in self._inflight and _older(child, cutoff):
+                busy = child.name in self._inflight or child.name in self._retired
+                if child.name not in referenced and not busy and _older(child, cutoff):
                     remove_body_dir(child)
                     self._readers.pop(child.name, None)
             self._clear_tmp()
@@ -608,6 +637,14 @@ class ScratchStore:
             for child in (self.path / "tmp").iterdir():
                 if child.name not in self._inflight and _older(child, cutoff):
                     remove_body_dir(child)
+
+    def _retire_body(self, body_id: str) -> None:
+        """Leave a replaced body to the orphan sweep once ``RETIRED_GRACE_S`` have passed (its
+        mtime set to now, so another process's sweep of a shared store waits its grace too)."""
+        with self._lock:
+            self._retired[body_id] = time.time()
+        with contextlib.suppress(OSError):
+            os.utime(self.path / "bodies" / body_id)
 
     def _drop_bodies(self, body_ids: Iterable[str]) -> None:
         for body_id in body_ids:

@@ -17,6 +17,7 @@ from jupyter_scratchpad import (
     ScopeError,
     ScratchStore,
     StoreClosedError,
+    StoreError,
     StoreFormatError,
     StoreLockedError,
 )
@@ -293,15 +294,44 @@ def test_notes_keys_are_arbitrary_strings(pad) -> None:  # type: ignore[no-untyp
         pad.scratch_write("obj", object())
     with pytest.raises(InvalidArgumentError, match="ttl_s"):
         pad.scratch_write("t", 1, ttl_s=-5)
+    # NUL was a key on the embedded store and a catalog failure on PostgreSQL; an unpaired
+    # surrogate a DuckDB conversion failure or a bare UnicodeEncodeError: refused alike on both
+    for bad in ("a\x00b", "\ud800", "x\udfffy"):
+        with pytest.raises(InvalidArgumentError, match="without NUL or an unpaired surrogate"):
+            pad.scratch_write(bad, 1)
     assert pad.scratch_read(keys[2]) == {"i": 2}  # nothing lost by the refusals
+    # a value holding one is stored as JSON's escape and read back the same (was a bare UnicodeEncodeError)
+    odd = {"lone": "a\ud800b", "nul": "c\x00d", "list": ["\udfff"]}
+    pad.scratch_write("odd", odd)
+    assert pad.scratch_read("odd") == odd
 
 
 def test_bad_ids_are_refused_clearly(store: ScratchStore) -> None:
-    for bad in ("", None, "x" * 1000, "a\x00b"):
+    for bad in ("", None, "x" * 1000, "a\x00b", "\ud800"):  # (a surrogate was a bare UnicodeEncodeError on PG)
         with pytest.raises(InvalidArgumentError):
             store.scratchpad(run_id=bad, agent_id="a")  # type: ignore[arg-type]
     with pytest.raises(InvalidArgumentError, match="invalid handle"):
         store.scratchpad().stub("../../etc/passwd")
+
+
+@pytest.mark.parametrize("interval", [-1, float("nan"), float("inf"), "60", True])
+def test_a_sweep_interval_that_would_busy_loop_is_refused(tmp_path: Path, interval: object) -> None:
+    # -1 and NaN were accepted: Event.wait returned at once and the sweeper took a core
+    with pytest.raises(InvalidArgumentError, match="sweep_interval_s must be a positive, finite number"):
+        ScratchStore(tmp_path / "s", sweep_interval_s=interval)  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match="orphan_grace_s"):
+        ScratchStore(tmp_path / "s", orphan_grace_s=-5)
+    with ScratchStore(tmp_path / "s", sweep_interval_s=0) as off:  # 0 or None: no background sweeps
+        assert off._sweeper is None
+
+
+def test_a_store_directory_that_cannot_be_written_is_a_store_error(tmp_path: Path) -> None:
+    # a read-only filesystem or another user's directory raised a bare OSError from the lock file
+    # (as root, a lock path that is a directory stands in for the permission the test cannot lose)
+    (tmp_path / "s" / "LOCK").mkdir(parents=True)
+    with pytest.raises(StoreError, match=r"cannot open the scratch store at .* for writing") as err:
+        ScratchStore(tmp_path / "s", sweep_interval_s=None)
+    assert "a directory you can write" in str(err.value)
 
 
 def test_second_process_gets_a_clear_lock_error(tmp_path: Path) -> None:
