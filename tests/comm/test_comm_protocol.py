@@ -61,6 +61,7 @@ def test_list_gives_entries_newest_first_and_notes_with_time_left(pad: Scratchpa
     second = pad.spill("x" * 100, tool="small_tool", ttl_s=60).handle
     pad.scratch_write("plan", {"step": 2}, ttl_s=120)
     clock.advance(20)
+    assert pad.wait_for_counts(60)  # (the exact count of the big one lands off the critical path)
     reply = handle_request(pad, req("list"))
     check("list_request", req("list"))
     check("list_reply", reply)
