@@ -94,6 +94,10 @@ class OutputHooks:
         self._send_display = self._patch(shell.display_pub, "publish", self._publish)
         shell.events.register("pre_run_cell", self._pre_run_cell)
         shell.events.register("post_run_cell", self._post_run_cell)
+        kernel = getattr(shell, "kernel", None)
+        if kernel is not None and callable(getattr(kernel, "post_handler_hook", None)):
+            answered = self._patch(kernel, "post_handler_hook", self._kernel_answered)
+            self._answered: Any = answered
         formatter = shell.display_formatter.formatters.get("text/html")
         if formatter is not None:
             self._html_formatter = formatter
@@ -135,6 +139,18 @@ class OutputHooks:
             self.streams.begin_cell({name: f"cell_{n}_{name}" for name in ("stdout", "stderr")})
         except Exception:
             log.exception("starting the stream gates failed; this cell's streams are not spilled")
+
+    def _kernel_answered(self, *args: Any, **kwargs: Any) -> Any:
+        """The kernel handled a shell message (a cell, a completion, ...): threads and tasks that
+        write from now on are gated by the background taps until the next cell."""
+        try:
+            return self._answered(*args, **kwargs)
+        finally:
+            if not self._depth:
+                try:
+                    self.streams.start_background()
+                except Exception:
+                    log.exception("starting the background stream gates failed")
 
     def _post_run_cell(self, result: Any = None) -> None:
         self._depth = max(0, self._depth - 1)

@@ -13,6 +13,13 @@ forwards C-level and subprocess output. ``OutStream.register_hook`` is not used
 because its hook list is thread-local and ``_flush`` runs on the IOPub thread, so a hook
 registered from the cell would never see the messages. A stream whose ``write`` cannot be
 replaced (``__slots__``, read-only) is wrapped by a proxy in ``sys.stdout`` for the cell instead.
+
+Between cells (in a kernel: from when it has answered a cell, its ``post_handler_hook``, which
+runs after IPython's own ``_tee`` has put back what it found) a background tap takes the cell's
+place: a thread or task still printing after its cell ended (20 MB a second after the kernel
+went idle went to the front end whole) passes the same way until it could reach the threshold;
+then it is held, and once it has been quiet for ``QUIET_S`` (or at the next cell, or every
+``BACKGROUND_CHUNK_CHARS``) it is spilled and its stub written where the output went.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from __future__ import annotations
 import logging
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +41,8 @@ log = logging.getLogger("jupyter_scratchpad.ipython")
 _STREAMS = ("stdout", "stderr")
 _MAX_TOKENS_PER_CHAR = 4 * 1.1  # see _spill: below this bound nothing needs tokenizing
 Writer = Callable[[str], Any]
+QUIET_S = 1.0  # held background output is spilled once its writer has been quiet this long
+BACKGROUND_CHUNK_CHARS = 64 << 20  # ... or whenever this much is held (a thread printing forever)
 
 
 def _shell_is_rendering(shell: Any) -> bool:
@@ -45,6 +55,29 @@ def _shell_is_rendering(shell: Any) -> bool:
     )
 
 
+class _Meter:
+    """How far a stream is from the threshold: tokens counted, text not counted yet, bytes."""
+
+    def __init__(self) -> None:
+        self.counted = 0
+        self.uncounted: list[str] = []
+        self.uncounted_chars = 0
+        self.bytes = 0
+
+
+class _Background:
+    """What a stream received between cells: passed until it could reach the threshold, then held."""
+
+    def __init__(self, tool: str) -> None:
+        self.tool = tool
+        self.chunks: list[str] = []
+        self.held_from: int | None = None
+        self.held_chars = 0
+        self.meter = _Meter()
+        self.writer: Writer | None = None
+        self.last = 0.0
+
+
 class StreamGate:
     """The per-cell state of one stream (``stdout`` or ``stderr``); thread-safe."""
 
@@ -53,15 +86,14 @@ class StreamGate:
         self.name = name
         self._lock = threading.Lock()
         self._tool: str | None = None  # None: no cell is running
+        self._background: _Background | None = None  # between cells, while a background tap is on
+        self._flusher: threading.Thread | None = None
         self._reset()
 
     def _reset(self) -> None:
         self._chunks: list[str] = []
         self._held_from: int | None = None
-        self._uncounted: list[str] = []
-        self._uncounted_chars = 0
-        self._counted = 0
-        self._bytes = 0
+        self._meter = _Meter()
         self._writer: Writer | None = None
 
     def begin(self, tool: str) -> None:
@@ -80,31 +112,117 @@ class StreamGate:
                 self._chunks.append(text)
                 if self._held_from is not None:
                     return len(text)
-                if self._reaches(text, tool):
+                if self._reaches(self._meter, text, tool):
                     self._held_from = len(self._chunks) - 1
                     return len(text)
+                full, note = None, None
+            elif self._background is not None:
+                full, note = self._admit_background(text, writer)
+                if full is None and note is None and self._background.held_from is not None:
+                    return len(text)  # held
+            else:
+                full, note = None, None
+        if note is not None:  # the background output has just reached the threshold
+            writer(note)
+            return len(text)
+        if full is not None:  # a full chunk of held background output
+            self._spill_background(full)
+            return len(text)
         return writer(text)
 
-    def _reaches(self, text: str, tool: str) -> bool:
-        """Whether the cell's stream, with ``text``, could reach the threshold (counts lazily)."""
+    def _admit_background(self, text: str, writer: Writer) -> tuple[_Background | None, str | None]:
+        """(Under the lock.) Record ``text`` written between cells: ``(a full chunk to spill now,
+        the note to write once it starts being held)``, both None when it passes or is held."""
+        bg = self._background
+        assert bg is not None
+        bg.writer, bg.last = writer, time.monotonic()
+        bg.chunks.append(text)
+        if bg.held_from is not None:
+            bg.held_chars += len(text)
+            if bg.held_chars < BACKGROUND_CHUNK_CHARS:
+                return None, None
+            self._background = _Background(bg.tool)  # spilled now, by this writer; later text held anew
+            self._background.held_from, self._background.writer = 0, writer
+            return bg, None
+        if not self._reaches(bg.meter, text, bg.tool):
+            return None, None
+        bg.held_from, bg.held_chars = len(bg.chunks) - 1, len(text)
+        self._start_flusher()
+        return None, (
+            f"\n[scratchpad] background output on {self.name} (a thread or task still writing after its cell "
+            "ended) reached the spill threshold: the rest is stored, its stub follows once it is quiet\n"
+        )
+
+    def _reaches(self, meter: _Meter, text: str, tool: str) -> bool:
+        """Whether the stream ``meter`` measures (this cell's, or the background's), with
+        ``text``, could reach the threshold (counts lazily)."""
         pad = self.session.pad
         policy = pad.policy
         if not policy.enabled:
             return False
         if policy.min_bytes is not None:
-            self._bytes += len(text.encode("utf-8", "surrogatepass"))
-            if self._bytes >= policy.min_bytes:
+            meter.bytes += len(text.encode("utf-8", "surrogatepass"))
+            if meter.bytes >= policy.min_bytes:
                 return True
         threshold = policy.threshold_for(tool)
-        self._uncounted.append(text)
-        self._uncounted_chars += len(text)
-        if self._counted + self._uncounted_chars * _MAX_TOKENS_PER_CHAR + 1 < threshold:
+        meter.uncounted.append(text)
+        meter.uncounted_chars += len(text)
+        if meter.counted + meter.uncounted_chars * _MAX_TOKENS_PER_CHAR + 1 < threshold:
             return False
-        pending = "".join(self._uncounted)
-        tokens, _exact = pad.tokenizer.count_upto(pending, max(1, threshold - self._counted))
-        self._counted += tokens
-        self._uncounted, self._uncounted_chars = [], 0
-        return self._counted >= threshold
+        tokens, _exact = pad.tokenizer.count_upto("".join(meter.uncounted), max(1, threshold - meter.counted))
+        meter.counted += tokens
+        meter.uncounted, meter.uncounted_chars = [], 0
+        return meter.counted >= threshold
+
+    # -- between cells -----------------------------------------------------------------------
+
+    def watch_background(self) -> None:
+        """A background tap is on: start a fresh background window."""
+        with self._lock:
+            self._background = _Background(f"background_{self.name}")
+
+    def stop_background(self) -> None:
+        """A cell starts (or the extension unloads): spill what the background held, if anything."""
+        with self._lock:
+            bg, self._background = self._background, None
+        self._spill_background(bg)
+
+    def _start_flusher(self) -> None:
+        if self._flusher is not None and self._flusher.is_alive():
+            return
+        self._flusher = threading.Thread(target=self._flush_when_quiet, name="scratch-background-output", daemon=True)
+        self._flusher.start()
+
+    def _flush_when_quiet(self) -> None:
+        while True:
+            with self._lock:
+                bg = self._background
+                if bg is None or bg.held_from is None:
+                    return
+                wait = bg.last + QUIET_S - time.monotonic()
+                if wait <= 0:
+                    self._background = _Background(bg.tool)
+            if wait <= 0:
+                self._spill_background(bg)
+                return
+            time.sleep(min(wait, QUIET_S))
+
+    def _spill_background(self, bg: _Background | None) -> None:
+        """Spill what ``bg`` held (with what it had shown) and write its stub where the output went;
+        fail closed (a short pointer), and write the held text out when it did not spill after all."""
+        if bg is None or bg.held_from is None or bg.writer is None or not bg.chunks:
+            return
+        held = "".join(bg.chunks[bg.held_from :])
+        try:
+            result = self.session.pad.intercept("".join(bg.chunks), tool=bg.tool, result_class="query")
+        except Exception:  # (intercept never raises; a closed store is no reason to print the flood)
+            log.exception("spilling background output failed")
+            bg.writer(f"[scratchpad] {len(held):,} characters of background output were withheld\n")
+            return
+        if result.spilled or result.failure:
+            bg.writer(str(result.content).rstrip("\n") + "\n")
+            return
+        bg.writer(held)
 
     def end(self) -> None:
         """The cell ended: spill the held stream and display its stub, or let the text out."""
@@ -134,7 +252,12 @@ class _Tap:
         # An instance attribute set before us (IPython's own per-cell _tee sets one): put back.
         self.previous = getattr(stream, "__dict__", {}).get("write")
         self.original: Writer = stream.write
-        self.active = True
+        self.active: bool = True
+        inert = self.previous
+        if isinstance(inert, _Tap) and not inert.active:
+            # an inert tap of ours that a _tee put back: go on beneath it, not on top (a chain of
+            # them would grow by one a cell)
+            self.previous, self.original = inert.previous, inert.original
 
     def __call__(self, text: str) -> Any:
         if not self.active:
@@ -188,10 +311,12 @@ class StreamTaps:
         self.session = session
         self.gates = {name: StreamGate(session, name) for name in _STREAMS}
         self._taps: list[_Tap] = []
+        self._background_taps: list[_Tap] = []
         self._proxies: dict[str, _ProxyStream] = {}
 
     def begin_cell(self, tools: dict[str, str]) -> None:
         self.end_cell()  # a cell that never ended (an interrupted post_run_cell): let it out
+        self._stop_background()
         for name in _STREAMS:
             self.gates[name].begin(tools[name])
             stream = getattr(sys, name)
@@ -216,6 +341,33 @@ class StreamTaps:
         for name in _STREAMS:
             self.gates[name].end()
 
+    def start_background(self) -> None:
+        """Put the background taps on (the kernel has answered a cell: what threads and tasks
+        write until the next one); a no-op while they are on."""
+        if self._background_taps and all(
+            getattr(t.stream, "__dict__", {}).get("write") is t for t in self._background_taps
+        ):
+            return
+        self._stop_background()
+        if self._taps or not self.session.auto_spill or self.session.capturing:  # (a cell, %scratch auto off)
+            return
+        for name in _STREAMS:
+            stream = getattr(sys, name)
+            if stream is None or isinstance(stream, _ProxyStream):
+                continue
+            tap = _Tap(stream, self.gates[name])
+            if tap.install():
+                self._background_taps.append(tap)
+                self.gates[name].watch_background()
+
+    def _stop_background(self) -> None:
+        for tap in reversed(self._background_taps):
+            tap.uninstall()
+        self._background_taps.clear()
+        for name in _STREAMS:
+            self.gates[name].stop_background()
+
     def detach(self) -> None:
         """Let any held text out and remove every tap and proxy (at unload)."""
         self.end_cell()
+        self._stop_background()
