@@ -60,6 +60,19 @@ class _InstancePatch:
             setattr(self.obj, self.name, self.previous)
 
 
+NAME_MAX_CHARS = 256  # of an exception's class name, as the error message and the reply carry it
+
+
+def _named_within(etype: Any) -> Any:
+    """``etype``, or a stand-in exception class whose name is the first characters of its name
+    (``raise type('E' * 1_000_000, (Exception,), {})()`` sent a megabyte as ``ename``, twice)."""
+    name = getattr(etype, "__name__", "")
+    if not isinstance(name, str) or len(name) <= NAME_MAX_CHARS:
+        return etype
+    short = f"{name[: NAME_MAX_CHARS - 40]}…[{len(name):,}-character name]"
+    return type(short, (Exception,), {})
+
+
 class _Shown:
     """An exception's text as a traceback display shows it (``str``), already bounded."""
 
@@ -192,6 +205,7 @@ class OutputHooks:
                     cut = "the whole exception is sys.last_value"
                     stb = [bound_error_text("\n".join(map(str, stb)), limit) + "\x1b[0m", f"({cut})"]
                     evalue = _Shown(bound_error_text(shown, limit))
+                etype = _named_within(etype)
         except Exception:  # fail closed all the same: the first characters, then a note
             log.exception("bounding a traceback failed; it is cut at %s characters", f"{FAIL_CLOSED_CHARS:,}")
             with contextlib.suppress(Exception):  # (an exception whose str() raises: IPython's own handling)
@@ -210,18 +224,23 @@ class OutputHooks:
         exception itself stays whole in ``sys.last_value``."""
         limit = self.session.pad.policy.error_max_bytes
         text = str(error)
-        if len(text) <= limit:
+        named = _named_within(type(error))
+        if len(text) <= limit and named is type(error):
             return error
         from ..spill import bound_error_text
 
-        shown = bound_error_text(text, limit) + " (the whole exception is sys.last_value)"
+        shown = text
+        if len(text) > limit:
+            shown = bound_error_text(text, limit) + " (the whole exception is sys.last_value)"
         try:
+            if named is not type(error):  # (its name is the flood: the reply's ename)
+                raise TypeError("a stand-in with a bounded name")
             copy = type(error).__new__(type(error))
             copy.args = (shown,)
             if str(copy) != shown:
                 raise TypeError("str() does not come from args")
         except Exception:  # an exception with its own __str__ or __new__: a stand-in of the same name
-            copy = type(type(error).__name__, (Exception,), {"__str__": lambda _self: shown})()
+            copy = type(named.__name__, (Exception,), {"__str__": lambda _self: shown})()
         return copy.with_traceback(error.__traceback__)
 
     # -- displayhook and display publisher ---------------------------------------------------

@@ -186,6 +186,13 @@ def test_write_read_delete_notes(ip: Any, session: ScratchSession, capsys: pytes
     ip.run_cell("%scratch delete plain")
     assert "deleted note 'plain'" in capsys.readouterr().out
     assert [e["key"] for e in session.pad.entries("note")] == ["failing", "multi"]
+    # an expression in {{...}} saved its source text ("saved note 'big' (19 bytes)"), silently
+    with pytest.raises(UsageError, match="is an expression") as info:
+        ip.run_cell("%scratch write big {{'x' * 5_000_000}}")
+    assert "then %scratch write KEY {{v}}" in str(info.value)
+    ip.user_ns["v"] = "x" * 5_000
+    ip.run_cell("%scratch write big {{v}}")
+    assert session.pad.scratch_read("big") == "x" * 5_000
 
 
 def test_delete_a_handle(ip: Any, spilled: str, session: ScratchSession) -> None:

@@ -44,6 +44,11 @@ def test_bad_usage(ip: Any, code: str, expected: str) -> None:
         assert "goes after --" not in said
 
 
+def test_a_tools_refusal_names_the_command_once(ip: Any, spilled: str) -> None:
+    said = usage_error(ip, f"%scratch grep {spilled} pod --max 1000000")
+    assert said.startswith("%scratch grep: 'max_matches' must be") and "grep: grep:" not in said, said
+
+
 def test_unknown_handle_names_the_close_match(ip: Any, spilled: str) -> None:
     message = usage_error(ip, f"%scratch grep {spilled[:-1]}0 x")
     assert "no live handle" in message and "%scratch list" in message

@@ -182,6 +182,18 @@ def test_an_error_with_a_huge_message_is_bounded(fresh: Kernel) -> None:
     assert error["content"]["evalue"] == "'short'" and "cut" not in "\n".join(error["content"]["traceback"])
 
 
+def test_an_exception_with_a_huge_class_name_is_bounded(fresh: Kernel) -> None:
+    # the traceback and evalue were bounded, the ename was not: 1 MB in the error and in the reply
+    messages = fresh.run("E = type('E' * 1_000_000, (Exception,), {})\nraise E('m')", ok=False)
+    [error] = of_type(messages, "error")
+    reply = fresh.last_reply["content"]
+    for content in (error["content"], reply):
+        assert len(json.dumps(content)) < 20_000, len(json.dumps(content))
+        assert content["ename"].startswith("EEEE") and "1,000,000-character name" in content["ename"]
+        assert content["evalue"] == "m"
+    assert fresh.run("import sys\ntype(sys.last_value).__name__ == 'E' * 1_000_000") and fresh.shell.user_ns["_"] is True
+
+
 def test_a_persons_huge_read_is_shown_bounded_and_kept_whole(fresh: Kernel) -> None:
     # %scratch head H -n 300000 sent 16 MB (text and HTML) to the front end: a frozen tab
     fresh.run("log = '\\n'.join(f'line {i} of the service log' for i in range(300_000))\nlog")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from ...errors import InvalidArgumentError, NotFoundError
-from ...tools import ToolResult
+from ...tools import TOOL_NAMES, ToolResult
 from .._args import close_match_hint, for_a_person, suggestion_as_magic
 
 if TYPE_CHECKING:
@@ -43,6 +43,9 @@ def error_line(command: str, err: dict[str, Any]) -> str:
     message = str(err.get("message") or err.get("error") or "failed")
     # The core words its errors for a model; in a notebook the command to run is the magic's.
     message = for_a_person(message)
+    tool, said, rest = message.partition(": ")
+    if said and tool in TOOL_NAMES:  # ("%scratch grep: grep: 'max_matches' ..."): the command says which
+        message = rest
     parts = [f"%scratch {command}: {message}"]
     close = err.get("close_matches") or []
     if close:

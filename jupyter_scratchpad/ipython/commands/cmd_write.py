@@ -27,6 +27,13 @@ def _value(text: str) -> Any:
     name = whole_reference(text)
     if name is not None:
         return lookup(NAMESPACE.get(), name, "write", text)
+    inside = text.strip()
+    if inside.startswith("{{") and inside.endswith("}}") and len(inside) > 4:
+        # {{'x' * 5_000_000}} saved its 19 characters of source, silently
+        raise UsageError(
+            f"%scratch write: {inside[:60]} is an expression; {{{{...}}}} takes a notebook variable's name. "
+            "Assign it first (v = ...), then %scratch write KEY {{v}}"
+        )
     try:
         return json.loads(text)
     except ValueError:
