@@ -963,7 +963,7 @@ def _slide(pad: Any, ctx: ToolContext) -> None:
     """A handle a call read successfully lives on (sliding TTL); failing to extend is no error."""
     for entry in ctx.used:
         try:
-            pad.store.slide(pad.scope, entry)
+            pad.store.slide(pad.scope, entry, ctx.opened_at)
         except Exception:
             log.warning("could not extend the life of %s", entry.key, exc_info=True)
 
@@ -1015,6 +1015,7 @@ def dispatch(
             prefix,
         )
     ctx = ToolContext(pad, tool.name, limit, timeout_s=pad.tool_timeout_s, charged=charge)
+    ctx.opened_at = pad.store.now()  # (a read that outlasts its handle's expiry still slides it)
     args: dict[str, Any] = dict(raw_args)
     try:
         args = _normalise_args(tool, arguments)

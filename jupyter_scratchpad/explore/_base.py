@@ -152,6 +152,7 @@ class ToolContext:
     started: float = field(default_factory=time.monotonic)
     used: list[Entry] = field(default_factory=list)  # handles this call read (their TTL slides)
     charged: bool = True  # a model's call (False: a person's, read in the notebook or the shell)
+    opened_at: float | None = None  # the store's time when the call started
 
     @property
     def deadline(self) -> float:

@@ -557,10 +557,13 @@ class ScratchStore:
         self.catalog.set_expiry(scope, kind, key, self.now() + ttl)
         return self.require_entry(scope, kind, key)
 
-    def slide(self, scope: Scope, entry: Entry) -> float:
+    def slide(self, scope: Scope, entry: Entry, opened_at: float | None = None) -> float:
         """A handle that is read lives on: its expiry moves to ``now + its TTL`` (never earlier
         than it was, never later than ``max_ttl_s`` after its spill). Returns the new expiry.
 
+        ``opened_at``: when the read found it live (the store's clock). A read that took longer
+        than the handle had left still slides it, unless it was swept meanwhile (a 300 MB grep
+        started 0.3 s before the expiry succeeded, and the next call found no handle).
         Idle handles still expire; notes keep their explicit TTLs (only handles slide).
         """
         if entry.kind != "handle":
@@ -571,7 +574,8 @@ class ScratchStore:
         # gains at least 1% of the TTL (36 s of an hour; at most a minute)
         if target - entry.expires_at < min(60.0, ttl * 0.01):
             return entry.expires_at
-        self.catalog.slide(scope, entry.key, entry.content_hash, target, self.now())
+        since = self.now() if opened_at is None else min(opened_at, self.now())
+        self.catalog.slide(scope, entry.key, entry.content_hash, target, since)
         return target
 
     def set_tokens(self, scope: Scope, handle: str, content_hash: str, tokens: int) -> bool:

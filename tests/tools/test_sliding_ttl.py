@@ -81,3 +81,30 @@ def test_reads_close_together_write_the_expiry_once(store: ScratchStore, clock: 
     clock.advance(60)
     assert pad.call_tool("head", {"handle": h, "lines": 2}).ok
     assert pad.store.get_entry(pad.scope, "handle", h).expires_at == moved + 80
+
+
+def test_a_read_that_outlasts_the_expiry_still_slides_it(
+    store: ScratchStore, clock: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a 300 MB grep started 0.3 s before the expiry succeeded after it; the slide needed the
+    # handle live at its end, so the next call found none
+    import dataclasses
+
+    from jupyter_scratchpad import tools
+
+    pad = store.scratchpad("r", "a")
+    h = pad.spill(LOG, tool="fetch_logs").handle
+    clock.advance(3599)  # a second left
+    head = tools.TOOLS["head"]
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        out = head.run(*args, **kwargs)
+        clock.advance(5)  # the read ends 4 s after the expiry (no sweep ran meanwhile)
+        return out
+
+    monkeypatch.setitem(tools.TOOLS, "head", dataclasses.replace(head, run=slow))
+    assert pad.call_tool("head", {"handle": h, "lines": 5}).ok
+    monkeypatch.setitem(tools.TOOLS, "head", head)
+    clock.advance(60)
+    again = pad.call_tool("head", {"handle": h, "lines": 5})
+    assert again.ok, again.text  # slid to an hour after the read
