@@ -227,6 +227,13 @@ class ScratchStore:
         self.orphan_grace_s = float(
             orphan_grace_s if orphan_grace_s is not None else (SHARED_ORPHAN_GRACE_S if self.shared else 0.0)
         )
+        if self.shared and self.orphan_grace_s < 60:  # (a probe's sweeper deleted 150 of 150 bodies mid-write)
+            log.warning(
+                "orphan_grace_s=%s on a shared store: its sweeps may delete bodies other processes are still "
+                "writing (their spills then fail closed); the default is %s s",
+                self.orphan_grace_s,
+                f"{SHARED_ORPHAN_GRACE_S:g}",
+            )
         self._closed = False
         self._clear_tmp()
         self._stop = threading.Event()

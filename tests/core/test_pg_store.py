@@ -228,6 +228,20 @@ def test_orphan_bodies_are_removed_after_a_grace_period(pg_url: str, tmp_path: P
         assert body_dirs(store) == live and not any((store.path / "tmp").iterdir())
 
 
+def test_a_shared_store_without_a_grace_period_says_what_it_risks(
+    pg_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # accepted silently: a probe's sweeper with orphan_grace_s=0 deleted 150 of 150 bodies other
+    # processes were still writing (each of those spills failed closed)
+    with caplog.at_level("WARNING", logger="jupyter_scratchpad.store"):
+        ScratchStore(pg_url, bodies=tmp_path / "b", sweep_interval_s=None, orphan_grace_s=0).close()
+    assert any("may delete bodies other processes are still writing" in r.getMessage() for r in caplog.records)
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="jupyter_scratchpad.store"):
+        ScratchStore(pg_url, bodies=tmp_path / "b", sweep_interval_s=None).close()
+    assert not any("orphan_grace_s" in r.getMessage() for r in caplog.records)
+
+
 def test_a_failed_cascade_rolls_back_everything(pg_server: PgServer, pg_url: str, tmp_path: Path) -> None:
     dbname = pg_url.split("/")[3].split("?")[0]
     with shared(pg_url, tmp_path / "b") as store:
