@@ -800,6 +800,7 @@ def iterate_over(
     base = _canonical(path)
     _past_the_end(ctx, entry, base, lo, total, "items", int(limit) if limit else 50, fields=",".join(names))
     rows = []
+    missed = dict.fromkeys(parsed, 0)  # items without the field (null in the row)
     for i in range(lo, hi):
         item = items[i]
         row: dict[str, Any] = {"_index": i}
@@ -808,12 +809,16 @@ def iterate_over(
                 value = resolve(item, steps)
             except PathMiss:
                 value = None
+                missed[name] += 1
             row[name] = _cut(value, f"{base}[{i}].{name}" if base != "$" else f"$[{i}].{name}")
         rows.append(row)
     text = "\n".join(render_json(r) for r in rows)
     nxt = f" · next: offset={hi}" if hi < total else ""
+    # a misspelt field was null in every row without a word
+    absent = [name for name, n in missed.items() if rows and n == len(rows)]
+    none_has = f" · no item here has {', '.join(map(repr, absent[:5]))} (item_schema lists the keys)" if absent else ""
     summary = (
-        f"items {lo:,}-{hi - 1:,} of {total:,} of {_show(base)}{nxt}"
+        f"items {lo:,}-{hi - 1:,} of {total:,} of {_show(base)}{nxt}{none_has}"
         if rows
         else f"no items at offset {lo:,} of {total:,}"
     )

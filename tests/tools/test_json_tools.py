@@ -181,7 +181,10 @@ def test_iterate_over_rows(pad: Scratchpad, pods_handle: str) -> None:
         {"_index": 7, "metadata.name": "pod-7", "status.phase": "Pending", "metadata.labels.app": "web"},
         {"_index": 8, "metadata.name": "pod-8", "status.phase": "Failed", "metadata.labels.app": None},
     ]
-    assert "next: offset=9" in res.text
+    assert "next: offset=9" in res.text and "no item here has" not in res.text  # (app is on some)
+    typo = pad.call_tool("iterate_over", {"handle": pods_handle, "path": "items", "fields": "metadata.nmae", "limit": 3})
+    assert [r["metadata.nmae"] for r in typo.data] == [None] * 3  # null in every row, without a word
+    assert "no item here has 'metadata.nmae' (item_schema lists the keys)" in typo.text
     as_list = pad.call_tool(
         "iterate_over", {"handle": pods_handle, "path": "items", "fields": ["note"], "offset": 7, "limit": 1}
     )
