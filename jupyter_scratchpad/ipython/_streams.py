@@ -319,15 +319,21 @@ class StreamTaps:
         self._stop_background()
         for name in _STREAMS:
             self.gates[name].begin(tools[name])
-            stream = getattr(sys, name)
-            if stream is None or isinstance(stream, _ProxyStream):
-                continue
-            tap = _Tap(stream, self.gates[name])
-            if tap.install():
+            tap, stream = self._tap(name)
+            if tap is not None:
                 self._taps.append(tap)
-            else:
+            elif stream is not None:
                 self._proxies[name] = proxy = _ProxyStream(stream, self.gates[name])
                 setattr(sys, name, proxy)
+
+    def _tap(self, name: str) -> tuple[_Tap | None, Any]:
+        """A tap put on ``sys.<name>`` (None when it cannot take one), and the stream (None when
+        there is none to gate, or ours is on it already)."""
+        stream = getattr(sys, name)
+        if stream is None or isinstance(stream, _ProxyStream):
+            return None, None
+        tap = _Tap(stream, self.gates[name])
+        return (tap, stream) if tap.install() else (None, stream)
 
     def end_cell(self) -> None:
         """Take the taps off, then let each gate spill (or write out) what it held."""
@@ -352,11 +358,8 @@ class StreamTaps:
         if self._taps or not self.session.auto_spill or self.session.capturing:  # (a cell, %scratch auto off)
             return
         for name in _STREAMS:
-            stream = getattr(sys, name)
-            if stream is None or isinstance(stream, _ProxyStream):
-                continue
-            tap = _Tap(stream, self.gates[name])
-            if tap.install():
+            tap, _stream = self._tap(name)
+            if tap is not None:
                 self._background_taps.append(tap)
                 self.gates[name].watch_background()
 

@@ -8,6 +8,8 @@ would find whichever was imported first.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -91,3 +93,14 @@ class RealKernel:
     def close(self) -> None:
         self.client.stop_channels()
         self.manager.shutdown_kernel(now=True)
+
+
+@contextmanager
+def loaded_kernel(tmp_path: Path) -> Iterator[RealKernel]:
+    """A real kernel with the extension loaded over a store in ``tmp_path``; shut down after."""
+    k = RealKernel(tmp_path)
+    try:
+        k.run(f"%load_ext jupyter_scratchpad\n%config ScratchMagics.store_path = {str(tmp_path / 'store')!r}")
+        yield k
+    finally:
+        k.close()

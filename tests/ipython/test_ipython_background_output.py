@@ -10,17 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ipython_helpers import RealKernel, message_text
+from ipython_helpers import RealKernel, loaded_kernel, message_text
 
 
 @pytest.fixture
 def kernel(tmp_path: Path) -> Iterator[RealKernel]:
-    k = RealKernel(tmp_path)
-    try:
-        k.run(f"%load_ext jupyter_scratchpad\n%config ScratchMagics.store_path = {str(tmp_path / 'store')!r}")
+    with loaded_kernel(tmp_path) as k:
         yield k
-    finally:
-        k.close()
 
 
 def _later(kernel: RealKernel, until: str, timeout_s: float = 60) -> list[dict[str, Any]]:

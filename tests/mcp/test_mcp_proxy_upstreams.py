@@ -17,7 +17,7 @@ from conftest import INITIALIZE_LINE, cli, free_port
 from mcp import ClientSession
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
-from test_mcp_proxy_blocks import MIXED, proxy_params
+from test_mcp_proxy_blocks import MIXED, proxy_params, through_mixed
 
 PAGED = Path(__file__).parent / "servers" / "paged_server.py"
 OURS = {"head", "tail", "slice", "grep", "schema", "item_schema", "get_in", "iterate_over", "read", "read_handle",
@@ -127,22 +127,18 @@ def test_an_upstreams_protocol_errors_are_bounded(tmp_path: Path, env: dict[str,
 
 def test_an_errors_attachments_are_bounded(tmp_path: Path, env: dict[str, str]) -> None:
     # an error result's 1.7 MB embedded log and 1.4 MB image passed through whole (3.1 MB)
-    params = proxy_params(env, tmp_path / "store", "--name", "mixed", "--", sys.executable, str(MIXED))
+    async def check(s: ClientSession) -> None:
+        res = await s.call_tool("explode_with_attachments", {})
+        assert res.is_error and len(res.model_dump_json()) < 3 * 8192, len(res.model_dump_json())
+        text = res.content[0].text
+        assert text.startswith("the request failed; the log:\nlog line 0: request failed")
+        assert "log line 59999: request failed" in text and "bytes of this error cut" in text
+        assert "[the error's image block (" in text and "was left out]" in text
+        assert [b.type for b in res.content] == ["text", "image"]  # the small icon fits, kept as it was
+        usage = await s.call_tool("scratchpad_usage", {})
+        assert usage.structured_content["spills"] == 0
 
-    async def run() -> None:
-        async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
-            await s.initialize()
-            res = await s.call_tool("explode_with_attachments", {})
-            assert res.is_error and len(res.model_dump_json()) < 3 * 8192, len(res.model_dump_json())
-            text = res.content[0].text
-            assert text.startswith("the request failed; the log:\nlog line 0: request failed")
-            assert "log line 59999: request failed" in text and "bytes of this error cut" in text
-            assert "[the error's image block (" in text and "was left out]" in text
-            assert [b.type for b in res.content] == ["text", "image"]  # the small icon fits, kept as it was
-            usage = await s.call_tool("scratchpad_usage", {})
-            assert usage.structured_content["spills"] == 0
-
-    anyio.run(run)
+    through_mixed(env, tmp_path / "store", check)
 
 
 def test_an_http_upstream_nobody_answers_at_is_one_line(env: dict[str, str]) -> None:
