@@ -488,7 +488,9 @@ class Scratchpad:
         return self._build_stub(entry, value)
 
     def get(self, handle: str) -> Any:
-        """The spilled value itself: parsed JSON for json/jsonl, else the text."""
+        """The spilled value itself: parsed JSON for json/jsonl, else the text exactly as spilled
+        (lone surrogates included); bytes that are not UTF-8 text come back as those bytes (they
+        came back as text with U+FFFD for each byte that was not)."""
         from .store._format import parse_json_bytes
 
         entry = self.store.require_entry(self.scope, "handle", validate_handle(handle))
@@ -497,7 +499,13 @@ class Scratchpad:
             return parse_json_bytes(reader.read_raw(0, reader.raw_size))
         if entry.format == "jsonl":
             return [parse_json_bytes(line) for line in reader.body_bytes_all().split(b"\n") if line.strip()]
-        return reader.read_raw(0, reader.raw_size).decode("utf-8", errors="replace")
+        raw = reader.read_raw(0, reader.raw_size)
+        for errors in ("strict", "surrogatepass"):  # (a str with lone surrogates was spilled with surrogatepass)
+            try:
+                return raw.decode("utf-8", errors)
+            except UnicodeDecodeError:
+                continue
+        return raw
 
     # -- tools -------------------------------------------------------------------------------
 

@@ -167,6 +167,16 @@ def test_lone_surrogates_keep_their_bytes(pad: Scratchpad) -> None:
     assert r.spilled, r.failure
     reader = pad.store.reader(pad.entry(r.handle))
     assert reader.read_raw(0, reader.raw_size) == text.encode("utf-8", "surrogatepass")
+    assert pad.get(r.handle) == text  # came back with three U+FFFD for each surrogate
+
+
+def test_bytes_that_are_not_text_come_back_as_the_bytes(pad: Scratchpad) -> None:
+    value = b"\x00\xff" * 1_000_000  # came back as text with U+FFFD: not the value spilled
+    r = pad.intercept(value, tool="blob")
+    assert r.spilled, r.failure
+    assert pad.get(r.handle) == value
+    text = pad.intercept(b"caf\xc3\xa9 " * 100_000, tool="utf8_bytes")  # UTF-8 bytes: the text
+    assert pad.get(text.handle) == "café " * 100_000
 
 
 # -- MCP envelopes -------------------------------------------------------------------------------
