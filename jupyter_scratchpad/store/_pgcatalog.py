@@ -516,6 +516,14 @@ class PgCatalog(SqlCatalog):
         """A unique constraint on the content hash of automatic spills (and the primary key):
         the loser of a race between processes gets the winner's row, and stores nothing."""
         run_id, agent_id, key, content_hash = row[0], row[1], row[3], row[14]
+        # an expired row not swept yet is gone for every read: it was revived here (same handle,
+        # the new tool's name on it) where the embedded store makes a new entry; it goes first
+        # (its body is an orphan for the sweep)
+        tx.execute(
+            "DELETE FROM scratch_entries WHERE run_id = ? AND agent_id = ? AND kind = 'handle' "
+            "AND (key = ? OR dedupe_hash = ?) AND expires_at <= ?",
+            [run_id, agent_id, key, content_hash, row[16]],
+        )
         inserted = tx.execute(
             f"INSERT INTO scratch_entries ({COLUMNS}, dedupe_hash) VALUES ({', '.join('?' * 19)}) "
             "ON CONFLICT DO NOTHING RETURNING key",

@@ -157,6 +157,21 @@ def test_ttl_hides_expired_entries_before_any_sweep(store: ScratchStore, pad, cl
     assert store.sweep() == 0
 
 
+def test_the_same_bytes_after_the_expiry_are_a_new_entry_on_every_backend(pad, clock) -> None:  # type: ignore[no-untyped-def]
+    # PostgreSQL revived the expired, unswept row (tool_a's handle, tool_b's name on it) where the
+    # embedded store made a new entry: the handle a model got depended on the backend
+    data = "same bytes\n" * 50_000
+    first = pad.intercept(data, tool="tool_a", ttl_s=60)
+    clock.advance(61)
+    second = pad.intercept(data, tool="tool_b")
+    assert second.spilled and second.handle.startswith("tool_b_") and second.handle != first.handle
+    assert [(e["handle"], e["source_tool"]) for e in pad.entries()] == [(second.handle, "tool_b")]
+    assert pad.call_tool("head", {"handle": first.handle}).error["error"] == "unknown_handle"
+    assert pad.get(second.handle) == data
+    again = pad.intercept(data, tool="tool_b")  # while it lives: the same entry
+    assert again.handle == second.handle and len(pad.entries()) == 1
+
+
 def test_default_ttl_is_one_hour(tmp_path: Path) -> None:
     with ScratchStore(tmp_path / "s", sweep_interval_s=None) as store:
         assert store.ttl_s == 3600
