@@ -170,8 +170,21 @@ def _conninfo(url: str) -> dict[str, Any]:
 
 
 def _check_port(url: str, where: str) -> None:
-    """A port that is not a number is a typo in the URL: libpq calls it a failure to resolve the
-    host, which would read as an outage worth retrying."""
+    """A URL libpq cannot read, or a port that is not a number, is a typo in the URL: libpq
+    calls the port a failure to resolve the host, which would read as an outage worth retrying,
+    and an unreadable URL was a "catalog operation failed" with no word about the URL."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        conninfo_to_dict(url)
+    except Exception as exc:
+        said = " ".join(str(exc).split()).split(":")[0][:120]  # (not the token it quotes: maybe the password's)
+        raise StoreError(
+            f"the shared store's URL ({where}) cannot be read: {said}; write it as "
+            "postgresql://user:password@host:5432/database (percent-encode %, @, : and / in the "
+            "password; only libpq's parameters after ?)",
+            url=where,
+        ) from None
     ports = str(_conninfo(url).get("port") or "")
     bad = [p for p in ports.split(",") if p and not p.strip().isdigit()]
     if bad:

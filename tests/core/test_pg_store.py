@@ -386,6 +386,13 @@ def test_a_password_in_the_query_string_never_reaches_a_message(
     with shared(f"{pg_url}&password=s3cret-in-query", tmp_path / "b") as store:
         for text in (repr(store), store.describe()):
             assert "s3cret-in-query" not in text and "password=***" in text, text
+    # a URL libpq cannot read was "catalog operation failed on …: invalid percent-encoded token: "%zz"" (a
+    # piece of the password) with no word about the URL
+    for bad in ("postgresql://app:pw%zz@localhost/db", "postgresql://app:s3cret@localhost/db?bogus=1"):
+        with pytest.raises(StoreError, match=r"URL .* cannot be read") as unread:
+            shared(bad, tmp_path / "u")
+        said = str(unread.value)
+        assert "pw%zz" not in said and "%zz" not in said and "s3cret" not in said and "percent-encode" in said
     # a database that does not exist is not an outage to retry
     missing = pg_server.url_for("no_such_database_here") + "&password=s3cret-in-query"
     with pytest.raises(StoreError, match="a retry will not change") as info:
