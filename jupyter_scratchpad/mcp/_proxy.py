@@ -11,7 +11,8 @@ client, and serves one MCP server to its own client:
   unwraps the ``CallToolResult`` envelope): small results pass unchanged, large ones are stored and
   the client gets the stub, which our tools in the same session explore. A failed spill fails
   closed (a short pointer, never the flood);
-- ``resources/*`` and ``prompts/*``: forwarded to the upstream that owns the name.
+- ``resources/*`` and ``prompts/*``: forwarded to the upstream that owns the name; a resource's
+  large text goes through the spill policy (``tool="resources/read"``) like a tool's result.
 """
 
 from __future__ import annotations
@@ -170,7 +171,7 @@ class _State:
     tool_defs: list[types.Tool] = field(default_factory=list)
     prompts: dict[str, _Route] = field(default_factory=dict)
     prompt_defs: list[types.Prompt] = field(default_factory=list)
-    resources: dict[str, ClientSession] = field(default_factory=dict)
+    resources: dict[str, str] = field(default_factory=dict)  # uri -> the upstream that listed it
     sessions: dict[str, ClientSession] = field(default_factory=dict)
 
 
@@ -321,6 +322,26 @@ def through_policy(pad: Scratchpad, route: _Route, result: types.CallToolResult)
         return result
     stub = types.TextContent(type="text", text=str(out.content))
     return result.model_copy(update={"content": [stub, *others], "structured_content": None})
+
+
+RESOURCE_TOOL = "resources/read"  # the name a resource read goes through the policy under
+
+
+def resource_through_policy(pad: Scratchpad, server: str, result: types.ReadResourceResult) -> types.ReadResourceResult:
+    """An upstream resource as the client gets it: each text content through the spill policy
+    (``tool="resources/read"``, ``server=<name>``), a large one replaced by its stub (a 5 MB log
+    read as a resource reached the client whole, and clients put resources in the model's
+    context); blobs and small texts unchanged. A failed spill fails closed (a short pointer)."""
+    contents: list[Any] = []
+    changed = False
+    for item in result.contents:
+        if isinstance(item, types.TextResourceContents):
+            out = pad.intercept(item.text, tool=RESOURCE_TOOL, server=server)
+            if out.spilled or out.failure is not None:
+                item = item.model_copy(update={"text": str(out.content), "mime_type": "text/plain"})
+                changed = True
+        contents.append(item)
+    return result.model_copy(update={"contents": contents}) if changed else result
 
 
 def bounded_error(result: types.CallToolResult, limit: int) -> types.CallToolResult:
@@ -477,13 +498,13 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
         out: list[types.Resource] = []
         st = state()
-        for session in st.sessions.values():
+        for server, session in st.sessions.items():
             try:
                 listed = await _pages(session.list_resources, "resources")
             except Exception:  # a server without resources
                 continue
             for r in listed:
-                st.resources[str(r.uri)] = session
+                st.resources[str(r.uri)] = server
                 out.append(r)
         out += await anyio.to_thread.run_sync(lambda: resources_of(pad))
         return types.ListResourcesResult(resources=out)
@@ -492,15 +513,19 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
         uri = str(params.uri)
         if uri.startswith("scratchpad://"):
             return await anyio.to_thread.run_sync(lambda: read_page(pad, uri))
-        session = state().resources.get(uri)
-        if session is None:
+        server = state().resources.get(uri)
+        if server is None:
             if len(state().sessions) != 1:
                 raise bad_uri(f"unknown resource {uri[:200]!r}: list the resources first")
-            session = next(iter(state().sessions.values()))
+            server = next(iter(state().sessions))
         try:
-            return await session.read_resource(uri)
+            result = await state().sessions[server].read_resource(uri)
         except Exception as exc:
             raise _bounded_protocol_error(exc, pad.policy.error_max_bytes) from None
+        out: types.ReadResourceResult = await anyio.to_thread.run_sync(
+            lambda: resource_through_policy(pad, server, result)
+        )
+        return out
 
     async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
         return types.ListPromptsResult(prompts=state().prompt_defs)

@@ -91,9 +91,16 @@ def test_every_page_is_listed_and_every_tool_is_reachable(tmp_path: Path, env: d
             got = await s.get_prompt("p5")
             assert got.messages[0].content.text == "prompt p5"
             uris = [str(x.uri) for x in (await s.list_resources()).resources]
-            assert [u for u in uris if u.startswith("paged://")] == [f"paged://r{i}" for i in range(6)]
+            assert [u for u in uris if u.startswith("paged://")] == [f"paged://r{i}" for i in range(6)] + ["paged://log"]
             read = await s.read_resource("paged://r5")
-            assert read.contents[0].text == "contents of paged://r5"
+            assert read.contents[0].text == "contents of paged://r5"  # small: unchanged
+            # a 2.6 MB log read as a resource reached the client whole: its stub now, read back by our tools
+            log = await s.read_resource("paged://log")
+            stub = log.contents[0].text
+            assert stub.startswith("[scratchpad] resources/read") and len(log.model_dump_json()) < 4000, stub[:300]
+            handle = stub.split('handle "')[1].split('"')[0]
+            found = await s.call_tool("grep", {"handle": handle, "pattern": "request 59999 served"})
+            assert not found.is_error and "request 59999 served in" in found.content[0].text
 
     anyio.run(run)
 

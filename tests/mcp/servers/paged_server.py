@@ -3,7 +3,8 @@ tools the way that trips a proxy: for the proxy's listing, naming and error-boun
 
 - ``tools/list``: 23 tools, 5 per page: ``tool_00``..``tool_20``, ``grep`` (one of the
   scratchpad's names) and ``paged__grep`` (what the proxy would rename ``grep`` to);
-- ``prompts/list``: 7 prompts, 3 per page; ``resources/list``: 6 resources, 4 per page;
+- ``prompts/list``: 7 prompts, 3 per page; ``resources/list``: 7 resources, 4 per page (one a
+  2.6 MB log);
 - ``resources/read`` of an unknown URI and ``prompts/get`` of ``broken`` fail with a
   100,000-character message. Run as ``python paged_server.py`` (stdio).
 """
@@ -21,6 +22,8 @@ NAMES = [f"tool_{i:02d}" for i in range(21)] + ["grep", "paged__grep"]
 TOOLS = [types.Tool(name=n, description=f"says {n}", input_schema={"type": "object"}) for n in NAMES]
 PROMPTS = [types.Prompt(name=n) for n in ("p0", "p1", "p2", "p3", "p4", "p5", "broken")]
 RESOURCES = [types.Resource(name=f"r{i}", uri=f"paged://r{i}") for i in range(6)]
+RESOURCES.append(types.Resource(name="log", uri="paged://log"))  # 2.6 MB of text
+LOG = "\n".join(f"2026-12-05T10:00:{i % 60:02d} request {i} served in {i % 97} ms" for i in range(60_000))
 
 
 def page(items: list[Any], params: Any, size: int) -> tuple[list[Any], str | None]:
@@ -58,7 +61,8 @@ async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> ty
     uri = str(params.uri)
     if uri not in {str(r.uri) for r in RESOURCES}:
         raise MCPError(code=types.INVALID_PARAMS, message="no such resource: " + "z" * 100_000)
-    return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, text=f"contents of {uri}")])
+    text = LOG if uri == "paged://log" else f"contents of {uri}"
+    return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, text=text)])
 
 
 server = Server(
