@@ -8,7 +8,8 @@ worker thread afterwards (``Scratchpad.wait_for_counts``), and the rows say so.
 
 Baselines, same input bytes, no fsync of the output's bytes on either side (ours commits its
 catalog row with DuckDB, whose WAL is fdatasynced: one small sync per spill, ~0.2 ms on this
-machine, that the baselines do not pay):
+machine, that the baselines do not pay); before each run of either side (untimed) the page
+cache's dirty pages are written back (``os.sync``), so no write waits on another's writeback:
 
 * text: write the bytes to a file in the same directory;
 * JSON: ``orjson.loads`` of the bytes plus writing them to a file (the least any JSON spill
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -91,7 +93,7 @@ def _floor(texts: list[str], root: Path) -> str:
         with open(root / f"floor-plain-{i}.out", "wb") as fh:
             return fh.write(texts[i].encode("utf-8"))
 
-    floor_s, base_s, _ = time_side_by_side(floor, baseline, len(texts))
+    floor_s, base_s, _ = time_side_by_side(floor, baseline, len(texts), before_each=os.sync)
     ratio = median(floor_s) / median(base_s)
     return (
         f"The floor of this design, side by side in this run: the sha256 and newline offsets of the bytes, "
@@ -158,6 +160,10 @@ def _row(label: str, text: str, runs: int, root: Path) -> dict[str, Any]:
             started = time.perf_counter()
             pad.wait_for_counts()
             waits.append(time.perf_counter() - started)
+            # and the page cache's dirty pages written back, so that neither side's write() waits
+            # on the writeback of the other's bytes (a 10 MB write took 3 ms or 34 ms depending on
+            # what ran before it, which decided this row's verdict on its own)
+            os.sync()
 
         ours_s, base_s, failure = time_side_by_side(ours, baseline, runs, check_pair=both_wrote, before_each=settle)
         settle()
