@@ -13,7 +13,16 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["ERROR_MAX_BYTES", "bound_error", "clip_middle", "redact_paths", "sendable", "short_repr"]
+__all__ = [
+    "ERROR_MAX_BYTES",
+    "bound_error",
+    "clip_middle",
+    "is_utf8_text",
+    "positive_seconds",
+    "redact_paths",
+    "sendable",
+    "short_repr",
+]
 
 ERROR_MAX_BYTES = 2048
 _LIST_ITEMS = 20  # items kept of a list field of an error (available_keys, close_matches, ...)
@@ -23,14 +32,23 @@ _FIELD_CHARS = 300  # characters kept of a string field other than the message
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def sendable(text: str) -> str:
-    """``text`` as any transport can send it: a lone surrogate (a JSON document may hold
-    ``"\\ud800"``; UTF-8 cannot) written as its escape, ``\\ud800``, as the document wrote it."""
+def is_utf8_text(text: str) -> bool:
+    """Whether UTF-8 can encode ``text``: False when it holds a lone surrogate (``"\\ud800"`` in a
+    JSON document or a call's arguments decodes to one)."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-    return text
+        return False
+    return True
+
+
+def sendable(text: str) -> str:
+    """``text`` as any transport can send it: a lone surrogate (a JSON document may hold
+    ``"\\ud800"``; UTF-8 cannot) written as its escape, ``\\ud800``, as the document wrote it;
+    ``text`` itself (the same object) when there is none."""
+    if is_utf8_text(text):
+        return text
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def sendable_value(value: Any) -> Any:
@@ -45,6 +63,15 @@ def sendable_value(value: Any) -> Any:
         return [sendable_value(v) for v in value]
     except RecursionError:  # (deeper than Python recurses: sent as its text)
         return sendable(json.dumps(value, ensure_ascii=False, default=str)[:10_000])
+
+
+def positive_seconds(value: object) -> float | None:
+    """``value`` as seconds when it is a positive, finite number (not a bool), else None: the
+    check of every interval and timeout a caller passes (a negative or NaN sweep interval made
+    the sweeper busy-loop); each caller words its own refusal."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+        return None
+    return float(value)
 
 
 def short_repr(value: Any, chars: int = 60) -> str:

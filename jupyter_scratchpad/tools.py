@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ._bounded import bound_error, redact_paths, sendable, sendable_value, short_repr
+from ._bounded import bound_error, is_utf8_text, redact_paths, sendable, sendable_value, short_repr
 from .errors import InvalidArgumentError, ScratchpadError
 from .explore import _json, _notes, _schema, _sql, _text
 from .explore._base import Output, TooLarge, ToolContext, ToolError, ToolTimeout, suggestion
@@ -558,7 +558,7 @@ def _refuse_lone_surrogates(tool: _Tool, args: dict[str, Any]) -> None:
             item = stack.pop()
             seen += 1
             if isinstance(item, str):
-                if sendable(item) is not item:
+                if not is_utf8_text(item):
                     raise ToolError(
                         "invalid_argument",
                         f"{tool.name}: '{name}' holds an unpaired surrogate ({sendable(item)[:60]}), which is not "
@@ -706,7 +706,7 @@ def _error_result(
         err = json.loads(redact_paths(json.dumps(err, ensure_ascii=False, default=str), _store_paths(pad)))
     err = bound_error(err)
     text = json.dumps(err, ensure_ascii=False, default=str)
-    if sendable(text) is not text:  # (a key of the document's, echoed)
+    if not is_utf8_text(text):  # (a key of the document's, echoed)
         err = sendable_value(err)
         text = json.dumps(err, ensure_ascii=False, default=str)
     tokens = 0
@@ -1014,14 +1014,14 @@ def dispatch(
             billed,
             prefix,
         )
-    ctx = ToolContext(pad, tool.name, limit, timeout_s=pad.tool_timeout_s, charged=charge)
-    ctx.opened_at = pad.store.now()  # (a read that outlasts its handle's expiry still slides it)
+    # (opened_at: a read that outlasts its handle's expiry still slides it)
+    ctx = ToolContext(pad, tool.name, limit, timeout_s=pad.tool_timeout_s, charged=charge, opened_at=pad.store.now())
     args: dict[str, Any] = dict(raw_args)
     try:
         args = _normalise_args(tool, arguments)
         _refuse_lone_surrogates(tool, args)
         output = tool.run(ctx, **args)
-        if sendable(output.text) is not output.text:  # (a document's "\ud800" shown as it wrote it)
+        if not is_utf8_text(output.text):  # (a document's "\ud800" shown as it wrote it)
             output = Output(sendable(output.text), sendable_value(output.data), output.footer, output.meta)
         # a person's page (the CLI's --max-tokens): the tools refuse early what they can estimate;
         # what they could not (lines of unknown length, rows, a long string) is measured once

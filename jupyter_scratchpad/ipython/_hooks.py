@@ -232,14 +232,16 @@ class OutputHooks:
         shown = text
         if len(text) > limit:
             shown = bound_error_text(text, limit) + " (the whole exception is sys.last_value)"
-        try:
-            if named is not type(error):  # (its name is the flood: the reply's ename)
-                raise TypeError("a stand-in with a bounded name")
-            copy = type(error).__new__(type(error))
-            copy.args = (shown,)
-            if str(copy) != shown:
-                raise TypeError("str() does not come from args")
-        except Exception:  # an exception with its own __str__ or __new__: a stand-in of the same name
+        copy: BaseException | None = None
+        if named is type(error):  # (else its name is the flood, the reply's ename: a stand-in)
+            try:
+                copy = type(error).__new__(type(error))
+                copy.args = (shown,)
+                if str(copy) != shown:
+                    copy = None  # (str() does not come from args)
+            except Exception:  # an exception with its own __new__
+                copy = None
+        if copy is None:  # a stand-in of the same (bounded) name
             copy = type(named.__name__, (Exception,), {"__str__": lambda _self: shown})()
         return copy.with_traceback(error.__traceback__)
 

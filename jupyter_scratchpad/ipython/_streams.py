@@ -105,6 +105,7 @@ class StreamGate:
         """Admit ``text`` written to the stream whose real ``write`` is ``writer``."""
         if not isinstance(text, str) or not text or _shell_is_rendering(self.session.shell):
             return writer(text)
+        full, note = None, None
         with self._lock:
             tool = self._tool
             if tool is not None:
@@ -115,13 +116,10 @@ class StreamGate:
                 if self._reaches(self._meter, text, tool):
                     self._held_from = len(self._chunks) - 1
                     return len(text)
-                full, note = None, None
             elif self._background is not None:
                 full, note = self._admit_background(text, writer)
                 if full is None and note is None and self._background.held_from is not None:
                     return len(text)  # held
-            else:
-                full, note = None, None
         if note is not None:  # the background output has just reached the threshold
             writer(note)
             return len(text)

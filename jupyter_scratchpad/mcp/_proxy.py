@@ -32,6 +32,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.server import Server
 
 from .. import __version__
+from .._bounded import positive_seconds
 from .._pad import Scratchpad
 from ..spill import bound_error_text
 from ..store._jsontext import dumps_compact, loads
@@ -60,11 +61,12 @@ DEFAULT_TIMEOUT_S = 300.0
 
 def timeout_of(value: Any, what: str) -> float | None:
     """Seconds as given (None or 0: no limit), or a ValueError saying what a timeout takes."""
-    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0):
+    if value is None or (not isinstance(value, bool) and value == 0):
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value < float("inf")):
+    seconds = positive_seconds(value)
+    if seconds is None:
         raise ValueError(f"{what} takes seconds, a number > 0 (0: no limit), not {value!r}")
-    return float(value)
+    return seconds
 
 
 @dataclass

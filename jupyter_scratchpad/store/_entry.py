@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from .._bounded import is_utf8_text
 from ..errors import InvalidArgumentError
 
 __all__ = ["MAX_KEY_CHARS", "Entry", "Scope", "validate_handle", "validate_id", "validate_key", "validate_ttl"]
@@ -32,13 +33,7 @@ def validate_handle(handle: object) -> str:
 def _storable(text: str) -> bool:
     """Text both catalogs keep as it is: no NUL (PostgreSQL's text refuses it) and no unpaired
     surrogate (UTF-8 cannot encode it; DuckDB and psycopg each failed their own way)."""
-    if "\x00" in text:
-        return False
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    return "\x00" not in text and is_utf8_text(text)
 
 
 def _shown(value: object) -> str:

@@ -176,7 +176,7 @@ def _check_port(url: str, where: str) -> None:
     from psycopg.conninfo import conninfo_to_dict
 
     try:
-        conninfo_to_dict(url)
+        params = conninfo_to_dict(url)
     except Exception as exc:
         said = " ".join(str(exc).split()).split(":")[0][:120]  # (not the token it quotes: maybe the password's)
         raise StoreError(
@@ -185,7 +185,7 @@ def _check_port(url: str, where: str) -> None:
             "password; only libpq's parameters after ?)",
             url=where,
         ) from None
-    ports = str(_conninfo(url).get("port") or "")
+    ports = str(params.get("port") or "")
     bad = [p for p in ports.split(",") if p and not p.strip().isdigit()]
     if bad:
         raise StoreError(

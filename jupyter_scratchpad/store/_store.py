@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._bounded import is_utf8_text, positive_seconds
 from ..errors import (
     InvalidArgumentError,
     NotFoundError,
@@ -123,9 +124,10 @@ def claim_bodies_dir(path: Path, store_id: str, where: str) -> None:
 
 def _positive_seconds(value: object, what: str) -> float:
     """A finite number of seconds > 0 (a negative or NaN interval made the sweeper busy-loop)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+    seconds = positive_seconds(value)
+    if seconds is None:
         raise InvalidArgumentError(f"{what} must be a positive, finite number of seconds (or None), not {value!r}")
-    return float(value)
+    return seconds
 
 
 def _older(path: Path, cutoff: float) -> bool:
@@ -538,9 +540,7 @@ class ScratchStore:
             value_json = dumps_compact(value)
         except (TypeError, ValueError) as exc:
             raise InvalidArgumentError(f"a note value must be JSON-serialisable: {exc}", key=key) from exc
-        try:
-            value_json.encode("utf-8")
-        except UnicodeEncodeError:  # an unpaired surrogate: written as JSON's escape, read back the same
+        if not is_utf8_text(value_json):  # an unpaired surrogate: written as JSON's escape, read back the same
             try:
                 value_json = json.dumps(value, ensure_ascii=True)
             except RecursionError:
