@@ -159,17 +159,21 @@ class SqlCatalog(ABC):
     # -- writes ------------------------------------------------------------------------------
 
     def refresh(
-        self, scope: Scope, handle: str, *, now: float, expires: float, tokens: int | None,
-        source_tool: str | None, server: str | None, meta_json: str,
-    ) -> None:  # fmt: skip
-        """The same content spilled again under its handle: a new expiry, no new body."""
+        self, scope: Scope, handle: str, content_hash: str | None, *, now: float, expires: float,
+        tokens: int | None, source_tool: str | None, server: str | None, meta_json: str,
+    ) -> bool:  # fmt: skip
+        """The same content spilled again under its handle: a new expiry, no new body. Whether
+        the handle still held that content (another process may have replaced it meanwhile)."""
         with self._one(scope.agent_id) as tx:
-            tx.execute(
+            row = tx.execute(
                 "UPDATE scratch_entries SET expires_at = ?, created_at = CASE WHEN expires_at <= ? "
                 "THEN ? ELSE created_at END, tokens = coalesce(?, tokens), source_tool = ?, server = ?, "
-                f"meta_json = ? WHERE {_SCOPE} AND kind = 'handle' AND key = ?",
-                [expires, now, now, tokens, source_tool, server, meta_json, scope.run_id, scope.agent_id, handle],
-            )
+                f"meta_json = ? WHERE {_SCOPE} AND kind = 'handle' AND key = ? AND content_hash = ? "
+                "RETURNING key",
+                [expires, now, now, tokens, source_tool, server, meta_json, scope.run_id, scope.agent_id, handle,
+                 content_hash],
+            ).fetchone()  # fmt: skip
+        return row is not None
 
     def insert_handle(self, row: Sequence[Any], *, dedupe: bool) -> tuple[Row | None, str | None]:
         """Insert a handle entry, replacing the one of the same key: ``(None, old_body_id)``.
@@ -395,21 +399,22 @@ class DuckCatalog(SqlCatalog):
         return sorted(found, key=lambda r: (r[16], r[2], r[3]))
 
     def refresh(
-        self, scope: Scope, handle: str, *, now: float, expires: float, tokens: int | None,
-        source_tool: str | None, server: str | None, meta_json: str,
-    ) -> None:  # fmt: skip
+        self, scope: Scope, handle: str, content_hash: str | None, *, now: float, expires: float,
+        tokens: int | None, source_tool: str | None, server: str | None, meta_json: str,
+    ) -> bool:  # fmt: skip
         with self._lock:
-            super().refresh(
-                scope, handle, now=now, expires=expires, tokens=tokens, source_tool=source_tool,
+            done = super().refresh(
+                scope, handle, content_hash, now=now, expires=expires, tokens=tokens, source_tool=source_tool,
                 server=server, meta_json=meta_json,
             )  # fmt: skip
             old = self.row(scope, "handle", handle, None)
-            if old is not None:
+            if done and old is not None:
                 self._edit(
                     scope, "handle", handle, expires_at=expires, created_at=now if old[17] <= now else old[16],
                     tokens=old[10] if tokens is None else tokens, source_tool=source_tool, server=server,
                     meta_json=meta_json,
                 )  # fmt: skip
+        return done
 
     def insert_handle(self, row: Sequence[Any], *, dedupe: bool) -> tuple[Row | None, str | None]:
         with self._lock:

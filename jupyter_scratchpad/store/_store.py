@@ -470,8 +470,15 @@ class ScratchStore:
         ttl = self.ttl_s if ttl_s is None else validate_ttl(ttl_s)
         meta = {**(meta or {}), "ttl_s": ttl}  # the life each read renews (see slide)
         existing = self._row_any_expiry(scope, "handle", handle)
+        for _ in range(8):  # the same content: refreshed, unless another process replaced it meanwhile
+            if existing is None or existing.content_hash != content_hash:
+                break
+            refreshed = self._refresh(scope, existing, ttl, tokens, source_tool, server, meta)
+            if refreshed is not None:
+                return refreshed, False
+            existing = self._row_any_expiry(scope, "handle", handle)
         if existing is not None and existing.content_hash == content_hash:
-            return self._refresh(scope, existing, ttl, tokens, source_tool, server, meta), False
+            raise _written_concurrently(handle)
         if existing is not None and not replace and existing.expires_at > self.now():
             raise InvalidArgumentError(f"handle {handle!r} already holds other content", handle=handle)
 
@@ -510,7 +517,10 @@ class ScratchStore:
             if tmp_dir.exists():
                 remove_body_dir(tmp_dir)
         if winner is not None:
-            return self._refresh(scope, winner, ttl, tokens, source_tool, server, meta), False
+            refreshed = self._refresh(scope, winner, ttl, tokens, source_tool, server, meta)
+            if refreshed is None:  # and replaced since: this output is in neither body
+                raise _written_concurrently(handle)
+            return refreshed, False
         if old_body:
             self._retire_body(old_body)
         return entry, True
@@ -518,13 +528,18 @@ class ScratchStore:
     def _refresh(
         self, scope: Scope, existing: Entry, ttl: float, tokens: int | None, source_tool: str | None,
         server: str | None, meta: dict[str, Any],
-    ) -> Entry:  # fmt: skip
+    ) -> Entry | None:  # fmt: skip
+        """``existing`` (the same content) given a new expiry; None when the handle no longer
+        holds that content (another process replaced it since it was read)."""
         now = self.now()
-        self.catalog.refresh(
-            scope, existing.key, now=now, expires=now + ttl, tokens=tokens, source_tool=source_tool,
-            server=server, meta_json=json.dumps({**existing.meta, **meta}),
+        done = self.catalog.refresh(
+            scope, existing.key, existing.content_hash, now=now, expires=now + ttl, tokens=tokens,
+            source_tool=source_tool, server=server, meta_json=json.dumps({**existing.meta, **meta}),
         )  # fmt: skip
-        return self.require_entry(scope, "handle", existing.key)
+        if not done:
+            return None
+        entry = self.require_entry(scope, "handle", existing.key)
+        return entry if entry.content_hash == existing.content_hash else None
 
     def _row_any_expiry(self, scope: Scope, kind: str, key: str) -> Entry | None:
         row = self.catalog.row(scope, kind, key, None)
@@ -714,3 +729,7 @@ class ScratchStore:
         """``(raw_path, body_path)`` of a handle entry, for DuckDB to read in place."""
         reader = self.reader(entry)
         return reader.raw_path, reader.body_path
+
+
+def _written_concurrently(handle: str) -> StoreError:
+    return StoreError(f"handle {handle!r} was written concurrently with other content; spill again", handle=handle)

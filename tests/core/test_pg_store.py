@@ -432,6 +432,43 @@ def test_the_same_content_is_stored_once_under_a_race(pg_url: str, tmp_path: Pat
         b.close()
 
 
+def test_a_same_content_respill_racing_a_replacement_keeps_its_own_content(pg_url: str, tmp_path: Path) -> None:
+    """a re-spills its content X under a named handle; between a's lookup (X is there: only a
+    refresh is needed) and a's refresh, b replaces the handle with Y. The refresh must not give
+    Y's row X's tokens and metadata: a's output is stored (the last writer wins), whole."""
+    a, b = shared(pg_url, tmp_path / "b"), shared(pg_url, tmp_path / "b")
+    try:
+        pa, pb = a.scratchpad("r", "fleet"), b.scratchpad("r", "fleet")
+        x = {"who": "A", "items": [{"i": n, "pad": "x" * 200} for n in range(300)]}
+        y = {"who": "B", "rows": [{"j": 1}]}
+        assert pa.intercept(x, tool="t", handle="nn", force=True).spilled
+        cat = a._cat
+        real = cat.refresh
+
+        def replaced_first(*args: Any, **kw: Any) -> bool:
+            cat.refresh = real  # type: ignore[method-assign]
+            assert pb.intercept(y, tool="t", handle="nn", force=True).spilled
+            return bool(real(*args, **kw))
+
+        cat.refresh = replaced_first  # type: ignore[method-assign]
+        res = pa.intercept(x, tool="t", handle="nn", force=True)
+        assert res.failure is None and res.spilled, res.failure
+        fresh = shared(pg_url, tmp_path / "b")
+        try:
+            pf = fresh.scratchpad("r", "fleet")
+            for pad in (pa, pb, pf):
+                assert pad.call_tool("get_in", {"handle": "nn", "path": "who"}, charge=False).data == "A"
+                out = pad.call_tool("sql", {"query": "SELECT count(*) AS n FROM nn.items"}, charge=False)
+                assert out.ok and out.data == [{"n": 300}], out.text
+            entry = pf.entry("nn")
+            assert entry.size_bytes == res.stub["size"]
+        finally:
+            fresh.close()
+    finally:
+        a.close()
+        b.close()
+
+
 def test_agent_sql_on_a_shared_store_never_reaches_postgres(pg_url: str, tmp_path: Path) -> None:
     with shared(pg_url, tmp_path / "b") as store:
         pad = store.scratchpad("r", "alice")
