@@ -75,8 +75,8 @@ def _store_args(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--store-url",
         metavar="URL",
-        default=os.environ.get("SCRATCHPAD_STORE_URL"),
-        help="a shared PostgreSQL catalog (postgresql://…; env SCRATCHPAD_STORE_URL)",
+        help="a shared PostgreSQL catalog (postgresql://…; env SCRATCHPAD_STORE_URL, unless --store or "
+        "--ephemeral is given)",
     )
     g.add_argument("--bodies", metavar="DIR", help="with --store-url: the shared directory of the bodies")
     g.add_argument("--ephemeral", action="store_true", help="a temporary store, deleted on exit")
@@ -88,14 +88,25 @@ def _store_args(p: argparse.ArgumentParser) -> None:
 
 def _open_store(args: argparse.Namespace) -> Any:
     from ..store import ScratchStore
+    from ..store._pgcatalog import redact_url
 
-    if args.store_url:
-        if not args.store_url.startswith(("postgresql://", "postgres://")):
-            raise UsageError(f"--store-url must be a postgresql:// URL, not {args.store_url[:60]!r}")
-        return ScratchStore(args.store_url, bodies=args.bodies)  # None: $SCRATCHPAD_BODIES, else per catalog
+    given = args.store or getattr(args, "store_global", None)
+    url = args.store_url
+    if url and (given is not None or args.ephemeral):
+        raise UsageError("give one store: --store-url URL, --store DIR or --ephemeral")
+    if url is None and given is None and not args.ephemeral:
+        url = os.environ.get("SCRATCHPAD_STORE_URL")  # an option on the command line beats the environment
+    if url:
+        if "://" not in url:
+            raise UsageError("--store-url takes a postgresql://user@host/database URL (a directory goes in --store)")
+        return ScratchStore(url.strip(), bodies=args.bodies)  # None: $SCRATCHPAD_BODIES, else per catalog
+    if args.bodies:
+        raise UsageError("--bodies goes with --store-url (a store directory holds its own bodies)")
     if args.ephemeral:
         return ScratchStore(None)
-    given = args.store or getattr(args, "store_global", None) or os.environ.get("SCRATCHPAD_STORE")
+    given = given or os.environ.get("SCRATCHPAD_STORE")
+    if given and "://" in given:
+        raise UsageError(f"--store takes a directory; a URL such as {redact_url(given)[:60]!r} goes in --store-url")
     path = Path(os.path.expandvars(os.path.expanduser(given))) if given else default_store_dir()
     return ScratchStore(path)
 
@@ -321,13 +332,11 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 def _cmd_list(args: argparse.Namespace) -> int:
     with _open_store(args) as store:
-        runs = store.list_entries(args.run_id) if args.run_id else None
-        if runs is None:
-            pad = _pad(store, args, "default")
-            res = pad.call_tool("scratch_list", {}, charge=False)
-            print(res.text)
+        pad = _pad(store, args, "default")  # the run's owner only: another agent gets a ScopeError
+        if not (args.json or args.run_id):  # a named run: one JSON row per entry, as before
+            print(pad.call_tool("scratch_list", {}, charge=False).text)
             return 0
-        for row in runs:
+        for row in store.list_entries(pad.run_id, pad.agent_id):
             print(json.dumps(row, default=str))
         return 0
 

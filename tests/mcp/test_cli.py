@@ -17,9 +17,11 @@ PODS = {"apiVersion": "v1", "items": [
      "status": {"phase": "Running" if i % 9 else "Pending"}} for i in range(3000)]}
 
 
-def _run(env: dict[str, str], *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
+def _run(
+    env: dict[str, str], *args: str, stdin: bytes | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run([sys.executable, "-m", "jupyter_scratchpad.cli", *args], env=env, input=stdin,
-                          capture_output=True, timeout=120)
+                          capture_output=True, timeout=120, cwd=cwd)
     return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode(), proc.stderr.decode())
 
 
@@ -202,3 +204,24 @@ def test_a_store_url_comes_along_in_hints_but_never_a_password(monkeypatch: pyte
         assert (f"--store-url {url}" in hint) is shown and "pw" not in hint, hint
     monkeypatch.setenv("SCRATCHPAD_STORE_URL", "postgresql://me@db/s")  # from the environment: it still is
     assert "--store-url" not in _cli_hint(argparse.Namespace(store_url="postgresql://me@db/s"), call)
+
+
+def test_a_url_in_the_wrong_option_is_refused_and_its_password_never_printed(tmp_path: Path, env: dict[str, str]) -> None:
+    """--store takes a directory: a URL there made folders named after it (the password in a path)
+    and said the store was empty; --store-url echoed a URL it refused, password and all."""
+    secret = "S3cretPW"
+    for args in (
+        ["--store", f"postgresql+psycopg://app:{secret}@db.internal/x"],
+        ["--store", f"postgresql://app:{secret}@db.internal/x"],
+        ["--store-url", f"postgresql+psycopg://app:{secret}@db/x"],
+        ["--store-url", f"app:{secret}@db/x"],
+        ["--store-url", f" mysql://app:{secret}@db/x"],
+    ):
+        out = _run({**env, "HOME": str(tmp_path)}, "ls", *args, cwd=tmp_path)
+        assert out.returncode == 2, (args, out.stdout, out.stderr)
+        assert secret not in out.stdout + out.stderr and out.stderr.count("\n") == 1, out.stderr
+        assert list(tmp_path.iterdir()) == [], args  # nothing created
+    both = _run(env, "ls", "--store", str(tmp_path / "a"), "--store-url", "postgresql://u@h/d")
+    assert both.returncode == 2 and "one store" in both.stderr
+    bodies = _run(env, "ls", "--store", str(tmp_path / "a"), "--bodies", str(tmp_path / "b"))
+    assert bodies.returncode == 2 and "--bodies goes with --store-url" in bodies.stderr
