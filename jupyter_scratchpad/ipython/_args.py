@@ -33,6 +33,7 @@ _QUOTES = ("'", '"')
 
 def split_args(text: str) -> list[str]:
     """Split on whitespace outside quotes; keep backslashes; strip only quotes that wrap a whole word.
+    A word that starts with ``#`` after the first word starts a comment (quote it: ``"#tag"``).
 
     Regexes (``\\d+``) and paths with quoted keys (``a["b.c"]``) survive as typed, while
     ``"two words"`` is one argument.
@@ -52,6 +53,8 @@ def split_args(text: str) -> list[str]:
                 words.append(_unwrap("".join(current)))
                 current, started = [], False
             continue
+        if ch == "#" and not started and words:  # "# ..." after a word: a comment, as in a shell
+            break
         started = True
         current.append(ch)
         if ch in _QUOTES:

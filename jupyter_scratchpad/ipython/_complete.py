@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 __all__ = ["Completer", "completions", "words_before"]
 
 _KEYS = ("%scratch", "%%scratch")
+_ASSIGNED = r"[\w\s,.()\[\]*]+=\s*%scratch\s"  # a line magic's result assigned: df = %scratch df H items
 _FORMATS = ("parquet", "csv", "json", "jsonl")
 
 
@@ -24,7 +25,8 @@ def words_before(text_until_cursor: str, symbol: str) -> tuple[list[str], str]:
     current = "" if not words or text_until_cursor[-1:].isspace() else words.pop()
     if symbol and not current:
         current = symbol
-    return words[1:], current
+    magic = next((i for i, w in enumerate(words) if w in _KEYS), 0)  # "df = %scratch df …" too
+    return words[magic + 1 :], current
 
 
 def _models() -> list[str]:
@@ -81,6 +83,7 @@ class Completer:
         self._hook = hook
         for key in _KEYS:
             shell.set_hook("complete_command", hook, str_key=key)
+        shell.set_hook("complete_command", hook, re_key=_ASSIGNED)
 
     def uninstall(self, shell: Any) -> None:
         dispatcher = getattr(shell, "strdispatchers", {}).get("complete_command")
@@ -93,4 +96,9 @@ class Completer:
             chain.chain = [(p, f) for p, f in chain.chain if getattr(f, "__func__", None) is not self._hook]
             if not chain.chain:
                 del dispatcher.strs[key]
+        for regex, chain in list(dispatcher.regexs.items()):
+            if regex.pattern == _ASSIGNED:
+                chain.chain = [(p, f) for p, f in chain.chain if getattr(f, "__func__", None) is not self._hook]
+                if not chain.chain:
+                    del dispatcher.regexs[regex]
         self._hook = None

@@ -112,6 +112,8 @@ def test_the_kernel_keeps_working_after_errors(ip: Any, spilled: str) -> None:
     ('h a["b.c"][0]', ["h", 'a["b.c"][0]']),
     ("h '$.items[0]'", ["h", "$.items[0]"]),
     ("  ", []),
+    ("df H items          # every item as a DataFrame", ["df", "H", "items"]),
+    ('grep H "#tag" a#b', ["grep", "H", "#tag", "a#b"]),
 ])
 def test_split_args(text: str, words: list[str]) -> None:
     assert split_args(text) == words

@@ -176,11 +176,15 @@ def test_tab_completes_subcommands_handles_and_models(ip: Any, spilled: str, ses
     assert spilled in complete(ip, "%scratch sql SELECT * FROM ")
     assert "parquet" in complete(ip, f"%scratch export {spilled} --to ")
     assert spilled in complete(ip, "%%scratch sql ") or "SELECT" in complete(ip, "%%scratch sql ")
+    # the README's form: a line magic's result assigned to a name
+    assert complete(ip, f"df = %scratch df {spilled[:6]}") == [spilled]
+    assert {"head", "help", "--help"} & set(complete(ip, "r = %scratch he")) == {"head"}
 
 
 def test_unload_removes_the_completer(ip: Any, spilled: str) -> None:
     ip.run_line_magic("unload_ext", "jupyter_scratchpad")
     assert spilled not in complete(ip, "%scratch head ")
+    assert spilled not in complete(ip, "df = %scratch df ")
 
 
 # -- typos are errors ----------------------------------------------------------------------------
