@@ -40,7 +40,7 @@ def load_ipython_extension(ipython: Any) -> ScratchSession:
     if existing is not None and not existing.closed:
         return existing
     _log_to_the_kernel_log()
-    magics = ScratchMagics(shell=ipython)
+    magics = _new_magics(ipython)
     try:
         session = ScratchSession(ipython, magics)
     except BaseException:
@@ -83,6 +83,34 @@ def _log_to_the_kernel_log() -> None:
     handler = _KernelLog(sys.__stderr__)
     handler.setFormatter(logging.Formatter("[jupyter-scratchpad] %(levelname)s %(name)s: %(message)s"))
     ours.addHandler(handler)
+
+
+def _new_magics(ipython: Any) -> ScratchMagics:
+    """``ScratchMagics`` from the shell's config; an option whose value was refused (``%config``
+    leaves it in the config even so) is dropped with a warning, not a load that fails."""
+    from traitlets import TraitError
+
+    from ._magics import REFUSED
+
+    section = ipython.config.ScratchMagics if "ScratchMagics" in ipython.config else {}
+    for name in list(section):
+        key = (id(ipython), name)
+        if key in REFUSED and REFUSED[key] == section[name]:
+            value = section.pop(name)
+            print(f"jupyter-scratchpad: ignored ScratchMagics.{name} = {value!r} (it was refused)", file=sys.stderr)
+    while True:
+        before = list(getattr(ipython, "configurables", []))
+        try:
+            return ScratchMagics(shell=ipython)
+        except TraitError as exc:
+            if hasattr(ipython, "configurables"):  # the half-built one appended itself
+                ipython.configurables[:] = [c for c in ipython.configurables if any(c is b for b in before)]
+            said = str(exc)
+            bad = next((n for n in section if f"ScratchMagics.{n}" in said or f"'{n}' trait" in said), None)
+            if bad is None:
+                raise
+            value = section.pop(bad)
+            print(f"jupyter-scratchpad: ignored ScratchMagics.{bad} = {value!r} ({said})", file=sys.stderr)
 
 
 def _forget_magics(ipython: Any, magics: ScratchMagics) -> None:

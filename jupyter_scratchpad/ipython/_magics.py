@@ -34,6 +34,10 @@ _LIVE_OPTIONS = (
 )
 
 
+#: ``(id(shell), option) -> value`` that was refused when set live (see ``_option_changed``)
+REFUSED: dict[tuple[int, str], Any] = {}
+
+
 @magics_class
 class ScratchMagics(Magics):
     """The scratchpad magics; every option is ``%config ScratchMagics.<name>`` or ``c.ScratchMagics``."""
@@ -169,6 +173,9 @@ class ScratchMagics(Magics):
         except (ScratchpadError, UsageError) as exc:
             # A value that could not be applied is not kept: the option and the live session agree.
             self._put_back(name, change["old"])
+            # %config merges the value into the shell's config all the same, where the next
+            # %reload_ext would read it: remembered, so the load leaves it out
+            REFUSED[(id(self.shell), name)] = change["new"]
             reason = exc.message if isinstance(exc, ScratchpadError) else str(exc)
             raise UsageError(
                 f"ScratchMagics.{name} = {change['new']!r} was not applied: {reason.rstrip('.')}. Kept: "

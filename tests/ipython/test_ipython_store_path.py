@@ -31,6 +31,22 @@ def test_a_path_that_cannot_be_opened_is_put_back(ip: Any, session: ScratchSessi
     assert "was not applied" in caplog.text and session.magics.store_path is None
 
 
+@pytest.mark.parametrize("line", ["ScratchMagics.spill_threshold = -3", "ScratchMagics.store_path = 'A_FILE'"])
+def test_a_refused_config_value_does_not_break_the_next_reload(ip: Any, session: ScratchSession, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str], line: str) -> None:
+    """%config merges a value into the shell's config even when we refuse it; the next
+    %reload_ext read it and failed (a traceback, %scratch gone, every later %load_ext too)."""
+    (tmp_path / "a-file").write_text("x")
+    ip.run_cell(f"%config {line.replace('A_FILE', str(tmp_path / 'a-file'))}")
+    try:
+        ip.run_line_magic("reload_ext", "jupyter_scratchpad")
+        assert "scratch" in ip.magics_manager.magics["line"]
+        assert "ignored ScratchMagics." in capsys.readouterr().err
+        assert ip.run_cell("%scratch write k 1").success
+    finally:
+        ip.config.ScratchMagics.pop(line.split(".")[1].split(" ")[0], None)
+
+
 def test_an_agent_that_cannot_own_the_run_is_put_back(ip: Any, session: ScratchSession) -> None:
     ip.run_cell("%scratch write k 1")
     with pytest.raises(UsageError, match=r"Kept: run 'notebook' of agent 'notebook'"):
