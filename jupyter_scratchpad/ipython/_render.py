@@ -35,12 +35,13 @@ def next_commands(stub: dict[str, Any]) -> list[str]:
     h = stub["handle"]
     if stub.get("format") in ("json", "jsonl"):
         path = _first_array_path(stub.get("schema") or []) or "PATH"
+        rel = (stub.get("relations") or [{}])[-1].get("name") or h  # H.items counts the items, H one document
         return [
             f"%scratch schema {h}",
             f"%scratch items {h} {path}",
             f"%scratch iter {h} {path} --fields a,b --limit 20",
             f"%scratch grep {h} PATTERN",
-            f"%scratch sql SELECT count(*) FROM {h}",
+            f"%scratch sql SELECT count(*) FROM {rel}",
             f"%scratch explore {h}",
         ]
     return [

@@ -57,6 +57,17 @@ def test_show_returns_the_stub_and_displays_the_card(ip: Any, spilled: str) -> N
     assert spilled in data["text/html"] and data["text/plain"].startswith("[scratchpad]")
 
 
+
+def test_the_cards_sql_suggestion_counts_the_items_not_the_document(ip: Any, spilled: str) -> None:
+    from jupyter_scratchpad.ipython._render import next_commands
+
+    stub = value(ip, f"%scratch show {spilled}")
+    [query] = [c for c in next_commands(stub) if c.startswith("%scratch sql")]
+    assert f"FROM {spilled}.items" in query  # FROM {spilled} counted 1: the document
+    items = len(value(ip, f"%scratch get {spilled} items"))
+    assert value(ip, query)["count_star()"].tolist() == [items] and items > 1
+
+
 @pytest.mark.parametrize(("line", "first", "last"), [
     ("head {h} -n 3", 1, 3), ("tail {h} -n 2", None, None), ("slice {h} 5 9", 5, 9),
 ])
