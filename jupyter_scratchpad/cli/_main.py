@@ -223,7 +223,8 @@ def _print_result(args: argparse.Namespace, res: Any) -> int:
         hint = next((_cli_hint(args, s) for s in err.get("suggestions") or [] if s.get("tool")), None)
         line = f"jupyter-scratchpad: {err.get('error', 'error')}: {err.get('message', '')}"
         print(" ".join(line.split())[:600] + (f" (try: {hint})" if hint else ""), file=sys.stderr)
-    return 0 if res.ok else 1
+    found_nothing = res.ok and isinstance(res.data, dict) and res.data.get("total_matches") == 0  # grep's 1
+    return 0 if res.ok and not found_nothing else 1
 
 
 def _cmd_tool(args: argparse.Namespace, tool: str, arguments: dict[str, Any]) -> int:

@@ -114,7 +114,7 @@ class Shape:
                 lo, hi = self.keys_lo, self.keys_hi
                 n = f"{lo}" if lo == hi else f"{lo}-{hi}"
                 distinct = f", {len(self.keys)} distinct" if self.keys and len(self.keys) != hi else ""
-                parts.append(f"object({n} keys{distinct})")
+                parts.append(f"object({n} key{'' if n == '1' else 's'}{distinct})")
             elif kind == "array":
                 lo, hi = self.len_lo, self.len_hi
                 n = f"{lo}" if lo == hi else f"{lo}-{hi}"

@@ -52,6 +52,10 @@ def test_a_pipe_into_spill_prints_the_stub_and_the_reads_follow(spilled: tuple[d
     assert lines.returncode == 0 and len(lines.stdout.strip().split("\n")) >= 3
     sql = _run(env, "sql", "--json", f"SELECT count(*) AS n FROM {h}.items WHERE status.phase = 'Pending'")
     assert json.loads(sql.stdout)["data"] == [{"n": 334}]
+    # exit codes as the README says (and grep(1) does): 0 found, 1 found nothing
+    assert _run(env, "grep", h, "pod-2999").returncode == 0
+    nothing = _run(env, "grep", h, "no-such-pod")
+    assert nothing.returncode == 1 and "No matches" in nothing.stdout
 
 
 def test_the_store_can_come_before_the_subcommand(tmp_path: Path, env: dict[str, str]) -> None:

@@ -53,7 +53,7 @@ def test_schema_summarises_arrays_over_all_items(pad: Scratchpad, pods_handle: s
 def test_schema_union_of_kinds(pad: Scratchpad) -> None:
     r = pad.intercept([{"v": 1}, {"v": "x"}, {"v": None}, 5, "s"] * 2000, tool="t", force=True)
     nodes = rows(pad.call_tool("schema", {"handle": r.handle}))
-    assert set(nodes["$[*]"]["kind"].split("|")) == {"object(1 keys)", "number", "string"}
+    assert set(nodes["$[*]"]["kind"].split("|")) == {"object(1 key)", "number", "string"}
     assert set(nodes["$[*].v"]["kind"].split("|")) == {"number", "string", "null"}
 
 
