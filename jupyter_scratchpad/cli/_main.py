@@ -307,7 +307,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
     with _open_store(args) as store:
         pad = _pad(store, args, "default")
-        written = export(pad, args.handle, Path(args.to), path=args.path)
+        written = export(pad, args.handle, Path(args.to), path=args.path, overwrite=args.overwrite)
         print(
             json.dumps(written)
             if args.json
@@ -419,6 +419,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("handle")
     p.add_argument("--to", required=True, metavar="FILE")
     p.add_argument("--path", help="the array to export as rows (default: the document's array of records)")
+    p.add_argument("--overwrite", action="store_true", help="replace FILE if it exists (else it is kept)")
     p.add_argument("--json", action="store_true")
     p = sub.add_parser("replay", help="the policy lab: what a policy would do to a trace or transcript")
     p.add_argument("trace", help="a trace (JSONL) or a conversation log")

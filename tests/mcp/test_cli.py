@@ -163,6 +163,11 @@ def test_export_writes_files_others_can_read(spilled: tuple[dict[str, str], str]
     assert out.returncode == 0, out.stderr
     if suffix == ".json":
         assert json.loads(dest.read_text()) == PODS  # the output's own bytes
+        dest.write_text("mine")
+        kept = _run(env, "export", h, "--to", str(dest))  # an existing file is kept, as the help says
+        assert kept.returncode != 0 and "--overwrite" in kept.stderr and dest.read_text() == "mine"
+        assert _run(env, "export", h, "--to", str(dest), "--overwrite").returncode == 0
+        assert json.loads(dest.read_text()) == PODS
         return
     if suffix == ".jsonl":
         rows = [json.loads(line) for line in dest.read_text().splitlines()]
