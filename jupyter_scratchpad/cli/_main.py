@@ -217,7 +217,7 @@ def _print_result(args: argparse.Namespace, res: Any) -> int:
             error = {**error, "suggestions": [{**s, "cli": _cli_hint(args, s)} for s in error["suggestions"]]}
         print(json.dumps({"ok": res.ok, "data": res.data, "error": error}, default=str))
     elif res.ok:
-        print(res.text)
+        print(_for_the_terminal(res.text))
     else:  # one line with the hint, on stderr
         err = res.error or {}
         hint = next((_cli_hint(args, s) for s in err.get("suggestions") or [] if s.get("tool")), None)
@@ -225,6 +225,17 @@ def _print_result(args: argparse.Namespace, res: Any) -> int:
         print(" ".join(line.split())[:600] + (f" (try: {hint})" if hint else ""), file=sys.stderr)
     found_nothing = res.ok and isinstance(res.data, dict) and res.data.get("total_matches") == 0  # grep's 1
     return 0 if res.ok and not found_nothing else 1
+
+
+def _for_the_terminal(text: str) -> str:
+    """A terminal shows stored text, never obeys it: its control characters (an escape that sets
+    the window's title, recolours or clears the screen) are shown as U+FFFD, as in a stub's
+    preview. A pipe or a file gets the text as stored."""
+    if not sys.stdout.isatty():
+        return text
+    from ..spill._stub import _CONTROL
+
+    return _CONTROL.sub("\ufffd", text)
 
 
 def _cmd_tool(args: argparse.Namespace, tool: str, arguments: dict[str, Any]) -> int:

@@ -234,3 +234,31 @@ def test_a_url_in_the_wrong_option_is_refused_and_its_password_never_printed(tmp
     assert both.returncode == 2 and "one store" in both.stderr
     bodies = _run(env, "ls", "--store", str(tmp_path / "a"), "--bodies", str(tmp_path / "b"))
     assert bodies.returncode == 2 and "--bodies goes with --store-url" in bodies.stderr
+
+
+def test_a_terminal_is_shown_stored_escapes_never_obeys_them(tmp_path: Path, env: dict[str, str]) -> None:
+    import os
+    import pty
+
+    env = {**env, "SCRATCHPAD_STORE": str(tmp_path / "store")}
+    logs = b"".join(b"%d ok\n" % i for i in range(3000)) + b"x \x1b]0;PWNED\x07 \x1b[31mRED\n"
+    out = _run(env, "spill", "--tool", "logs", "--json", stdin=logs)
+    h = json.loads(out.stdout)["handle"]
+    piped = _run(env, "grep", h, "RED")
+    assert "\x1b]0;PWNED\x07" in piped.stdout  # a pipe gets the stored text
+    leader, follower = pty.openpty()
+    proc = subprocess.run([sys.executable, "-m", "jupyter_scratchpad.cli", "grep", h, "RED"], env=env,
+                          stdout=follower, stderr=subprocess.PIPE, timeout=120)
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    assert proc.returncode == 0 and b"RED" in shown
+    assert b"\x1b" not in shown and b"\x07" not in shown and "\ufffd".encode() in shown
