@@ -123,16 +123,34 @@ def _pad(store: Any, args: argparse.Namespace, default_run: str) -> Any:
     return store.scratchpad(args.run_id or default_run, args.agent_id, **kwargs)
 
 
-def _serve(server: Any, http: str | None) -> int:
+def _host_port(text: str) -> tuple[str, int]:
+    """``--http HOST:PORT`` (an IPv6 host in brackets: ``[::1]:8765``), checked before anything starts."""
+    host, _, port = text.strip().rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(
+            f"takes HOST:PORT with a port from 1 to 65535, e.g. 127.0.0.1:8765, not {text!r}"
+        )
+    return host, int(port)
+
+
+def _tool_prefix(text: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9_-]{0,32}", text):
+        raise argparse.ArgumentTypeError(
+            f"takes letters, digits, '_' and '-' (up to 32; MCP clients refuse other tool names), not {text[:40]!r}"
+        )
+    return text
+
+
+def _serve(server: Any, http: tuple[str, int] | None) -> int:
     import anyio
 
     if http:
-        host, _, port = http.rpartition(":")
-        if not host or not port.isdigit():
-            raise UsageError(f"--http takes HOST:PORT, not {http!r}")
         import uvicorn
 
-        uvicorn.run(server.streamable_http_app(), host=host, port=int(port), log_level="warning")
+        host, port = http
+        uvicorn.run(server.streamable_http_app(), host=host, port=port, log_level="warning")
         return 0
 
     async def run() -> None:
@@ -374,15 +392,15 @@ def build_parser() -> argparse.ArgumentParser:
     mcp = sub.add_parser("mcp", help="MCP server and proxy").add_subparsers(dest="mcp_cmd", required=True)
     serve = mcp.add_parser("serve", help="the scratchpad's tools as an MCP server (stdio, or --http)")
     _store_args(serve)
-    serve.add_argument("--http", metavar="HOST:PORT", help="streamable HTTP instead of stdio")
-    serve.add_argument("--prefix", default="", help="put this before our tool names")
+    serve.add_argument("--http", metavar="HOST:PORT", type=_host_port, help="streamable HTTP instead of stdio")
+    serve.add_argument("--prefix", default="", type=_tool_prefix, help="put this before our tool names")
     proxy = mcp.add_parser("proxy", help="an MCP proxy that spills large upstream results")
     _store_args(proxy)
     proxy.add_argument("--config", metavar="TOML", help="[mcp.servers.<name>] upstreams (Aura's layout)")
     proxy.add_argument("--url", help="one streamable-HTTP upstream")
     proxy.add_argument("--name", default="upstream", help="the upstream's server name for the policy")
-    proxy.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP instead of stdio")
-    proxy.add_argument("--prefix", default="", help="put this before our tool names")
+    proxy.add_argument("--http", metavar="HOST:PORT", type=_host_port, help="serve streamable HTTP instead of stdio")
+    proxy.add_argument("--prefix", default="", type=_tool_prefix, help="put this before our tool names")
     proxy.add_argument(
         "--upstream-timeout",
         type=float,

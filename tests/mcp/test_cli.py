@@ -262,3 +262,14 @@ def test_a_terminal_is_shown_stored_escapes_never_obeys_them(tmp_path: Path, env
     os.close(leader)
     assert proc.returncode == 0 and b"RED" in shown
     assert b"\x1b" not in shown and b"\x07" not in shown and "\ufffd".encode() in shown
+
+
+@pytest.mark.parametrize(("option", "value"), [
+    ("--http", "127.0.0.1:99999"), ("--http", "8765"), ("--http", "[::1]:0"), ("--prefix", "bad prefix!"),
+])
+def test_serve_options_are_checked_before_anything_starts(env: dict[str, str], option: str, value: str) -> None:
+    """A port out of range was a uvicorn traceback (exit 3) after the store was opened; a prefix
+    with a space made tool names MCP clients refuse."""
+    out = _run(env, "mcp", "serve", "--ephemeral", option, value)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert f"argument {option}:" in out.stderr and repr(value) in out.stderr
