@@ -43,6 +43,7 @@ from ..errors import (
     InvalidArgumentError,
     NotFoundError,
     ScopeError,
+    ScratchpadError,
     StoreClosedError,
     StoreError,
     StoreFormatError,
@@ -699,6 +700,21 @@ class ScratchStore:
 
     # -- bodies ------------------------------------------------------------------------------
 
+    def _body_not_here(self, entry: Entry) -> ScratchpadError:
+        """A body not found: removed since its entry was read, or (a shared store whose entry
+        still names it) never in this directory, when processes were given different ones."""
+        if self.shared:
+            with contextlib.suppress(ScratchpadError):
+                row = self.catalog.row(Scope(entry.run_id, entry.agent_id), "handle", entry.key, self.now())
+                if row is not None and Entry.from_row(row).body_id == entry.body_id:
+                    return StoreError(
+                        f"the body of {entry.key!r} is not in {self.path / 'bodies'}: the process that "
+                        "spilled it keeps this shared store's bodies in another directory; give every "
+                        "process the same one (bodies=DIR, --bodies, $SCRATCHPAD_BODIES)",
+                        handle=entry.key,
+                    )
+        return removed_while_read()
+
     def reader(self, entry: Entry) -> BodyReader:
         """Random access to the body of a handle entry."""
         if entry.body_id is None:
@@ -709,7 +725,7 @@ class ScratchStore:
                 try:
                     reader = BodyReader(self.path / "bodies" / entry.body_id, entry.size_bytes)
                 except FileNotFoundError:  # (not damage: gone since the entry was read)
-                    raise removed_while_read() from None
+                    raise self._body_not_here(entry) from None
                 except (OSError, ValueError) as exc:
                     raise StoreError(
                         f"the body of {entry.key!r} is missing or damaged ({exc}: a machine crash before "

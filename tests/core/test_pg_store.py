@@ -537,3 +537,18 @@ def test_two_writers_of_one_note_never_collide(pg_url: str, tmp_path: Path) -> N
     finally:
         for s in stores:
             s.close()
+
+
+def test_a_reader_given_another_bodies_directory_is_told_so(pg_url: str, tmp_path: Path) -> None:
+    """The catalog names a live handle whose body is not in this process's bodies directory (it
+    was given another one): that, not 'removed while it was being read (it expired…)'."""
+    a, b = shared(pg_url, tmp_path / "right"), shared(pg_url, tmp_path / "wrong")
+    try:
+        h = a.scratchpad("r", "fleet").intercept(BIG, tool="dump").handle
+        res = b.scratchpad("r", "fleet").call_tool("head", {"handle": h, "lines": 3}, charge=False)
+        assert not res.ok and "removed while" not in res.error["message"]
+        assert f"is not in {tmp_path / 'wrong'}" in res.error["message"] and "same one" in res.error["message"]
+        assert a.scratchpad("r", "fleet").call_tool("head", {"handle": h, "lines": 3}, charge=False).ok
+    finally:
+        a.close()
+        b.close()
