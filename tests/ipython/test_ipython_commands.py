@@ -130,6 +130,15 @@ def test_get_with_a_path_is_get_in(ip: Any, spilled: str, path: str, session: Sc
     assert session.pad.budget.used > used
 
 
+def test_get_offset_and_limit_page_a_list(ip: Any, spilled: str) -> None:
+    """They were applied to long strings only and silently ignored on a list (all items back)."""
+    items = value(ip, f"%scratch get {spilled} items")
+    assert value(ip, f"%scratch get {spilled} items --offset 2 --limit 2") == items[2:4]
+    assert value(ip, f"%scratch get {spilled} items --limit 1") == items[:1]
+    with pytest.raises(UsageError, match="holds an object"):
+        ip.run_cell(f"%scratch get {spilled} items.0 --limit 1")
+
+
 def test_get_a_quoted_key(ip: Any, session: ScratchSession) -> None:
     r = session.pad.spill({"a.b": {"200": "ok"}}, tool="t")
     assert value(ip, f'%scratch get {r.handle} ["a.b"]["200"]') == "ok"

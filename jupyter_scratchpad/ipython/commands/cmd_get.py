@@ -20,8 +20,8 @@ PARSER = ScratchArgumentParser(
 )
 PARSER.add_argument("handle", metavar="H")
 PARSER.add_argument("path", metavar="PATH", nargs="?", default=None)
-PARSER.add_argument("--offset", type=int, default=None, metavar="N", help="long strings: first line")
-PARSER.add_argument("--limit", type=int, default=None, metavar="N", help="long strings: number of lines")
+PARSER.add_argument("--offset", type=int, default=None, metavar="N", help="a list: first item; a string: first line")
+PARSER.add_argument("--limit", type=int, default=None, metavar="N", help="a list: how many items; a string: lines")
 PARSER.add_argument("--as-agent", action="store_true", help=AGENT_HELP)
 
 
@@ -40,7 +40,13 @@ def run(session: Any, text: str, cell: str | None) -> Any:
         return session.mark_own(value, args.handle)
     arguments = {"handle": args.handle, "path": args.path, "offset": args.offset, "limit": args.limit}
     result = call_tool(session, "get", "get_in", arguments, args.as_agent)
-    return session.mark_own(result.data, store_if_large=True)
+    value = result.data
+    if (args.offset is not None or args.limit is not None) and not isinstance(value, str) and not args.as_agent:
+        if not isinstance(value, list):  # (a long string was paged by get_in itself)
+            raise UsageError(f"%scratch get: --offset/--limit page a list or a string; {args.path} holds an object")
+        start = max(0, args.offset or 0)
+        value = value[start : None if args.limit is None else start + max(0, args.limit)]  # items, as a slice
+    return session.mark_own(value, store_if_large=True)
 
 
 COMMAND = Command("get", "get H [PATH]", "the value (or the value at a path)", run, completes=("handle",))
