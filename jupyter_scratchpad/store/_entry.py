@@ -137,6 +137,9 @@ class Entry:
             "size": self.size_bytes,
             "lines": self.line_count,
             "tokens": self.tokens,
+            # False while the exact count of a large output is being computed: tokens is then the
+            # decision's bound ("at least"), and becomes exact when the count lands
+            "tokens_exact": bool(self.meta.get("tokens_exact", True)) if self.kind == "handle" else None,
             "preview": self.preview,
             "created_at": datetime.fromtimestamp(self.created_at, tz=timezone.utc),
             "expires_at": datetime.fromtimestamp(self.expires_at, tz=timezone.utc),

@@ -139,6 +139,32 @@ def test_get_offset_and_limit_page_a_list(ip: Any, spilled: str) -> None:
         ip.run_cell(f"%scratch get {spilled} items.0 --limit 1")
 
 
+def test_list_says_which_token_counts_are_still_bounds(ip: Any, session: ScratchSession,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Right after a large spill its tokens are the decision's bound (5,120); the list showed it
+    as a plain integer, as exact as the count that lands seconds later."""
+    import threading
+
+    release = threading.Event()
+    real = session.store.set_tokens
+
+    def held(*args: Any, **kw: Any) -> Any:
+        release.wait(30)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(session.store, "set_tokens", held)
+    ip.run_cell("%scratch write k 1")
+    ip.run_cell("{'items': [{'id': i, 'status': 'failed' if i % 9 == 0 else 'ok'} for i in range(20_000)]}")
+    frame = value(ip, "%scratch list")
+    [row] = frame[frame["kind"] == "handle"].to_dict("records")
+    assert row["tokens_exact"] is False and row["tokens"] == session.pad.policy.min_tokens
+    assert frame[frame["kind"] == "note"]["tokens_exact"].isna().all()
+    release.set()
+    assert session.pad.wait_for_counts(30)
+    [row] = value(ip, "%scratch list --kind handle").to_dict("records")
+    assert row["tokens_exact"] is True and row["tokens"] > session.pad.policy.min_tokens
+
+
 def test_get_a_quoted_key(ip: Any, session: ScratchSession) -> None:
     r = session.pad.spill({"a.b": {"200": "ok"}}, tool="t")
     assert value(ip, f'%scratch get {r.handle} ["a.b"]["200"]') == "ok"

@@ -17,6 +17,7 @@ COLUMNS = (
     "size",
     "lines",
     "tokens",
+    "tokens_exact",  # False: a large output's count is still being computed, tokens is "at least"
     "created_at",
     "expires_at",
 )
@@ -36,7 +37,9 @@ def run(session: Any, text: str, cell: str | None) -> Any:
     pd = need_pandas("list")
     rows = session.pad.entries(args.kind)
     frame = pd.DataFrame([[row[c] for c in COLUMNS] for row in rows], columns=list(COLUMNS))
-    frame = frame.astype({**dict.fromkeys(COUNTS, "Int64"), **dict.fromkeys(TEXTS, "string")})
+    frame = frame.astype(
+        {**dict.fromkeys(COUNTS, "Int64"), **dict.fromkeys(TEXTS, "string"), "tokens_exact": "boolean"}
+    )
     return session.mark_own(frame)
 
 
