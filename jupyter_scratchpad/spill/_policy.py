@@ -84,6 +84,9 @@ def _check_threshold(value: object, where: str) -> int:
     return value
 
 
+_PARTIAL_ESCAPE = re.compile(r"\x1b(\[[0-9;?]*)?$")
+
+
 def bound_error_text(text: str, max_bytes: int = ERROR_MAX_BYTES) -> str:
     """Keep an error within ``max_bytes`` of UTF-8: 75 % head, 25 % tail, and say what was cut."""
     data = text.encode("utf-8", "surrogatepass")
@@ -92,6 +95,11 @@ def bound_error_text(text: str, max_bytes: int = ERROR_MAX_BYTES) -> str:
     budget = max_bytes - 96  # room for the note
     head = data[: budget * 3 // 4].decode("utf-8", errors="ignore")
     tail = data[len(data) - budget // 4 :].decode("utf-8", errors="ignore")
+    # never half a terminal escape (a traceback's colours): the head loses a sequence it cut
+    # short, the tail starts at a line when it holds one
+    head = _PARTIAL_ESCAPE.sub("", head)
+    newline = tail.find("\n", 0, len(tail) // 2)
+    tail = tail[newline + 1 :] if newline >= 0 else tail
     cut = len(data) - len(head.encode()) - len(tail.encode())
     return f"{head}\n[... {cut:,} bytes of this error cut (of {len(data):,}) ...]\n{tail}"
 

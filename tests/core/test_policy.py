@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 
 import pytest
 
@@ -298,3 +299,21 @@ def test_set_model_recounts_and_keeps_used(pad) -> None:  # type: ignore[no-unty
     assert r.stub["tokens"] == count_tokens(BIG, model="claude-sonnet-4-5")
     pad.set_model("gpt-4o", context_window=32_000)
     assert pad.budget.usable == 25_600 and pad.budget.used == 50_000 and pad.budget.remaining == 0
+
+
+def test_a_bounded_error_never_cuts_a_terminal_escape_in_half() -> None:
+    """A coloured traceback cut at its byte bound left '\x1b[38;5;28;' before the note: the
+    terminal read the note as part of the colour sequence."""
+    from jupyter_scratchpad.spill import bound_error_text
+
+    line = "\x1b[38;5;28;01m  File \x1b[32m'x.py'\x1b[39m, line 1, in rec\x1b[0m\n"
+    for shift in range(len(line)):
+        text = "x" * shift + line * 2000
+        bounded = bound_error_text(text, 16_384)
+        head, _, rest = bounded.partition("\n[... ")
+        _, _, tail = rest.partition(" ...]\n")
+        assert len(bounded.encode()) <= 16_384 and tail
+        for part in (head, tail):  # every escape in each part is whole: ESC [ digits;… m
+            assert all(
+                re.match(r"\[[0-9;]*m", piece) for piece in part.split("\x1b")[1:]
+            ), (shift, part[-20:], part[:20])
