@@ -87,7 +87,7 @@ def _rows_of(pad: Any, handle: str, entry: Any, path: str | None) -> tuple[Itera
 
 
 def export(
-    pad: Any, handle: str, dest: Path, *, path: str | None = None, fmt: str | None = None, overwrite: bool = False
+    pad: Any, handle: str, dest: Path, *, path: str | None = None, fmt: str | None = None, overwrite: bool = True
 ) -> dict[str, Any]:
     """Write ``handle`` to ``dest`` in ``fmt`` (else the format its suffix names); an existing
     file is replaced only with ``overwrite``. Returns ``{"path", "format", "rows", "bytes"}``."""
