@@ -455,7 +455,7 @@ class Scratchpad:
             value=value,
             model=self.model,
             tokens_estimate=self.tokens_are_estimates,
-            tokens_exact=bool(entry.meta.get("tokens_exact", True)),
+            tokens_exact=entry.tokens_exact,
             unwrapped=entry.meta.get("unwrapped"),
             embedded=entry.meta.get("embedded"),
         )

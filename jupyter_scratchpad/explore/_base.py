@@ -209,7 +209,7 @@ class ToolContext:
         counting thread; a tool that decides by the whole body's tokens waits for it (within
         the call's time limit, at most 5 s) and re-reads the entry.
         """
-        if entry.meta.get("tokens_exact", True):
+        if entry.tokens_exact:
             return entry
         wait = getattr(self.pad, "wait_for_counts", None)
         if wait is not None:

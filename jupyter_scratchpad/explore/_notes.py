@@ -94,7 +94,7 @@ def scratch_list(
             "format": e.format,
             "size": e.size_bytes,
             "tokens": e.tokens,
-            "tokens_exact": bool(e.meta.get("tokens_exact", True)),
+            "tokens_exact": e.tokens_exact,
             "lines": e.line_count,
             "expires_at": _iso(e.expires_at),
         }

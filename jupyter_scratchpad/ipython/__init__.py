@@ -99,12 +99,11 @@ def _new_magics(ipython: Any) -> ScratchMagics:
             value = section.pop(name)
             print(f"jupyter-scratchpad: ignored ScratchMagics.{name} = {value!r} (it was refused)", file=sys.stderr)
     while True:
-        before = list(getattr(ipython, "configurables", []))
+        known = len(getattr(ipython, "configurables", []))
         try:
             return ScratchMagics(shell=ipython)
         except TraitError as exc:
-            if hasattr(ipython, "configurables"):  # the half-built one appended itself
-                ipython.configurables[:] = [c for c in ipython.configurables if any(c is b for b in before)]
+            del getattr(ipython, "configurables", [])[known:]  # the half-built one appended itself
             said = str(exc)
             bad = next((n for n in section if f"ScratchMagics.{n}" in said or f"'{n}' trait" in said), None)
             if bad is None:

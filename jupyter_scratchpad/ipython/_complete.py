@@ -89,16 +89,13 @@ class Completer:
         dispatcher = getattr(shell, "strdispatchers", {}).get("complete_command")
         if dispatcher is None or self._hook is None:
             return
-        for key in _KEYS:
-            chain = dispatcher.strs.get(key)
+        ours = [(dispatcher.strs, key) for key in _KEYS]
+        ours += [(dispatcher.regexs, rx) for rx in dispatcher.regexs if rx.pattern == _ASSIGNED]
+        for table, key in ours:
+            chain = table.get(key)
             if chain is None:
                 continue
             chain.chain = [(p, f) for p, f in chain.chain if getattr(f, "__func__", None) is not self._hook]
             if not chain.chain:
-                del dispatcher.strs[key]
-        for regex, chain in list(dispatcher.regexs.items()):
-            if regex.pattern == _ASSIGNED:
-                chain.chain = [(p, f) for p, f in chain.chain if getattr(f, "__func__", None) is not self._hook]
-                if not chain.chain:
-                    del dispatcher.regexs[regex]
+                del table[key]
         self._hook = None

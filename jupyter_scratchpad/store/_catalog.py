@@ -58,6 +58,11 @@ class Tx(Protocol):
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor: ...
 
 
+def written_concurrently(handle: str) -> StoreError:
+    """A named handle another writer replaced with other content while this spill stored its own."""
+    return StoreError(f"handle {handle!r} was written concurrently with other content; spill again", handle=handle)
+
+
 class SqlCatalog(ABC):
     """Every catalog statement of the store, once; ``_tx`` and a few hooks differ per engine."""
 
@@ -407,8 +412,8 @@ class DuckCatalog(SqlCatalog):
                 scope, handle, content_hash, now=now, expires=expires, tokens=tokens, source_tool=source_tool,
                 server=server, meta_json=meta_json,
             )  # fmt: skip
-            old = self.row(scope, "handle", handle, None)
-            if done and old is not None:
+            old = self.row(scope, "handle", handle, None) if done else None
+            if old is not None:
                 self._edit(
                     scope, "handle", handle, expires_at=expires, created_at=now if old[17] <= now else old[16],
                     tokens=old[10] if tokens is None else tokens, source_tool=source_tool, server=server,

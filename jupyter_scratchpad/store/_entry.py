@@ -123,6 +123,12 @@ class Entry:
 
         return loads_any_depth(self.value_json)
 
+    @property
+    def tokens_exact(self) -> bool:
+        """False while a large output's exact count is being computed (``tokens`` is then the
+        decision's bound, "at least"); True once it lands, and for every small output."""
+        return bool(self.meta.get("tokens_exact", True))
+
     def as_dict(self) -> dict[str, Any]:
         """Metadata as plain data (what ``list_entries`` returns)."""
         return {
@@ -137,9 +143,7 @@ class Entry:
             "size": self.size_bytes,
             "lines": self.line_count,
             "tokens": self.tokens,
-            # False while the exact count of a large output is being computed: tokens is then the
-            # decision's bound ("at least"), and becomes exact when the count lands
-            "tokens_exact": bool(self.meta.get("tokens_exact", True)) if self.kind == "handle" else None,
+            "tokens_exact": self.tokens_exact if self.kind == "handle" else None,
             "preview": self.preview,
             "created_at": datetime.fromtimestamp(self.created_at, tz=timezone.utc),
             "expires_at": datetime.fromtimestamp(self.expires_at, tz=timezone.utc),

@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import StoreError, StoreFormatError, StoreUnavailableError
-from ._catalog import COLUMNS, Row, SqlCatalog, Tx
+from ._catalog import COLUMNS, Row, SqlCatalog, Tx, written_concurrently
 
 APP_ROLE = "scratchpad_app"
 PG_LAYOUT_VERSION = 3
@@ -550,7 +550,7 @@ class PgCatalog(SqlCatalog):
             [run_id, agent_id, key, content_hash],
         ).fetchone()
         if winner is None or winner[14] != content_hash:
-            raise StoreError(f"handle {key!r} was written concurrently with other content; spill again", handle=key)
+            raise written_concurrently(key)
         return tuple(winner)
 
     def sweep_expired(self, now: float) -> tuple[int, list[str]] | None:

@@ -50,7 +50,7 @@ from ..errors import (
     StoreUnavailableError,
 )
 from ._bodies import BodyReader, fsync_dir, remove_body_dir, removed_while_read, write_body_dir
-from ._catalog import DuckCatalog, SqlCatalog
+from ._catalog import DuckCatalog, SqlCatalog, written_concurrently
 from ._entry import Entry, Scope, validate_handle, validate_id, validate_key, validate_ttl
 from ._jsontext import dumps_compact
 from ._lock import StoreLock
@@ -479,7 +479,7 @@ class ScratchStore:
                 return refreshed, False
             existing = self._row_any_expiry(scope, "handle", handle)
         if existing is not None and existing.content_hash == content_hash:
-            raise _written_concurrently(handle)
+            raise written_concurrently(handle)
         if existing is not None and not replace and existing.expires_at > self.now():
             raise InvalidArgumentError(f"handle {handle!r} already holds other content", handle=handle)
 
@@ -520,7 +520,7 @@ class ScratchStore:
         if winner is not None:
             refreshed = self._refresh(scope, winner, ttl, tokens, source_tool, server, meta)
             if refreshed is None:  # and replaced since: this output is in neither body
-                raise _written_concurrently(handle)
+                raise written_concurrently(handle)
             return refreshed, False
         if old_body:
             self._retire_body(old_body)
@@ -745,7 +745,3 @@ class ScratchStore:
         """``(raw_path, body_path)`` of a handle entry, for DuckDB to read in place."""
         reader = self.reader(entry)
         return reader.raw_path, reader.body_path
-
-
-def _written_concurrently(handle: str) -> StoreError:
-    return StoreError(f"handle {handle!r} was written concurrently with other content; spill again", handle=handle)
