@@ -117,6 +117,10 @@ _STRICT_ANY_JSON: list[dict[str, Any]] = [
     {"type": "boolean"},
     {"type": "array", "items": {"type": ["string", "number", "boolean", "null"]}},
 ]
+_STRICT_ANY_JSON_WORDS = (
+    "A string, number, boolean or flat list (strict mode has no open objects: send an object or a "
+    "nested list as its JSON text, a string)."
+)
 
 
 def _p(**props: dict[str, Any]) -> dict[str, Any]:
@@ -147,7 +151,7 @@ def _sugg_lines(ctx: ToolContext, args: dict[str, Any], est: int, limit: int) ->
     if ctx.tool == "tail":  # a refused tail is offered the end of the body, not its start
         with contextlib.suppress(ToolError):
             last = ctx.entry(args.get("handle")).line_count
-    return _text.line_suggestions(str(args.get("handle")), start, lines, est, limit, last_line=last)
+    return _text.line_suggestions(str(args.get("handle")), start, lines, est, limit, last_line=last, tool=ctx.tool)
 
 
 def _sugg_read(ctx: ToolContext, args: dict[str, Any], est: int, limit: int) -> list[dict[str, Any]]:
@@ -189,7 +193,19 @@ def _sugg_window(tool: str) -> Callable[[ToolContext, dict[str, Any], int, int],
 def _sugg_schema(ctx: ToolContext, args: dict[str, Any], est: int, limit: int) -> list[dict[str, Any]]:
     depth = int(args.get("max_depth") or 4)
     extra = {"path": args["path"]} if args.get("path") else {}
-    return [suggestion("schema", "a shallower schema", handle=args.get("handle"), max_depth=max(1, depth - 2), **extra)]
+    handle = args.get("handle")
+    out = [suggestion("schema", "a shallower schema", handle=handle, max_depth=max(1, depth - 2), **extra)]
+    entry = ctx.store.get_entry(ctx.pad.scope, "handle", str(handle)) if isinstance(handle, str) else None
+    if entry is not None and not extra and entry.format == "markdown":  # its outline, a level at a time
+        out.append(suggestion("grep", "the top-level headings, with their line numbers", handle=handle,
+                              pattern="^# ", context=0, max_matches=50))  # fmt: skip
+    elif entry is not None and not extra:  # the keys of its records: a short answer where a schema is long
+        arrays = entry.meta.get("sql_arrays") or []
+        path = "$" if entry.format == "jsonl" else "$." + ".".join(arrays[0][1]) if arrays else None
+        if path is not None:
+            out.append(suggestion("item_schema", "the keys of its records, and how many have each", handle=handle,
+                                  path=path))  # fmt: skip
+    return out
 
 
 def _sugg_notes(ctx: ToolContext, args: dict[str, Any], est: int, limit: int) -> list[dict[str, Any]]:
@@ -235,9 +251,9 @@ _TOOLS: tuple[_Tool, ...] = (
     ),
     _Tool(
         "iterate_over",
-        "Step 3: chosen fields of the items of the array at `path`, one row per item: "
-        '{"_index": i, field: value}; missing fields are null, strings longer than 5 lines are cut '
-        "(get_in the path shown for the whole value). Page with offset/limit.",
+        "Step 3: chosen fields of the items of the array at `path`: a `columns:` line (_index, then the "
+        "fields), then one JSON array per item; missing fields are null, strings longer than 5 lines are cut "
+        "(the get_in shown reads the rest). Page with offset/limit.",
         _p(
             handle=_HANDLE,
             path={"type": "string", "description": 'Path of an array ("$" for the root).'},
@@ -261,7 +277,11 @@ _TOOLS: tuple[_Tool, ...] = (
         _p(
             handle=_HANDLE,
             path={"type": "string", "description": "The path to read."},
-            offset={**_INT, "minimum": 0, "description": "For long strings: first line (0-based)."},
+            offset={
+                **_INT,
+                "minimum": 0,
+                "description": "For long strings: lines to skip (offset=5 starts at line 6, as numbered).",
+            },
             limit={**_INT, "minimum": 1, "description": "For long strings: number of lines."},
         ),
         ("handle", "path"),
@@ -353,7 +373,7 @@ _TOOLS: tuple[_Tool, ...] = (
         ),
         ("query",),
         _sql.sql,
-        lambda c, a, e, limit: _sql.sql_suggestions(a, e, limit, None),
+        lambda c, a, e, limit: _sql.sql_suggestions(a, e, limit, c.result_rows),
     ),
     _Tool(
         "scratch_write",
@@ -446,13 +466,19 @@ def _strict(tool: _Tool) -> dict[str, Any]:
     """OpenAI strict mode: every property required, the optional ones nullable, no open objects."""
     props: dict[str, Any] = {}
     for name, schema in tool.properties.items():
-        if schema.get("anyOf") is _ANY_JSON:
-            schema = {**schema, "anyOf": _STRICT_ANY_JSON}
+        if schema.get("anyOf") is _ANY_JSON:  # (said so: "Any JSON value" while objects are refused)
+            schema = {**schema, "anyOf": _STRICT_ANY_JSON, "description": _STRICT_ANY_JSON_WORDS}
         if "minLength" in schema:  # not a keyword OpenAI's strict mode accepts: said in words
             schema = {k: v for k, v in schema.items() if k not in ("minLength", "maxLength")}
             schema["description"] = f"{schema.get('description', '')} Non-empty.".strip()
         props[name] = schema if name in tool.required else _nullable(schema)
     return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+
+def valid_prefix(prefix: object) -> bool:
+    """Whether ``prefix`` may go before the tool names: empty, or a letter then letters, digits,
+    ``_`` or ``-`` (32 at most; MCP clients refuse other tool names)."""
+    return isinstance(prefix, str) and (not prefix or re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]{0,31}", prefix) is not None)
 
 
 def tool_specs(flavor: str = "openai", *, prefix: str = "") -> list[dict[str, Any]]:
@@ -467,7 +493,7 @@ def tool_specs(flavor: str = "openai", *, prefix: str = "") -> list[dict[str, An
     """
     if flavor not in SPEC_FLAVORS:
         raise ValueError(f"flavor must be one of {', '.join(SPEC_FLAVORS)}, not {flavor!r}")
-    if not isinstance(prefix, str) or (prefix and not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]{0,31}", prefix)):
+    if not valid_prefix(prefix):
         raise ValueError(f"prefix must be letters, digits, '_' or '-' (at most 32), not {prefix!r}")
     specs: list[dict[str, Any]] = []
     for tool in _TOOLS:
@@ -705,16 +731,24 @@ def _error_result(
     if pad is not None:  # a model reads handles, never the machine's directories
         err = json.loads(redact_paths(json.dumps(err, ensure_ascii=False, default=str), _store_paths(pad)))
     err = bound_error(err)
-    text = json.dumps(err, ensure_ascii=False, default=str)
+    text = json.dumps(_for_the_model(err), ensure_ascii=False, default=str)
     if not is_utf8_text(text):  # (a key of the document's, echoed)
         err = sendable_value(err)
-        text = json.dumps(err, ensure_ascii=False, default=str)
+        text = json.dumps(_for_the_model(err), ensure_ascii=False, default=str)
     tokens = 0
     if pad is not None:
         tokens = pad.tokenizer.count(text)
         pad.budget.charge_unconditionally(tokens)
         pad._record_extraction(tokens)
     return ToolResult(False, text, None, err, tokens, name, _shown_args(args))
+
+
+def _for_the_model(err: dict[str, Any]) -> dict[str, Any]:
+    """The error as the model reads it: each suggestion as ``tool`` and ``arguments`` (its call
+    as it is made), not also as the ``call`` string people read (a third of a refusal's tokens)."""
+    if not err.get("suggestions"):
+        return err
+    return {**err, "suggestions": [{k: v for k, v in s.items() if k != "call"} for s in err["suggestions"]]}
 
 
 def _store_paths(pad: Scratchpad) -> list[str]:
@@ -822,7 +856,7 @@ def _too_large(
         "per_call_limit": ("per_call_limit", f"the per-call limit of {limit:,} tokens"),
         "page": ("page_tokens", f"the page of {limit:,} tokens this view shows; nothing was charged"),
     }.get(reason, ("remaining_budget_tokens", f"the {limit:,} tokens left in the context budget"))
-    left = f" ({fit:,} tokens are left in the context budget)" if fit < limit else ""
+    left = f" (about {fit:,} tokens are left in the context budget for the next call)" if fit < limit else ""
     charged = "" if reason == "page" else "; only this short refusal was charged"
     return {
         "error": f"{tool.name}_too_large",

@@ -26,6 +26,7 @@ import os
 import re
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -80,13 +81,26 @@ def _store_args(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--bodies", metavar="DIR", help="with --store-url: the shared directory of the bodies")
     g.add_argument("--ephemeral", action="store_true", help="a temporary store, deleted on exit")
-    g.add_argument("--run-id", help="the run (default: a new one per server session; 'default' for reads)")
-    g.add_argument("--agent-id", default="main", help="the agent (default main)")
+    g.add_argument(
+        "--run-id", type=_named("--run-id"), help="the run (default: a new one per server session; 'default' for reads)"
+    )
+    g.add_argument("--agent-id", type=_named("--agent-id"), default="main", help="the agent (default main)")
     g.add_argument("--model", default="gpt-4o", help="the model whose tokens are counted (default gpt-4o)")
     g.add_argument("--policy", metavar="TOML", help="spill policy in Aura's TOML layout")
 
 
-def _open_store(args: argparse.Namespace) -> Any:
+def _named(option: str) -> Callable[[str], str]:
+    """An id given on the command line: ``--run-id ""`` read the run ``default`` without a word."""
+
+    def check(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"{option} needs a name (it was empty)")
+        return text
+
+    return check
+
+
+def _open_store(args: argparse.Namespace, create: bool = True) -> Any:
     from ..store import ScratchStore
     from ..store._pgcatalog import redact_url
 
@@ -108,6 +122,8 @@ def _open_store(args: argparse.Namespace) -> Any:
     if given and "://" in given:
         raise UsageError(f"--store takes a directory; a URL such as {redact_url(given)[:60]!r} goes in --store-url")
     path = Path(os.path.expandvars(os.path.expanduser(given))) if given else default_store_dir()
+    if given and not create and not path.exists():  # (a misspelt --store made the whole tree, and said "empty")
+        raise UsageError(f"no store at {given}: nothing was spilled there (check --store; spill creates one)")
     return ScratchStore(path)
 
 
@@ -136,9 +152,12 @@ def _host_port(text: str) -> tuple[str, int]:
 
 
 def _tool_prefix(text: str) -> str:
-    if not re.fullmatch(r"[A-Za-z0-9_-]{0,32}", text):
+    from ..tools import valid_prefix
+
+    if not valid_prefix(text):
         raise argparse.ArgumentTypeError(
-            f"takes letters, digits, '_' and '-' (up to 32; MCP clients refuse other tool names), not {text[:40]!r}"
+            f"takes a letter, then letters, digits, '_' and '-' (up to 32; MCP clients refuse other tool names), "
+            f"not {text[:40]!r}"
         )
     return text
 
@@ -257,7 +276,7 @@ def _for_the_terminal(text: str) -> str:
 
 
 def _cmd_tool(args: argparse.Namespace, tool: str, arguments: dict[str, Any]) -> int:
-    with _open_store(args) as store:
+    with _open_store(args, create=tool == "scratch_write") as store:  # (a note written makes the store)
         pad = _pad(store, args, "default")
         limit = getattr(args, "max_tokens", None)
         return _print_result(args, pad.call_tool(tool, arguments, charge=False, page_tokens=limit or None))
@@ -289,7 +308,7 @@ def _cmd_spill(args: argparse.Namespace) -> int:
 def _cmd_show(args: argparse.Namespace) -> int:
     from ..spill._stub import render_stub_text
 
-    with _open_store(args) as store:
+    with _open_store(args, create=False) as store:
         pad = _pad(store, args, "default")
         stub = pad.stub(args.handle)
         print(json.dumps(stub, default=str) if args.json else render_stub_text(stub))
@@ -297,23 +316,37 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_rm(args: argparse.Namespace) -> int:
-    with _open_store(args) as store:
+    from ..errors import InvalidArgumentError
+
+    with _open_store(args, create=False) as store:
         pad = _pad(store, args, "default")
-        missing = [h for h in args.handles if not pad.delete(h)]
-        for h in missing:
-            print(f"jupyter-scratchpad: no live handle {h!r} (see: jupyter-scratchpad ls)", file=sys.stderr)
-        return 1 if missing else 0
+        failed = 0
+        for h in args.handles:  # each on its own: a bad one does not stop the rest
+            try:
+                removed = pad.delete(h)
+            except InvalidArgumentError as exc:
+                removed = False
+                print(f"jupyter-scratchpad: {' '.join(str(exc).split())[:300]}", file=sys.stderr)
+            else:
+                if not removed:
+                    print(f"jupyter-scratchpad: no live handle {h!r} (see: jupyter-scratchpad ls)", file=sys.stderr)
+            failed += not removed
+        return 1 if failed else 0
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    with _open_store(args) as store:
+    with _open_store(args, create=False) as store:
         removed = store.sweep()
         print(json.dumps({"removed": removed}) if args.json else f"removed {removed} expired entries")
         return 0
 
 
 def _cmd_notes(args: argparse.Namespace) -> int:
-    with _open_store(args) as store:
+    if args.delete and args.key is None:  # (it listed the notes, as if --delete were not there)
+        raise UsageError("notes --delete needs the KEY of the note to delete")
+    if args.delete and args.value is not None:
+        raise UsageError("notes --delete takes a KEY only, not a value")
+    with _open_store(args, create=args.value is not None) as store:
         pad = _pad(store, args, "default")
         if args.key is None:
             return _print_result(args, pad.call_tool("scratch_list", {}, charge=False))
@@ -334,7 +367,7 @@ def _cmd_notes(args: argparse.Namespace) -> int:
 def _cmd_export(args: argparse.Namespace) -> int:
     from .._export import export
 
-    with _open_store(args) as store:
+    with _open_store(args, create=False) as store:
         pad = _pad(store, args, "default")
         written = export(pad, args.handle, Path(args.to), path=args.path, overwrite=args.overwrite)
         print(
@@ -361,7 +394,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    with _open_store(args) as store:
+    with _open_store(args, create=False) as store:
         pad = _pad(store, args, "default")  # the run's owner only: another agent gets a ScopeError
         if not (args.json or args.run_id):  # a named run: one JSON row per entry, as before
             print(pad.call_tool("scratch_list", {}, charge=False).text)
@@ -372,7 +405,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_usage(args: argparse.Namespace) -> int:
-    with _open_store(args) as store:
+    with _open_store(args, create=False) as store:
         pad = _pad(store, args, "default")
         print(json.dumps(pad.usage()))
         return 0

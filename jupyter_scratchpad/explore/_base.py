@@ -76,11 +76,13 @@ def fmt_bytes(n: int | None) -> str:
     return f"{n} bytes"  # pragma: no cover
 
 
-def call_repr(tool: str, args: dict[str, Any]) -> str:
-    """``tool(a=1, b="x")``: how a suggestion reads in text."""
+def call_repr(tool: str, args: dict[str, Any], then: str = "") -> str:
+    """``tool(a=1, b="x")``: how a suggestion reads in text (each value as JSON: a path with
+    quotes in it reads back); ``then``: more, written as it is (``offset=<section start>``)."""
     import json
 
-    inner = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
+    parts = [f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items()]
+    inner = ", ".join([*parts, then] if then else parts)
     return f"{tool}({inner})"
 
 
@@ -153,6 +155,7 @@ class ToolContext:
     used: list[Entry] = field(default_factory=list)  # handles this call read (their TTL slides)
     charged: bool = True  # a model's call (False: a person's, read in the notebook or the shell)
     opened_at: float | None = None  # the store's time when the call started
+    result_rows: int | None = None  # the rows a result holds (sql): a refusal's "rows fit" is of these
 
     @property
     def deadline(self) -> float:

@@ -17,10 +17,10 @@ import orjson
 from .._bounded import clip_middle
 from ..store import Entry
 from ..store._jsontext import dumps_pretty, render_json
-from ._base import Output, TooLarge, ToolContext, ToolError, suggestion
+from ._base import Output, TooLarge, ToolContext, ToolError, call_repr, suggestion
 from ._paths import LazyArray, PathError, PathMiss, Step, format_path, kind_of, parse_path, resolve
 from ._segments import holds_lazy
-from ._shape import MAX_ITEM_KEYS, ItemKeyCounts, item_key_counts
+from ._shape import MAX_ITEM_KEYS, ItemKeyCounts, field_name, item_key_counts
 from ._text import _positive_int, budget_footer
 
 __all__ = ["get_in", "item_schema", "iterate_over"]
@@ -373,7 +373,8 @@ def _value_text(value: str) -> str:
 
 _ITEM_COUNTS: dict[tuple[Any, ...], Any] = {}
 _ITEM_COUNTS_MAX = 64
-_ITEMS_FILE = "items-{digest}.json"
+# v2: a key that holds a dot is named in brackets (v1 joined it with dots: not a field iterate_over reads)
+_ITEMS_FILE = "items-v2-{digest}.json"
 
 
 def _items_file(body_dir: Path, canonical: str) -> Path:
@@ -469,11 +470,14 @@ def _item_counts(entry: Entry, canonical: str, lo: int, hi: int, items: Sequence
     return counts, enums
 
 
+_PARENT = re.compile(r"([A-Za-z_][A-Za-z0-9_\-]*)\.")  # (a key a dot would split is in brackets)
+
+
 def _fold_same_shape(rows: list[dict[str, Any]], canonical: str) -> list[dict[str, Any]]:
     """A nested object with the item's own shape (a tweet's ``retweeted_status``) is one row:
     ``retweeted_status  object: same shape as $[*] (69 keys)`` instead of its 69 keys again."""
     keys = [r["key"] for r in rows]
-    prefixes = sorted({k.split(".", 1)[0] for k in keys if "." in k})
+    prefixes = sorted({m.group(1) for k in keys if (m := _PARENT.match(k))})
     for p in prefixes:
         dotted = p + "."
         inner = {k[len(dotted) :] for k in keys if k.startswith(dotted)}
@@ -674,27 +678,26 @@ def _first_keys(items: Sequence[Any]) -> list[str]:
 # -- iterate_over -----------------------------------------------------------------------------
 
 
-def _cut_string(value: str, where: str) -> str:
-    lines = value.split("\n")
-    if len(lines) > STRING_LINES:
-        kept = "\n".join(lines[:STRING_LINES])
-        return f'{kept}\n… [+{len(lines) - STRING_LINES:,} more lines: get_in(path="{where}")]'
-    if len(value) > STRING_CHARS:
-        return f'{value[:STRING_CHARS]}… [+{len(value) - STRING_CHARS:,} chars: get_in(path="{where}")]'
-    return value
-
-
-def _cut(value: Any, where: str) -> Any:
+def _cut(value: Any, handle: str, where: str) -> Any:
+    """A cell of iterate_over's row, cut to a few lines; the rest is one runnable call away."""
+    at = {"handle": handle, "path": where}
     if isinstance(value, str):
-        return _cut_string(value, where)
-    if isinstance(value, (dict, list)):
+        lines = value.split("\n")
+        if len(lines) > STRING_LINES:
+            rest = call_repr("get_in", {**at, "offset": STRING_LINES})
+            return "\n".join(lines[:STRING_LINES]) + f"\n… [+{len(lines) - STRING_LINES:,} more lines: {rest}]"
+        if len(value) > STRING_CHARS:
+            return f"{value[:STRING_CHARS]}… [+{len(value) - STRING_CHARS:,} chars: {call_repr('get_in', at)}]"
+    elif isinstance(value, (dict, list)):
         text = render_json(value)
         if len(text) > STRING_CHARS:
-            return f'{kind_of(value)} of {len(value):,}: {text[:200]}… [get_in(path="{_show(where)}")]'
+            return f"{kind_of(value)} of {len(value):,}: {text[:200]}… [{call_repr('get_in', at)}]"
     return value
 
 
 MAX_FIELDS = 50  # the fields one iterate_over call shows
+# one comma-separated field name: a comma inside a bracketed key (["a,b"] or ['a,b']) is the key's
+_FIELD = re.compile(r"""(?:\[\s*"(?:\\.|[^"\\])*"?|\[\s*'(?:\\.|[^'\\])*'?|[^,\[]|\[)+""")
 
 
 def _fields(fields: Any) -> list[str]:
@@ -710,7 +713,7 @@ def _fields(fields: Any) -> list[str]:
         if isinstance(decoded, list):
             fields = decoded
     if isinstance(fields, str):
-        names = [f.strip() for f in fields.split(",")]
+        names = [f.strip() for f in _FIELD.findall(fields)]
     elif isinstance(fields, list) and all(isinstance(f, str) for f in fields):
         names = [f.strip() for f in fields]
     else:
@@ -800,6 +803,7 @@ def iterate_over(
     base = _canonical(path)
     _past_the_end(ctx, entry, base, lo, total, "items", int(limit) if limit else 50, fields=",".join(names))
     rows = []
+    base_steps = parse_path(base)
     missed = dict.fromkeys(parsed, 0)  # items without the field (null in the row)
     for i in range(lo, hi):
         item = items[i]
@@ -810,9 +814,14 @@ def iterate_over(
             except PathMiss:
                 value = None
                 missed[name] += 1
-            row[name] = _cut(value, f"{base}[{i}].{name}" if base != "$" else f"$[{i}].{name}")
+            row[name] = _cut(value, entry.key, format_path([*base_steps, Step(i), *steps]))
         rows.append(row)
-    text = "\n".join(render_json(r) for r in rows)
+    if rows and all(n == len(rows) for n in missed.values()):
+        _no_item_has(entry, base, names, items[lo:hi], lo, hi, limit)
+    # the field names once, then a JSON array per item: a row that repeated each name was ~40 %
+    # names (the data keeps {"_index": i, field: value})
+    columns = ["_index", *parsed]
+    text = f"columns: {render_json(columns)}\n" + "\n".join(render_json([r[c] for c in columns]) for r in rows)
     nxt = f" · next: offset={hi}" if hi < total else ""
     # a misspelt field was null in every row without a word
     absent = [name for name, n in missed.items() if rows and n == len(rows)]
@@ -823,7 +832,47 @@ def iterate_over(
         else f"no items at offset {lo:,} of {total:,}"
     )
     meta = {"total_items": total, "offset": lo, "limit": hi - lo, "next_offset": hi if hi < total else None}
-    return Output(text or "(no items in that window)", rows, budget_footer(summary), meta)
+    return Output(text if rows else "(no items in that window)", rows, budget_footer(summary), meta)
+
+
+def _literal_field(name: str, known: list[str]) -> str | None:
+    """``name`` as a key written as it is ("a.b", which a dot path splits, is ``$["a.b"]``;
+    quoted or not) when the items have that key, else None."""
+    for literal in (name, name.strip("\"'")):
+        if literal and field_name(None, literal) in known:
+            return field_name(None, literal)
+    return None
+
+
+def _field_meant(name: str, known: list[str]) -> str | None:
+    """The field of ``known`` most likely meant by ``name``: the key written as it is, else the
+    closest spelling."""
+    close = difflib.get_close_matches(name, known, 1, 0.6)
+    return _literal_field(name, known) or (close[0] if close else None)
+
+
+def _no_item_has(
+    entry: Entry, base: str, names: list[str], window: Sequence[Any], lo: int, hi: int, limit: int | None
+) -> None:
+    """Refuse a window in which no item has any field named (rows of nulls, charged, said nothing):
+    the keys the items have, and the fields most likely meant."""
+    known = [k for k in item_key_counts(list(window)) if k != "(item)"]
+    whole = _literal_field(",".join(names), known)  # a key that holds a comma, split into fields: "a,b"
+    meant = [whole] if whole else [m for name in names if (m := _field_meant(name, known)) is not None]
+    sugg = []
+    if meant:
+        fields = ",".join(dict.fromkeys(meant))
+        again = {"handle": entry.key, "path": base, "fields": fields, "offset": lo, "limit": limit or 20}
+        sugg.append(suggestion("iterate_over", "the fields most likely meant", **again))
+    sugg.append(suggestion("item_schema", "every key of the items, how many have each", handle=entry.key, path=base))
+    shown = ", ".join(map(repr, names[:5])) + (" …" if len(names) > 5 else "")
+    raise ToolError(
+        "field_not_found",
+        f"no item in items {lo:,}-{hi - 1:,} of {_show(base)} has {shown}",
+        sugg,
+        argument="fields",
+        available_keys=known[:20],
+    )
 
 
 def window_suggestions(
@@ -839,10 +888,6 @@ def window_suggestions(
     base = {k: v for k, v in args.items() if k not in ("offset", "limit", "file")}
     base["handle"] = handle
     out = [suggestion(tool, f"about {fit} items fit", **{**base, "offset": offset, "limit": fit})]
-    if tool == "iterate_over" and isinstance(args.get("fields"), str) and "," in args["fields"]:
-        out.append(
-            suggestion(
-                tool, "fewer fields", **{**base, "fields": args["fields"].split(",")[0], "offset": offset, "limit": fit}
-            )
-        )
+    if tool == "iterate_over" and isinstance(args.get("fields"), str) and len(names := _fields(args["fields"])) > 1:
+        out.append(suggestion(tool, "fewer fields", **{**base, "fields": names[0], "offset": offset, "limit": fit}))
     return out

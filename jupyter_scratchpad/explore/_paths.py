@@ -50,6 +50,23 @@ class PathMiss(Exception):
     reason: str
 
 
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}
+
+
+def _unescape(text: str, at: int) -> tuple[str, int]:
+    """The character escaped at ``text[at]`` (after a backslash) and where reading goes on:
+    JSON's ``\\n``, ``\\t`` … and ``\\uXXXX`` (a surrogate pair as one character); any other
+    character stands for itself (``\\"``, ``\\\\``, ``\\'``)."""
+    ch = text[at]
+    if ch == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", text[at + 1 : at + 5]):
+        code = int(text[at + 1 : at + 5], 16)
+        low = text[at + 7 : at + 11] if text[at + 5 : at + 7] == "\\u" else ""
+        if 0xD800 <= code < 0xDC00 and re.fullmatch(r"[dD][c-fC-F][0-9a-fA-F]{2}", low):
+            return chr(0x10000 + ((code - 0xD800) << 10) + (int(low, 16) - 0xDC00)), at + 11
+        return chr(code), at + 5
+    return _ESCAPES.get(ch, ch), at + 1
+
+
 def parse_path(path: object) -> list[Step]:
     if path is None:
         return []
@@ -78,9 +95,9 @@ def parse_path(path: object) -> list[Step]:
                 k = j + 1
                 buf: list[str] = []
                 while k < n and text[k] != quote:
-                    if text[k] == "\\" and k + 1 < n:
-                        buf.append(text[k + 1])
-                        k += 2
+                    if text[k] == "\\" and k + 1 < n:  # JSON's escapes: schema writes a key so
+                        char, k = _unescape(text, k + 1)
+                        buf.append(char)
                         continue
                     buf.append(text[k])
                     k += 1

@@ -7,6 +7,7 @@ import logging
 import os
 import re
 import threading
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ import orjson
 from ..store import Entry
 from ..store._jsonstream import StreamedJson, streamed_segments
 from ..store._jsontext import dumps_pretty
-from ._base import Output, ToolContext, ToolError, fmt_bytes, suggestion
+from ._base import Output, ToolContext, ToolError, call_repr, fmt_bytes, suggestion
 from ._shape import ItemKeyCounts, Shape
 from ._text import _positive_int, budget_footer
 
@@ -401,7 +402,7 @@ def schema(ctx: ToolContext, handle: str, max_depth: int = 4, path: str | None =
             text += "\n" + _embedded_lines(embedded)
         next_steps = _json_next_steps(entry, rows)
         if embedded:
-            next_steps.insert(0, f'schema(handle="{entry.key}", path="{embedded[0]["path"]}")')
+            next_steps.insert(0, call_repr("schema", {"handle": entry.key, "path": embedded[0]["path"]}))
         data = {
             "handle": entry.key,
             "format": "json",
@@ -413,16 +414,25 @@ def schema(ctx: ToolContext, handle: str, max_depth: int = 4, path: str | None =
             data["embedded"] = embedded
     elif entry.format == "markdown":
         reader = ctx.reader(entry)
-        text, heads = _markdown_outline(reader.iter_lines(), entry.line_count or 0)
+        text, heads = _markdown_outline(reader.iter_lines(), entry.line_count or 0, max_depth, entry.key)
         data = {"handle": entry.key, "format": "markdown", "headings": heads}
         next_steps = [f'slice(handle="{entry.key}", start=…, end=…) to read a section']
     else:
-        text, data = _text_summary(ctx, entry)
-        next_steps = [f'grep(handle="{entry.key}", pattern="…")', f'head(handle="{entry.key}", lines=50)']
+        text, data = _text_summary(ctx, entry, max_depth)
+        head = call_repr("head", {"handle": entry.key, "lines": _lines_fit(ctx, entry)})
+        next_steps = [f'grep(handle="{entry.key}", pattern="…")', head]
         if entry.format == "jsonl":
             next_steps.insert(0, f'item_schema(handle="{entry.key}", path="$")')
     body = f"{title}\n{text}\nnext: " + "; ".join(next_steps)
     return Output(body, data, budget_footer(f"schema · {entry.line_count or 0:,} lines"))
+
+
+def _lines_fit(ctx: ToolContext, entry: Entry, most: int = 50) -> int:
+    """Lines of ``entry`` a head may ask for within the call's limit (``most`` at most, 1 at
+    least), from its average line (a token is ~2.5 bytes of a log or more; the footer ~60
+    tokens): 50 lines of a log of long lines were refused where the hint was followed."""
+    per_line = entry.size_bytes / max(1, entry.line_count or 1) / 2.5 + 2
+    return max(1, min(most, int((ctx.limit_tokens - 60) * 0.8 / per_line)))
 
 
 def _embedded_lines(embedded: list[dict[str, Any]]) -> str:
@@ -454,15 +464,16 @@ def _schema_at(ctx: ToolContext, entry: Entry, max_depth: int, path: str) -> Out
     if isinstance(node, str) and doc is None:
         lines = node.split("\n")
         if is_markdown(node):
-            text, heads = _markdown_outline(iter(lines), len(lines))
+            text, heads = _markdown_outline(iter(lines), len(lines), max_depth, entry.key, path)
             title = f"schema of {entry.key} at {shown}: a string that holds markdown ({len(lines):,} lines)"
             data = {"handle": entry.key, "path": path, "format": "markdown", "headings": heads}
-            steps = [f'get_in(handle="{entry.key}", path="{path}", offset=<section start - 1>, limit=<lines>)']
+            section = "offset=<section start - 1>, limit=<lines>"
+            steps = [call_repr("get_in", {"handle": entry.key, "path": path}, section)]
         else:
             title = f"schema of {entry.key} at {shown}: a string ({len(lines):,} lines, {len(node):,} characters)"
             text = "(plain text: no JSON and no markdown headings in it)"
             data = {"handle": entry.key, "path": path, "format": "text", "lines": len(lines)}
-            steps = [f'get_in(handle="{entry.key}", path="{path}", offset=0, limit=50)']
+            steps = [call_repr("get_in", {"handle": entry.key, "path": path, "offset": 0, "limit": 50})]
         body = f"{title}\n{text}\nnext: " + "; ".join(steps)
         return Output(body, data, budget_footer(f"schema · {shown}"))
     value = doc if doc is not None else node
@@ -530,19 +541,42 @@ def _json_next_steps(entry: Entry, rows: list[dict[str, Any]]) -> list[str]:
     if arrays:
         p = arrays[0] if arrays[0] != "$" else "$"
         return [
-            f'item_schema(handle="{entry.key}", path="{p}")',
-            f'iterate_over(handle="{entry.key}", path="{p}", fields="…", limit=20)',
+            call_repr("item_schema", {"handle": entry.key, "path": p}),
+            call_repr("iterate_over", {"handle": entry.key, "path": p, "fields": "…", "limit": 20}),
         ]
+    cut = _first_cut(rows)
+    if cut is not None:  # a container the depth cut left unopened: get_in on it is likely refused
+        where = {} if cut == "$" else {"path": cut}
+        return [call_repr("schema", {"handle": entry.key, **where, "max_depth": DEFAULT_DEPTH})]
     named = next((r["path"] for r in rows if r["path"] != "$" and "*" not in r["path"]), "$")
-    return [f'get_in(handle="{entry.key}", path="{named}")']
+    return [call_repr("get_in", {"handle": entry.key, "path": named})]
+
+
+_EMPTY = re.compile(r"(object|array)\(0 ")
+
+
+def _first_cut(rows: list[dict[str, Any]]) -> str | None:
+    """The first non-empty object or array whose children no row shows (the depth cut it)."""
+    paths: list[str] = [r["path"] for r in rows]
+    for i, r in enumerate(rows):
+        path, kind = paths[i], str(r["kind"])
+        if "*" in path or "…" in path or not kind.startswith(("object(", "array(")) or _EMPTY.match(kind):
+            continue
+        child = paths[i + 1] if i + 1 < len(paths) else ""
+        if not (len(child) > len(path) and child.startswith(path) and child[len(path)] in ".[{"):
+            return path
+    return None
 
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 
 
-def _markdown_outline(lines: Any, total: int) -> tuple[str, list[dict[str, Any]]]:
+def _markdown_outline(
+    lines: Any, total: int, max_depth: int, handle: str, path: str | None = None
+) -> tuple[str, list[dict[str, Any]]]:
     """The heading tree with line ranges and, per section, its top-level ``- key:`` items (Aura's
-    section keys: ``- version: 3`` gives ``version``)."""
+    section keys: ``- version: 3`` gives ``version``), headings of level ``max_depth`` and above."""
+    max_depth = max(1, max_depth)  # (0: the top level still)
     heads: list[dict[str, Any]] = []
     fence: str | None = None
     for n, line in enumerate(lines, start=1):
@@ -568,6 +602,9 @@ def _markdown_outline(lines: Any, total: int) -> tuple[str, list[dict[str, Any]]
                 end = later["start"] - 1
                 break
         h["end"] = end
+    levels = Counter(h["level"] for h in heads)
+    deep = [h for h in heads if h["level"] > max_depth]
+    heads = [h for h in heads if h["level"] <= max_depth]
     shown = heads[:MAX_SCHEMA_NODES]
     rows = []
     for h in shown:
@@ -578,13 +615,21 @@ def _markdown_outline(lines: Any, total: int) -> tuple[str, list[dict[str, Any]]
             row += f"  (keys: {', '.join(k[:40] for k in keys)}{more})"
         rows.append(row)
     if not heads:
-        rows = ["(no headings)"]
-    if len(heads) > len(shown):
-        rows.append(f"… {len(heads) - len(shown):,} more headings")
+        rows = [f"(no headings of level {max_depth} or above)" if deep else "(no headings)"]
+    if len(heads) > len(shown):  # the deepest level at which every heading fits, or the headings by grep
+        fits = [lv for lv in range(1, 7) if sum(n for level, n in levels.items() if level <= lv) <= MAX_SCHEMA_NODES]
+        rest = f"… {len(heads) - len(shown):,} more headings from line {heads[len(shown)]['start']:,}"
+        if fits:
+            call = call_repr("schema", {"handle": handle, **({"path": path} if path else {}), "max_depth": fits[-1]})
+            rows.append(f"{rest}: {call} shows every heading of its levels")
+        else:
+            rows.append(f'{rest}: grep(handle="{handle}", pattern="^# ", context=0) lists the top-level ones')
+    if deep:
+        rows.append(f"({len(deep):,} headings deeper than level {max_depth}: a larger max_depth shows them)")
     return "\n".join(rows), heads
 
 
-def _text_summary(ctx: ToolContext, entry: Entry) -> tuple[str, dict[str, Any]]:
+def _text_summary(ctx: ToolContext, entry: Entry, max_depth: int = DEFAULT_DEPTH) -> tuple[str, dict[str, Any]]:
     reader = ctx.reader(entry)
     sample = [ln[:200] for ln in reader.read_lines(1, 3)]
     info: dict[str, Any] = {
@@ -602,14 +647,16 @@ def _text_summary(ctx: ToolContext, entry: Entry) -> tuple[str, dict[str, Any]]:
     ]
     if entry.meta.get("utf8_errors"):
         out.append("encoding: not valid UTF-8 (shown with U+FFFD; read_handle has the exact bytes)")
-    if entry.format == "jsonl":
+    if entry.format == "jsonl":  # the records as the array $ (item_schema and iterate_over read them so)
         records = ctx.json_value(entry)
-        shape = Shape.of(records, 1)
-        keys = sorted(shape.keys.items(), key=lambda kv: -kv[1].count)[:MAX_KEYS_SHOWN]
+        writer = _SchemaWriter(max_depth, lines=False)
+        writer.concrete(records, "$", 0, 1)
         info["records"] = len(records)
-        info["keys"] = {k: {"kind": s.describe(), "present": s.count} for k, s in keys}
-        out.append(f"records: {len(records):,} ({shape.describe()})")
-        out += [f"  {k}: {s.describe()}  {s.count}/{shape.objects}" for k, s in keys]
+        info["nodes"] = writer.rows
+        out.append(f"records: {len(records):,}, as the array $ (a record per line)")
+        out += ["  " + line for line in _render_rows(writer.rows).split("\n")]
+        if writer.truncated:
+            out.append(f"  … {writer.truncated:,} more nodes: lower max_depth, or item_schema path=$")
     out.append("sample:")
     out += [f"{n:>6}\t{line}" for n, line in enumerate(sample, start=1)]
     return "\n".join(out), info

@@ -7,6 +7,8 @@ node, which is what makes ``schema`` and ``item_schema`` over 100,000 records af
 
 from __future__ import annotations
 
+import json
+import re
 from collections import Counter
 from itertools import chain
 from operator import itemgetter
@@ -14,7 +16,7 @@ from typing import Any
 
 from ._paths import kind_of
 
-__all__ = ["MAX_ITEM_KEYS", "ItemKeyCounts", "Shape", "item_key_counts"]
+__all__ = ["MAX_ITEM_KEYS", "ItemKeyCounts", "Shape", "field_name", "item_key_counts"]
 
 MAX_ITEM_KEYS = 500
 
@@ -194,7 +196,22 @@ def _flat_counts(
         if batch and enums is not None and nested:
             enums[name] = None  # objects here: not an enum in any batch
     for key, column in _columns(nested).items():
-        _flat_counts(column, f"{name}.{key}", counts, depth + 1, enums, batch)
+        _flat_counts(column, field_name(name, key), counts, depth + 1, enums, batch)
+
+
+# a key a dot path cannot hold as written: dots, brackets, quotes, the comma between fields, "*",
+# a leading "$", edge spaces, an index, a control character (a newline broke item_schema's table)
+_NEEDS_BRACKETS = re.compile(r"[.\[\]\"',*\x00-\x1f\x7f\\]|^\$|^\s|\s$|^\d+$|^$")
+
+
+def field_name(parent: str | None, key: Any) -> str:
+    """The field name of ``key`` under ``parent`` as iterate_over reads it back: ``metadata.name``,
+    and a key a dot would split in brackets: ``metadata.labels["app.kubernetes.io/name"]``
+    (``$["a.b"]`` at the top: a name that starts with ``[`` reads as a JSON list of names)."""
+    key = str(key)
+    if not _NEEDS_BRACKETS.search(key):
+        return f"{parent}.{key}" if parent else key
+    return f"{parent or '$'}[{json.dumps(key, ensure_ascii=False)}]"
 
 
 def item_key_counts(
@@ -208,7 +225,7 @@ def item_key_counts(
         counts["(item)"] = Counter()
         _count_kinds([v for v in items if not isinstance(v, dict)], counts["(item)"])
     for key, column in _columns(objects).items():
-        _flat_counts(column, key, counts, 1, enums, batch)  # type: ignore[arg-type]
+        _flat_counts(column, field_name(None, key), counts, 1, enums, batch)  # type: ignore[arg-type]
     return counts
 
 

@@ -313,6 +313,7 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
         _raise_query_error(ctx, reply, [e.key for e in entries], query)
     columns = _unique(reply["columns"])
     rows = reply["rows"]
+    ctx.result_rows = len(rows)
     if not columns:
         return Output("(statement ran; it returns no rows)", [], budget_footer("0 rows"))
     truncated = bool(reply["truncated"])
@@ -381,10 +382,13 @@ def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str]
         message += f" ({', '.join(unreadable)}: DuckDB cannot read this handle; use the JSON and text tools on it)"
         sugg = [*(s for handle in unreadable[:2] for s in _instead_of_sql(ctx, handle)), *sugg]
     if kind == "sql_error":
-        message, fixed = missing_relation(query, message, every, relations, max_rows=20)
+        message, fixed = missing_relation(query, message, every, relations, listed=False, max_rows=20)
         if fixed is not None:
             sugg.insert(0, fixed)
-    raise ToolError(kind, message, sugg, relations=relations, relations_total=len(every) + 1)
+    if kind == "sql_error" and message.startswith("Binder Error: Referenced column"):
+        raise ToolError(kind, message, sugg)  # (DuckDB names the columns there are; DESCRIBE lists them)
+    total = {"relations_total": len(every) + 1} if len(every) + 1 > len(relations) else {}
+    raise ToolError(kind, message, sugg, relations=relations, **total)
 
 
 def relations_to_show(ctx: ToolContext, named: list[str], entries: list[Entry]) -> tuple[list[str], list[str]]:
@@ -397,14 +401,16 @@ def relations_to_show(ctx: ToolContext, named: list[str], entries: list[Entry]) 
 
 
 def missing_relation(
-    query: str, message: str, every: list[str], shown: list[str], **call: Any
+    query: str, message: str, every: list[str], shown: list[str], listed: bool = True, **call: Any
 ) -> tuple[str, dict[str, Any] | None]:
-    """For DuckDB's "does not exist": the message with the relations there are, and the same
-    query over the relation most likely meant (a suggestion with ``call``'s extra arguments), or
-    None. Any other message comes back as it is."""
+    """For DuckDB's "does not exist": the message with the relations there are (``listed``; the
+    agent's error lists them in its own field), and the same query over the relation most likely
+    meant (a suggestion with ``call``'s extra arguments), or None. Any other message comes back as
+    it is."""
     if "does not exist" not in message:
         return message, None
-    message += f" (relations: {', '.join(shown)}{' …' if len(every) + 1 > len(shown) else ''})"
+    if listed:
+        message += f" (relations: {', '.join(shown)}{' …' if len(every) + 1 > len(shown) else ''})"
     fixed = _query_with_the_relation_meant(query, message, every)
     if fixed is None:
         return message, None
@@ -486,9 +492,27 @@ def _instead_of_sql(ctx: ToolContext, handle: str) -> list[dict[str, Any]]:
     return [suggestion("schema", "its structure, without SQL", handle=handle)]
 
 
+def _without_trailing_comment(query: str) -> str:
+    """The query without what ends it: comments and ``;`` (wrapped as ``(query) AS q`` a trailing
+    ``-- comment`` would swallow the rest of the line)."""
+    import duckdb
+
+    try:
+        tokens = duckdb.tokenize(query)
+    except duckdb.Error:
+        return query.rstrip().rstrip(";")
+    end = len(query)
+    for offset, kind in reversed(tokens):
+        if kind == duckdb.token_type.comment or (kind == duckdb.token_type.operator and query[offset] == ";"):
+            end = offset
+        else:
+            break
+    return query[:end].rstrip()
+
+
 def sql_suggestions(args: dict[str, Any], estimated: int, limit: int, rows: int | None) -> list[dict[str, Any]]:
-    query = str(args.get("query") or "").rstrip().rstrip(";")
-    fit = max(1, int((rows or SQL_MAX_ROWS) * limit * 0.8 / max(estimated, 1)))
+    query = _without_trailing_comment(str(args.get("query") or ""))
+    fit = max(1, int((rows or args.get("max_rows") or SQL_MAX_ROWS) * limit * 0.8 / max(estimated, 1)))
     return [
         suggestion("sql", f"about {fit} rows fit", query=f"SELECT * FROM ({query}) AS q LIMIT {fit}"),
         suggestion("sql", "aggregate instead of listing", query=f"SELECT count(*) FROM ({query}) AS q"),

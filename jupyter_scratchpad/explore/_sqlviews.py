@@ -43,7 +43,8 @@ def _max_object(nbytes: int) -> int:
 
 
 def _infer_columns(conn: Any, rel: dict[str, Any]) -> tuple[str, str, str] | None:
-    """Read every record once (our own files, before the lock-down) and pin the columns."""
+    """Read every record once (our own files, before the lock-down) and pin the columns:
+    ``(the file, its read_json options, the columns)``."""
     import duckdb
 
     raw, body = Path(rel["raw_path"]), Path(rel["body_path"])
@@ -67,13 +68,18 @@ def _infer_columns(conn: Any, rel: dict[str, Any]) -> tuple[str, str, str] | Non
             if "duplicate name" in str(exc).lower():
                 twins.append((path, fmt))
             continue
+        if len(cols) == 1 and cols[0][0] == "json" and str(cols[0][1]).startswith("MAP("):
+            # records DuckDB would not read as records: a key no column can be named (""), so
+            # one MAP column, and h.items (the stub names it) "does not exist"
+            twins.append((path, fmt))
+            continue
         if cols:
             spec = "{" + ", ".join(f"{quote_literal(c[0])}: {quote_literal(c[1])}" for c in cols) + "}"
-            return str(path), fmt, spec
+            return str(path), f"format='{fmt}'", spec
     for path, fmt in twins:
         found = _structure_columns(conn, path, fmt)
-        if found is not None:
-            return str(path), fmt, found
+        if found is not None:  # (records: its columns, whichever keys were left out)
+            return str(path), f"format='{fmt}', records='true'", found
     return None
 
 
@@ -104,7 +110,8 @@ def _structure_columns(conn: Any, path: Path, fmt: str) -> str | None:
     read_json refuses to type: two keys of one object that differ only in case (HTTP headers
     ``Content-Type`` and ``content-type``, labels ``App`` and ``app`` across records) are a
     "Duplicate name" error there; here that object is one JSON column, queried with ``->>``.
-    None when the records' own keys collide so (a column of each cannot be named)."""
+    A record's key ``""`` is no column (get_in reads it: ``$[""]``). None when the records' own
+    keys collide so (a column of each cannot be named)."""
     import json
 
     import duckdb
@@ -117,6 +124,8 @@ def _structure_columns(conn: Any, path: Path, fmt: str) -> str | None:
         top = json.loads(row[0]) if row and row[0] else None
     except (duckdb.Error, OSError, ValueError, RecursionError):
         return None
+    if isinstance(top, dict):
+        top = {k: v for k, v in top.items() if k}
     if not isinstance(top, dict) or not top or len({k.lower() for k in top}) < len(top):
         return None
     return "{" + ", ".join(f"{quote_literal(k)}: {quote_literal(_duck_type(v))}" for k, v in top.items()) + "}"
@@ -134,10 +143,10 @@ def _view(conn: Any, rel: dict[str, Any], inferred: dict[str, Any], fresh: list[
                 while len(inferred) > INFERRED_MAX:
                     inferred.pop(next(iter(inferred)), None)
         if cols is not None:
-            path, fmt, spec = cols
+            path, options, spec = cols
             size = Path(path).stat().st_size
             source = (
-                f"read_json({quote_literal(path)}, format='{fmt}', columns={spec}, "
+                f"read_json({quote_literal(path)}, {options}, columns={spec}, "
                 f"maximum_object_size={_max_object(size)})"
             )
             return path, f"SELECT * FROM {source}"
@@ -324,10 +333,48 @@ def _array_tables(build: Any, rel: dict[str, Any], source: str, skip: str | None
         try:
             build.execute(f"CREATE TABLE {quote_ident(name)} AS SELECT u.* FROM {unnested}")
         except duckdb.Error:
+            if _records_through_json(build, name, keys, source):
+                continue
             # records DuckDB typed as a MAP (a key "" among them, say) or mixed: a row per item
             # still, the item whole in one column, so the relation the stub names is there
             with contextlib.suppress(duckdb.Error):
                 build.execute(f"CREATE TABLE {quote_ident(name)} AS SELECT u AS item FROM {unnested}")
+
+
+def _named(structure: Any) -> Any:
+    """A ``json_structure`` without the keys no column can be named (``""``); an object left
+    with none is JSON."""
+    if isinstance(structure, dict):
+        named = {k: _named(v) for k, v in structure.items() if k}
+        return named or "JSON"
+    if isinstance(structure, list):
+        return [_named(v) for v in structure]
+    return structure
+
+
+def _records_through_json(build: Any, name: str, keys: list[str], source: str) -> bool:
+    """The table of the array at ``keys`` read through JSON: on the way to it an object DuckDB
+    typed as a MAP (it holds a key ``""``), where ``a.b`` does not reach ``b``. Its records'
+    columns are their keys that can be named. False when that does not make records either."""
+    import json
+
+    import duckdb
+
+    value = f"to_json({quote_ident(keys[0])})"
+    if len(keys) > 1:
+        pointer = "/" + "/".join(str(k).replace("~", "~0").replace("/", "~1") for k in keys[1:])
+        value = f"json_extract({value}, {quote_literal(pointer)})"
+    try:
+        row = build.execute(f"SELECT json_structure({value}) FROM {source}").fetchone()
+        shape = _named(json.loads(row[0])) if row and row[0] else None
+        if not (isinstance(shape, list) and len(shape) == 1 and isinstance(shape[0], dict) and shape[0]):
+            return False
+        typed = f"json_transform({value}, {quote_literal(json.dumps(shape))})"
+        unnested = f"(SELECT unnest({typed}) AS u FROM {source})"
+        build.execute(f"CREATE TABLE {quote_ident(name)} AS SELECT u.* FROM {unnested}")
+    except (duckdb.Error, ValueError):
+        return False
+    return True
 
 
 def _build_connection(path: Path, progress: Progress | None = None) -> Any:

@@ -12,7 +12,7 @@ import re2
 
 from ..store import BodyReader, Entry
 from ..store._bodies import BYTE_STEP
-from ._base import Output, TooLarge, ToolContext, ToolError, fmt_bytes, grep_errors, suggestion
+from ._base import Output, TooLarge, ToolContext, ToolError, call_repr, fmt_bytes, grep_errors, suggestion
 
 __all__ = ["grep", "head", "read", "read_handle", "slice_lines", "tail"]
 
@@ -124,23 +124,32 @@ def slice_lines(ctx: ToolContext, handle: str, start: int, end: int) -> Output:
     return _line_output(ctx, entry, start, min(end, total), note)
 
 
-def line_suggestions(
-    handle: str, start: int, lines: int, estimated: int, limit: int, *, last_line: int | None = None
+def fewer_lines(
+    handle: str, start: int, lines: int, estimated: int, limit: int, *, last_line: int | None = None, tool: str = "head"
 ) -> list[dict[str, Any]]:
-    """Smaller line reads for a refused one; with ``last_line`` (a refused tail) they end there."""
+    """The smaller line read that fits, in the refused ``tool``'s own form (a tail ending at
+    ``last_line``, a slice from the same start, else head; one of them: not the same lines twice),
+    or none when the read asked for no more."""
     per_line = max(estimated / max(lines, 1), 1.0)
     fit = max(1, int(limit * 0.8 / per_line))
-    out = []
-    if fit < lines and last_line:
-        first = max(1, last_line - fit + 1)
-        out.append(suggestion("tail", f"about {fit} lines fit", handle=handle, lines=fit))
-        out.append(suggestion("slice", "the same lines, by number", handle=handle, start=first, end=last_line))
-    elif fit < lines:
-        out.append(suggestion("slice", f"about {fit} lines fit", handle=handle, start=start, end=start + fit - 1))
-        out.append(suggestion("head", f"about {fit} lines fit", handle=handle, lines=fit))
-    out.append(grep_errors(handle, "search instead"))
-    out.append(suggestion("schema", "see the structure first", handle=handle))
-    return out
+    if fit >= lines:
+        return []
+    if last_line:
+        return [suggestion("tail", f"about {fit} lines fit", handle=handle, lines=fit)]
+    if tool == "slice" or start > 1:
+        return [suggestion("slice", f"about {fit} lines fit", handle=handle, start=start, end=start + fit - 1)]
+    return [suggestion("head", f"about {fit} lines fit", handle=handle, lines=fit)]
+
+
+def line_suggestions(
+    handle: str, start: int, lines: int, estimated: int, limit: int, *, last_line: int | None = None, tool: str = "head"
+) -> list[dict[str, Any]]:
+    """Smaller line reads for a refused one (``fewer_lines``), a search, the structure."""
+    return [
+        *fewer_lines(handle, start, lines, estimated, limit, last_line=last_line, tool=tool),
+        grep_errors(handle, "search instead"),
+        suggestion("schema", "see the structure first", handle=handle),
+    ]
 
 
 # -- grep -------------------------------------------------------------------------------------
@@ -437,13 +446,13 @@ def grep(
         + (f" (max_matches={max_matches})" if counted > len(hits) else "")
         + f" · {total:,} lines{where} · {_describe(entry)}"
     )
-    if where:
-        text = f"lines{where}:\n{text}"
+    if where:  # (its own numbers: slice reads the body's, which grep without a path gives)
+        text = f"lines{where}, numbered from its first line:\n{text}"
     elif entry.meta.get("embedded"):
         first = entry.meta["embedded"][0]
         text += (
             f"\nnote: {first['path']} holds a {first['format']} document; "
-            f'grep(handle="{entry.key}", pattern=…, path="{first["path"]}") searches its own lines'
+            f'{call_repr("grep", {"handle": entry.key, "path": first["path"]}, "pattern=…")} searches its own lines'
         )
     data = {
         "handle": entry.key,
@@ -683,6 +692,6 @@ def read_suggestions(
     if array_path is not None:
         out.append(suggestion("item_schema", "the keys of the records", handle=handle, path=array_path))
     lines = entry.line_count if entry is not None and entry.line_count else 1000
-    out += line_suggestions(str(handle), 1, lines, estimated, limit)[:2]
+    out += fewer_lines(str(handle), 1, lines, estimated, limit)
     out.append(grep_errors(handle, "search for what you need"))
     return out

@@ -17,13 +17,14 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
+import orjson
 from IPython.core.displaypub import DisplayPublisher
 from IPython.core.error import UsageError
 
 from ..errors import InvalidArgumentError
 from ..store import validate_handle
 from ._args import ScratchArgumentParser, for_a_person
-from ._spill import NATIVE_TYPES
+from ._spill import NATIVE_TYPES, frame_records
 
 if TYPE_CHECKING:
     from ._session import ScratchSession
@@ -101,13 +102,6 @@ def _execute(shell: Any, cell: str, number: int) -> Any:
     return eval(compile(ast.Expression(last.value), filename, "eval"), shell.user_global_ns, namespace)
 
 
-def _as_records(value: Any) -> Any:
-    """A pandas DataFrame as a list of row dicts (so SQL and item tools work on it), else None."""
-    if type(value).__name__ == "DataFrame" and type(value).__module__.startswith("pandas"):
-        return value.to_dict(orient="records")
-    return None
-
-
 def _display_payload(data: dict[str, Any]) -> Any:
     for mime in ("application/json", "text/plain", "text/markdown", "text/html"):
         if mime in data:
@@ -121,9 +115,9 @@ def _piece_content(shell: Any, kind: str, payload: Any) -> Any:
     if kind == "result":
         if isinstance(payload, NATIVE_TYPES):
             return payload
-        records = _as_records(payload)
+        records = frame_records(payload)  # a DataFrame as its rows (SQL and the item tools read them)
         if records is not None:
-            return records
+            return orjson.loads(records)
         data, _ = shell.display_formatter.format(payload)
         return _display_payload(data)
     return payload

@@ -59,8 +59,8 @@ def completions(session: ScratchSession, text_until_cursor: str, symbol: str = "
         return _models()
     if previous == "--to":
         return list(_FORMATS)
-    if done[0] == "sql":  # a handle may come anywhere in a query
-        return [*_names(session, "handle"), "scratch_notes"]
+    if done[0] == "sql":  # a relation may come anywhere in a query
+        return relations(session)
     if len(done) == 1:
         out: list[str] = []
         for kind in command.completes:
@@ -69,12 +69,32 @@ def completions(session: ScratchSession, text_until_cursor: str, symbol: str = "
     return ["--as-agent", "--help"] if not current or current.startswith("-") else []
 
 
+def relations(session: ScratchSession) -> list[str]:
+    """The relations a query can name, newest handle first: ``h``, ``h.items`` …, ``scratch_notes``."""
+    out: list[str] = []
+    try:
+        for handle in _names(session, "handle"):
+            out.append(handle)
+            out += [f"{handle}.{name}" for name, _keys in session.pad.entry(handle).meta.get("sql_arrays") or []]
+    except Exception:  # (an entry gone meanwhile, a closed store: what was found so far)
+        pass
+    return [*out, "scratch_notes"]
+
+
+def in_sql_cell(full_text: str) -> bool:
+    """Whether the cursor is in the body of a ``%%scratch sql`` cell (its query)."""
+    first, newline, _ = full_text.lstrip().partition("\n")
+    return bool(newline) and first.split()[:2] == ["%%scratch", "sql"]
+
+
 class Completer:
-    """The ``complete_command`` hook for ``%scratch`` and ``%%scratch`` of one session."""
+    """The ``complete_command`` hook for ``%scratch`` and ``%%scratch`` of one session, and a
+    matcher for the query in a ``%%scratch sql`` cell's body (its relations)."""
 
     def __init__(self, session: ScratchSession) -> None:
         self.session = session
         self._hook: Callable[[Any, Any], list[str]] | None = None
+        self._matcher: Any = None
 
     def install(self, shell: Any) -> None:
         def hook(_shell: Any, event: Any) -> list[str]:
@@ -84,6 +104,23 @@ class Completer:
         for key in _KEYS:
             shell.set_hook("complete_command", hook, str_key=key)
         shell.set_hook("complete_command", hook, re_key=_ASSIGNED)
+        completer = getattr(shell, "Completer", None)
+        if completer is not None and isinstance(getattr(completer, "custom_matchers", None), list):
+            self._matcher = self._sql_matcher()
+            completer.custom_matchers.append(self._matcher)
+
+    def _sql_matcher(self) -> Any:
+        from IPython.core.completer import SimpleCompletion, context_matcher
+
+        @context_matcher()
+        def sql_body(context: Any) -> dict[str, Any]:
+            if not in_sql_cell(context.full_text):
+                return {"completions": [], "suppress": False}
+            token = context.token
+            found = [SimpleCompletion(r, type="relation") for r in relations(self.session) if r.startswith(token)]
+            return {"completions": found, "suppress": bool(found)}  # (not Python's names in a query)
+
+        return sql_body
 
     def uninstall(self, shell: Any) -> None:
         dispatcher = getattr(shell, "strdispatchers", {}).get("complete_command")
@@ -99,3 +136,7 @@ class Completer:
             if not chain.chain:
                 del table[key]
         self._hook = None
+        matchers = getattr(getattr(shell, "Completer", None), "custom_matchers", None)
+        if isinstance(matchers, list) and self._matcher in matchers:
+            matchers.remove(self._matcher)
+        self._matcher = None

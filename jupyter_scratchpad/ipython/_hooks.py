@@ -96,6 +96,8 @@ class OutputHooks:
         self._depth = 0  # nested run_cell calls belong to the outer cell
         self._format_data: Any = None
         self._send_display: Any = None
+        self._format: Any = None
+        self._formatting_result = False  # the displayhook is formatting a cell's value (decided already)
         self._show_tb: Any = None
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -105,6 +107,7 @@ class OutputHooks:
         self._format_data = self._patch(shell.displayhook, "compute_format_data", self._compute_format_data)
         self._show_tb = self._patch(shell, "_showtraceback", self._showtraceback)
         self._send_display = self._patch(shell.display_pub, "publish", self._publish)
+        self._format = self._patch(shell.display_formatter, "format", self._display_format)
         shell.events.register("pre_run_cell", self._pre_run_cell)
         shell.events.register("post_run_cell", self._post_run_cell)
         kernel = getattr(shell, "kernel", None)
@@ -191,7 +194,13 @@ class OutputHooks:
     def _showtraceback(self, etype: Any, evalue: Any, stb: Any) -> Any:
         """A cell's error as the policy bounds any error (8 KiB: 75 % head, 25 % tail, a note of
         what was cut): ``raise ValueError(2 MB)`` sent all 2 MB to the notebook, twice (the
-        traceback and ``evalue``). The exception itself stays whole in ``sys.last_value``."""
+        traceback and ``evalue``). The exception itself stays whole in ``sys.last_value``.
+        What the cell printed and is held is spilled first, so its stub comes before the error."""
+        if self._depth == 1 and self.session.auto_spill:
+            try:
+                self.streams.settle()
+            except Exception:
+                log.exception("spilling the cell's held output before its error failed")
         try:
             if self.session.auto_spill and isinstance(stb, list):
                 limit = self.session.pad.policy.error_max_bytes
@@ -280,14 +289,39 @@ class OutputHooks:
             return original(result)
         n = self._cell_number()
         where = f"The value itself is still in Out[{n}] and _." if getattr(dh, "do_full_cache", True) else None
+        self._formatting_result = True
         try:
-            replaced = self.session.spiller.for_result(result, f"cell_{n}", where, original)
-        except Exception as exc:
-            log.exception("auto-spill of cell %s's result failed", n)
-            data, metadata = original(result)
-            pointer = self._fail_closed(data, exc, f"cell_{n}", where)
-            return (data, metadata) if pointer is None else (pointer, {})
-        return original(result) if replaced is None else replaced
+            try:
+                replaced = self.session.spiller.for_result(result, f"cell_{n}", where, original)
+            except Exception as exc:
+                log.exception("auto-spill of cell %s's result failed", n)
+                data, metadata = original(result)
+                pointer = self._fail_closed(data, exc, f"cell_{n}", where)
+                return (data, metadata) if pointer is None else (pointer, {})
+            return original(result) if replaced is None else replaced
+        finally:
+            self._formatting_result = False
+
+    def _display_format(self, obj: Any, *args: Any, **kwargs: Any) -> Any:
+        """``display(value)`` of a JSON-like value: decided on the value itself, before IPython
+        formats it, as a cell's value is (its pretty text is cut at 1,000 items: a large dict
+        spilled as that cut text, and ``%scratch get`` gave back the text, not the dict)."""
+        original = self._format
+        if (
+            self._formatting_result
+            or not self.session.auto_spill
+            or self.session.capturing
+            or any(a is not None for a in (*args, *kwargs.values()))  # (include=/exclude=: a part of it)
+            or not isinstance(obj, (dict, list, tuple))
+        ):
+            return original(obj, *args, **kwargs)
+        tool = f"cell_{self._cell_number()}_display"
+        try:
+            bundle = self.session.spiller.spill_value(obj, tool)
+        except Exception:
+            log.exception("auto-spill of a displayed value failed")
+            bundle = None  # (its formatted text still goes through the publisher's check)
+        return (bundle, {}) if bundle is not None else original(obj, *args, **kwargs)
 
     def _publish(self, data: Any, metadata: Any = None, *args: Any, **kwargs: Any) -> Any:
         original = self._send_display

@@ -120,10 +120,18 @@ def _jsonable(stub: dict[str, Any]) -> dict[str, Any]:
     return json.loads(json.dumps(stub, default=str))
 
 
-def tool_result_html(result: Any) -> str:
-    """``text/html`` of a ``ToolResult``: its text, preformatted, errors marked."""
+HTML_MAX_CHARS = 100_000  # a longer result is displayed as its plain text alone
+
+
+def tool_result_html(result: Any) -> str | None:
+    """``text/html`` of a ``ToolResult``: its text, preformatted, errors marked; None (plain text
+    only) for a long one: the same megabyte again as HTML doubled what the browser and the
+    notebook file hold (``%scratch head H -n 300000``: ~2 MB for one read)."""
+    shown = result.shown_text()
+    if len(shown) > HTML_MAX_CHARS:
+        return None
     style = _PRE + ";max-height:40em" + ("" if result.ok else ";border-left:3px solid #c33")
-    return f'<pre style="{style}">{html.escape(result.shown_text())}</pre>'
+    return f'<pre style="{style}">{html.escape(shown)}</pre>'
 
 
 def rows_html(rows: list[dict[str, Any]], max_cell_chars: int = 200) -> str:

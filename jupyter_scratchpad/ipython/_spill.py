@@ -8,6 +8,7 @@ bundle) and skips, without tokenizing, outputs too short to reach any threshold.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,7 @@ from ._render import stub_bundle
 if TYPE_CHECKING:
     from ._session import ScratchSession
 
-__all__ = ["NATIVE_TYPES", "SPILLABLE_MIMES", "OutputSpiller"]
+__all__ = ["NATIVE_TYPES", "SPILLABLE_MIMES", "OutputSpiller", "frame_records"]
 
 log = logging.getLogger("jupyter_scratchpad.ipython")
 
@@ -146,5 +147,36 @@ class OutputSpiller:
             bundle = self.spill_value(result, tool, where)
             return (bundle, {}) if bundle else None
         data, metadata = format_data(result)
+        records = frame_records(result, shown_whole=True) if self._could_spill_any(data, tool) else None
+        if records is not None:  # a DataFrame shown whole: stored as its rows, a table for SQL and df
+            bundle = self.spill_value(records, tool, where)
+            if bundle:
+                return bundle, {}
         bundle = self.spill_bundle(data, tool, where)
         return (bundle, {}) if bundle else (data, metadata)
+
+    def _could_spill_any(self, data: Any, tool: str) -> bool:
+        return isinstance(data, Mapping) and any(
+            self.could_spill(len(v), tool) for k, v in data.items() if k in SPILLABLE_MIMES and isinstance(v, str)
+        )
+
+
+def frame_records(value: Any, shown_whole: bool = False) -> str | None:
+    """A pandas DataFrame as the JSON text of its rows (its index a column unless it is the
+    default 0..n-1), or None: not a DataFrame, one whose rows JSON cannot name (its columns
+    repeat), or with ``shown_whole`` one the notebook displays cut to a few rows (that text is
+    what spills). With ``display.max_rows = None`` a large one was spilled as its printed table,
+    a text that SQL and ``%scratch df`` could not read back as rows."""
+    pd = sys.modules.get("pandas")
+    if pd is None or not isinstance(value, pd.DataFrame):
+        return None
+    shown = pd.get_option("display.max_rows")
+    if shown_whole and shown is not None and len(value) > shown:
+        return None
+    try:
+        index = value.index
+        plain = isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1 and index.name is None
+        frame = value if plain else value.reset_index()
+        return str(frame.to_json(orient="records", date_format="iso", default_handler=str))
+    except (ValueError, TypeError, OverflowError):
+        return None

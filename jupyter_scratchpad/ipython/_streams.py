@@ -31,6 +31,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ._render import stub_text
+
 if TYPE_CHECKING:
     from ._session import ScratchSession
 
@@ -100,6 +102,16 @@ class StreamGate:
         with self._lock:
             self._reset()
             self._tool = tool
+
+    def settle(self) -> None:
+        """Spill what the cell's stream holds now (its stub shown now) and go on gating it: the
+        error shown next comes after the output written before it (the stub came after the
+        traceback, at the cell's end)."""
+        with self._lock:
+            tool, holding = self._tool, self._held_from is not None
+        if tool is not None and holding:
+            self.end()
+            self.begin(tool)
 
     def write(self, text: str, writer: Writer) -> Any:
         """Admit ``text`` written to the stream whose real ``write`` is ``writer``."""
@@ -217,7 +229,10 @@ class StreamGate:
             log.exception("spilling background output failed")
             bg.writer(f"[scratchpad] {len(held):,} characters of background output were withheld\n")
             return
-        if result.spilled or result.failure:
+        if result.spilled and result.stub is not None:  # as a cell's stub reads: %scratch commands next
+            bg.writer(stub_text(result.stub).rstrip("\n") + "\n")
+            return
+        if result.failure:
             bg.writer(str(result.content).rstrip("\n") + "\n")
             return
         bg.writer(held)
@@ -344,6 +359,11 @@ class StreamTaps:
         self._proxies.clear()
         for name in _STREAMS:
             self.gates[name].end()
+
+    def settle(self) -> None:
+        """Each gate's held output spilled now, the cell's gating kept on (see ``StreamGate.settle``)."""
+        for name in _STREAMS:
+            self.gates[name].settle()
 
     def start_background(self) -> None:
         """Put the background taps on (the kernel has answered a cell: what threads and tasks

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ..explore._base import call_repr
 from ..explore._paths import kind_of
 from ..store import BodyReader, Entry
 
@@ -47,9 +48,9 @@ def handle_for(tool: str | None, content_hash: str, hash_chars: int = 12) -> str
 
 def _kind(value: Any) -> str:
     if isinstance(value, dict):
-        return f"object({len(value)} keys)"
+        return f"object({len(value):,} key{'' if len(value) == 1 else 's'})"
     if isinstance(value, list):
-        return f"array({len(value):,} items)"
+        return f"array({len(value):,} item{'' if len(value) == 1 else 's'})"
     return kind_of(value)
 
 
@@ -249,8 +250,8 @@ def next_calls(entry: Entry, stub: dict[str, Any]) -> list[str]:
         rel = (stub.get("relations") or [{}])[-1].get("name") or h
         return [
             f'schema(handle="{h}")',
-            f'item_schema(handle="{h}", path="{path}")',
-            f'iterate_over(handle="{h}", path="{path}", fields="…", limit=20)',
+            call_repr("item_schema", {"handle": h, "path": path}),
+            call_repr("iterate_over", {"handle": h, "path": path, "fields": "…", "limit": 20}),
             f'get_in(handle="{h}", path="…")',
             f'grep(handle="{h}", pattern="…")',
             f'sql(query="SELECT count(*) FROM {rel}")',

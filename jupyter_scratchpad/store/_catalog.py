@@ -60,7 +60,9 @@ class Tx(Protocol):
 
 def written_concurrently(handle: str) -> StoreError:
     """A named handle another writer replaced with other content while this spill stored its own."""
-    return StoreError(f"handle {handle!r} was written concurrently with other content; spill again", handle=handle)
+    return StoreError(
+        f"handle {handle!r} was written concurrently with other content; spill again", handle=handle, concurrent=True
+    )
 
 
 class SqlCatalog(ABC):

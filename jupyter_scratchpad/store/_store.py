@@ -503,7 +503,7 @@ class ScratchStore:
                 if self.shared:
                     fsync_dir(self.path / "bodies")
                 try:
-                    won, old_body = cat.insert_handle(entry.as_row(), dedupe=dedupe)
+                    won, old_body = self._insert_handle(cat, entry, dedupe, replace)
                 except BaseException:
                     remove_body_dir(self.path / "bodies" / body_id)
                     raise
@@ -525,6 +525,20 @@ class ScratchStore:
         if old_body:
             self._retire_body(old_body)
         return entry, True
+
+    @staticmethod
+    def _insert_handle(cat: Any, entry: Entry, dedupe: bool, replace: bool) -> tuple[Any, str | None]:
+        """``cat.insert_handle``; a named capture (``replace``) that another process wrote with
+        other content between this one's look and its insert replaces it (the last writer wins,
+        as when they come one after the other), rather than failing "spill again"."""
+        tries = 1
+        while True:
+            try:
+                return cat.insert_handle(entry.as_row(), dedupe=dedupe)  # type: ignore[no-any-return]
+            except StoreError as exc:
+                if not (replace and exc.context.get("concurrent")) or tries == 4:
+                    raise
+                tries += 1
 
     def _refresh(
         self, scope: Scope, existing: Entry, ttl: float, tokens: int | None, source_tool: str | None,

@@ -469,6 +469,36 @@ def test_a_same_content_respill_racing_a_replacement_keeps_its_own_content(pg_ur
         b.close()
 
 
+def test_two_processes_replacing_one_named_handle_at_once_the_last_writer_wins(pg_url: str, tmp_path: Path) -> None:
+    """b replaces the named handle with Y; a commits X under it after b looked (no row yet) and
+    before b's insert: b's insert met a's row, and b's spill failed "spill again" (2 of 479 in a
+    stress run). b's output replaces a's, as when they come one after the other."""
+    a, b = shared(pg_url, tmp_path / "b"), shared(pg_url, tmp_path / "b")
+    try:
+        pa, pb = a.scratchpad("r", "fleet"), b.scratchpad("r", "fleet")
+        x = {"who": "A", "items": [{"i": n, "pad": "x" * 200} for n in range(300)]}
+        y = {"who": "B", "rows": [{"j": n} for n in range(2000)]}
+        cat = b._cat
+        real = cat._insert
+
+        def a_first(*args: Any, **kw: Any) -> Any:
+            cat._insert = real  # type: ignore[method-assign]
+            assert pa.intercept(x, tool="t", handle="nn", force=True).spilled
+            return real(*args, **kw)
+
+        cat._insert = a_first  # type: ignore[method-assign]
+        res = pb.intercept(y, tool="t", handle="nn", force=True)
+        assert res.failure is None and res.spilled, res.failure
+        for pad in (pa, pb):
+            assert pad.call_tool("get_in", {"handle": "nn", "path": "who"}, charge=False).data == "B"
+        assert pa.entry("nn").size_bytes == res.stub["size"]
+        a.sweep(), b.sweep()  # a's body, replaced, is retired: one body left once the grace has passed
+        assert len(body_dirs(a)) <= 2 and pb.call_tool("head", {"handle": "nn", "lines": 3}, charge=False).ok
+    finally:
+        a.close()
+        b.close()
+
+
 def test_agent_sql_on_a_shared_store_never_reaches_postgres(pg_url: str, tmp_path: Path) -> None:
     with shared(pg_url, tmp_path / "b") as store:
         pad = store.scratchpad("r", "alice")

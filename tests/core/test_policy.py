@@ -187,6 +187,8 @@ def test_intercept_spills_with_an_honest_stub(pad) -> None:  # type: ignore[no-u
     again = pad.intercept(data, tool="k8s_list_pods", server="k8s")  # the same bytes: one entry, counted once
     assert again.handle == r.handle and "already stored (same bytes)" in again.content
     assert pad.usage()["tokens_intercepted"] == exact and pad.spill_count == 2
+    one = pad.intercept({"meta": {"v": 1}, "items": [{"x": [1]}] + [{"x": i} for i in range(5000)]}, tool="t").stub
+    assert "$.meta: object(1 key)" in one["schema"]  # (was "object(1 keys)")
 
 
 def test_an_exact_count_the_store_cannot_record_is_one_warning(pad, store, monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]

@@ -209,6 +209,20 @@ def test_large_displays_are_replaced(recorded: tuple[Any, list[dict[str, Any]]],
     assert len(json.dumps(output["data"])) < 12_000
 
 
+def test_a_displayed_value_spills_as_itself(recorded: tuple[Any, list[dict[str, Any]]]) -> None:
+    # display(big_dict) spilled IPython's pretty text, cut at 1,000 items: %scratch get gave back
+    # that cut text, not the dict
+    shell, outputs = recorded
+    shell.run_cell("big = {f'key{i}': {'n': i} for i in range(50_000)}\ndisplay(big)\ndisplay({'small': 1})")
+    large, small = outputs
+    stub = large["data"][STUB_MIME]
+    assert stub["format"] == "json" and stub["source_tool"] == "cell_1_display"
+    assert get_session(shell).pad.get(stub["handle"]) == shell.user_ns["big"]  # the dict, whole
+    assert small["data"]["text/plain"] == "{'small': 1}"
+    shell.run_cell("display(big, include=['text/plain'])")  # a part of its display asked for: that text
+    assert outputs[2]["data"][STUB_MIME]["format"] == "text"
+
+
 def test_when_our_own_code_fails_on_a_large_display_it_is_withheld(recorded: tuple[Any, list[dict[str, Any]]]) -> None:
     shell, outputs = recorded
     shell.run_cell(LENLESS + "display({'text/plain': Lenless('row\\n' * 30000)}, raw=True)\n"
@@ -395,6 +409,31 @@ def test_a_persons_whole_read_is_displayed_bounded(ip: Any, session: ScratchSess
         assert len(shown) < 1_100_000 and "characters not shown here" in shown and len(ip.user_ns["rows"]) == 60_000
     finally:
         ip.run_cell("pd.reset_option('display.max_rows')")
+
+
+def test_a_dataframe_shown_whole_spills_as_its_rows(ip: Any, session: ScratchSession,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # with display.max_rows = None a large DataFrame spilled as its printed table: text, which
+    # neither SQL nor %scratch df could read back as rows
+    ip.run_cell("import pandas as pd\npd.set_option('display.max_rows', None)")
+    try:
+        ip.run_cell("frame = pd.DataFrame({'name': [f'pod-{i}' for i in range(30_000)], 'n': range(30_000)})\nframe")
+        [handle] = handles(session)
+        assert session.pad.entry(handle).format == "json" and len(capsys.readouterr().out) < 5_000
+        ip.run_cell(f"back = %scratch df {handle}")
+        assert ip.user_ns["back"].equals(ip.user_ns["frame"])
+        res = ip.run_cell(f'%scratch sql SELECT count(*) AS n, max(n) AS top FROM {handle}').result
+        assert res.to_dict("records") == [{"n": 30_000, "top": 29_999}]
+        # an index of its own is a column; columns that repeat cannot be rows: the text spills
+        ip.run_cell("frame.rename_axis('row')")
+        ip.run_cell("pd.concat([frame, frame], axis=1)")
+        _, indexed, doubled = handles(session)
+        assert session.pad.get(indexed)[7] == {"row": 7, "name": "pod-7", "n": 7}
+        assert session.pad.entry(doubled).format == "text"
+    finally:
+        ip.run_cell("pd.reset_option('display.max_rows')")
+    ip.run_cell("frame")  # displayed cut to a few rows by pandas: nothing to spill
+    assert len(handles(session)) == 3
 
 
 def test_an_exception_whose_str_fails_adds_no_traceback_of_ours(ip: Any, capsys: pytest.CaptureFixture[str],

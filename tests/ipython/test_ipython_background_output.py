@@ -55,6 +55,8 @@ def test_a_background_flood_is_stored_and_its_stub_follows(kernel: RealKernel) -
     assert "background line 0 " in shown  # what came before the threshold passed as it was
     handle = shown.split('stored as handle "')[1].split('"')[0]
     assert handle.startswith("background_stdout")
+    # a person's stub, as a cell's: the %scratch commands to run (it was the model's, grep(handle=…))
+    assert f"%scratch grep {handle}" in shown and "(handle=" not in shown
     found = kernel.run(f"%scratch grep {handle} 'background line 99999 '")
     assert "background line 99999" in found, found[-500:]
     assert kernel.run("print('next cell')").strip() == "next cell"  # the next cell is as before

@@ -181,10 +181,23 @@ def test_tab_completes_subcommands_handles_and_models(ip: Any, spilled: str, ses
     assert {"head", "help", "--help"} & set(complete(ip, "r = %scratch he")) == {"head"}
 
 
+def test_tab_completes_relations_in_a_sql_cells_query(ip: Any, spilled: str, session: ScratchSession) -> None:
+    # the body of %%scratch sql completed Python's names: magics, keywords, none of the relations
+    arrays = session.pad.intercept({"items": [{"n": i} for i in range(5000)]}, tool="t").handle
+    for cell in ("%%scratch sql\nSELECT * FROM ", "%%scratch sql --limit 5\nSELECT count(*)\nFROM "):
+        found = complete(ip, cell)
+        assert {spilled, arrays, f"{arrays}.items", "scratch_notes"} <= set(found), found
+        assert not any(c.startswith("%") for c in found)
+    assert complete(ip, f"%%scratch sql\nSELECT n\nFROM {arrays[:4]}") == [arrays, f"{arrays}.items"]
+    assert complete(ip, f"%scratch sql SELECT n FROM {arrays[:4]}") == [arrays, f"{arrays}.items"]  # the line form
+    assert arrays not in complete(ip, f"x = 1\n{arrays[:4]}")  # Python's cells are Python's
+
+
 def test_unload_removes_the_completer(ip: Any, spilled: str) -> None:
     ip.run_line_magic("unload_ext", "jupyter_scratchpad")
     assert spilled not in complete(ip, "%scratch head ")
     assert spilled not in complete(ip, "df = %scratch df ")
+    assert spilled not in complete(ip, "%%scratch sql\nSELECT * FROM ")
 
 
 # -- typos are errors ----------------------------------------------------------------------------

@@ -43,7 +43,7 @@ def test_a_pipe_into_spill_prints_the_stub_and_the_reads_follow(spilled: tuple[d
     assert show.returncode == 0 and "Schema:" in show.stdout and h in show.stdout
     assert h in _run(env, "ls").stdout
     rows = _run(env, "iter", h, "items", "metadata.name,status.phase", "3")
-    assert rows.returncode == 0 and '"metadata.name":"pod-0"' in rows.stdout and "pod-3" not in rows.stdout
+    assert rows.returncode == 0 and '[0,"pod-0","Pending"]' in rows.stdout and "pod-3" not in rows.stdout
     keys = _run(env, "item-schema", h, "items")
     assert keys.returncode == 0 and "status.phase" in keys.stdout
     got = _run(env, "get", h, "items[9].status.phase")
@@ -118,7 +118,7 @@ def test_every_hint_is_a_command_line_that_runs(spilled: tuple[dict[str, str], s
     refused = _run(bare, "iter", "--store", store, "--max-tokens", "2000", h2, "items", "metadata.name", "3000")
     assert f"--store {store} --max-tokens 2000" in refused.stderr, refused.stderr
     ran = _run_hint(bare, refused.stderr)
-    assert ran.returncode == 0 and '"metadata.name":"pod-0"' in ran.stdout, ran.stderr
+    assert ran.returncode == 0 and '[0,"pod-0"]' in ran.stdout, ran.stderr
     # a --store given before the subcommand (documented) comes along too: the hint read the default store
     refused = _run(bare, "--store", store, "head", h2, "900000")
     assert f"--store {store}" in refused.stderr and _run_hint(bare, refused.stderr).returncode == 0, refused.stderr
@@ -152,6 +152,31 @@ def test_notes_rm_and_sweep(spilled: tuple[dict[str, str], str]) -> None:
     assert _run(env, "rm", h).returncode == 1
     swept = _run(env, "sweep", "--json")
     assert swept.returncode == 0 and json.loads(swept.stdout)["removed"] >= 0
+
+
+def test_small_mistakes_are_said_not_guessed(spilled: tuple[dict[str, str], str], tmp_path: Path) -> None:
+    env, h = spilled
+    assert _run(env, "notes", "plan", "1").returncode == 0
+    # --delete without a key listed the notes; with a value, deleted and ignored the value
+    bare = _run(env, "notes", "--delete")
+    assert bare.returncode == 2 and "needs the KEY" in bare.stderr and "plan" not in bare.stdout
+    assert _run(env, "notes", "plan", "2", "--delete").returncode == 2
+    assert json.loads(_run(env, "notes", "plan", "--json").stdout)["data"] == 1  # nothing was changed
+    # --run-id "" read the run "default" without a word
+    empty = _run(env, "ls", "--run-id", "")
+    assert empty.returncode == 2 and "--run-id needs a name" in empty.stderr and h not in empty.stdout
+    # rm stopped at an invalid handle: the valid ones after it stayed
+    two = _run(env, "rm", "nope", "BAD!", h)
+    assert two.returncode == 1 and "invalid handle 'BAD!'" in two.stderr and "no live handle 'nope'" in two.stderr
+    assert h not in _run(env, "ls").stdout
+    # a misspelt --store was made, tree and all, and listed as empty
+    typo = tmp_path / "no" / "such" / "store"
+    for words in (["ls"], ["show", h], ["head", h], ["usage"], ["notes"]):
+        out = _run(env, *words, "--store", str(typo))
+        assert out.returncode == 2 and "no store at" in out.stderr, (words, out.stderr)
+    assert not (tmp_path / "no").exists()
+    wrote = _run(env, "notes", "k", "v", "--store", str(typo))  # a write makes it
+    assert wrote.returncode == 0 and typo.exists()
 
 
 @pytest.mark.parametrize("suffix", [".json", ".jsonl", ".parquet", ".csv"])

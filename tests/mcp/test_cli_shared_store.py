@@ -124,6 +124,7 @@ def test_the_environment_variables_name_the_store(base_env: dict[str, str], pg_u
     assert alone.returncode == 0 and handle not in alone.stdout and text_handle not in alone.stdout
     # a store named on the command line beats the variable: --store, --ephemeral
     for chosen in (["--store", str(tmp_path / "mine")], ["--ephemeral"]):
+        assert _run(by_env, "notes", "k", "1", *ids, *chosen).returncode == 0  # (a write makes a store)
         mine = _run(by_env, "ls", *ids, *chosen)
         assert mine.returncode == 0 and handle not in mine.stdout, mine.stderr
     assert (tmp_path / "mine" / "catalog.duckdb").exists()

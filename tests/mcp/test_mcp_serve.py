@@ -138,7 +138,7 @@ def test_cli_reads_as_the_person(tmp_path: Path, env: dict[str, str]) -> None:
     lines = subprocess.run([*base, "head", "--store", str(store_dir), nums, "200000"], env=env,
                            capture_output=True, text=True, timeout=60)
     assert lines.returncode == 1 and "head_too_large" in lines.stderr and not lines.stdout
-    assert len(lines.stderr) < 1500 and f"(try: jupyter-scratchpad slice --store {store_dir} {nums} 1 " in lines.stderr  # a read that fits
+    assert len(lines.stderr) < 1500 and f"(try: jupyter-scratchpad head --store {store_dir} {nums} " in lines.stderr  # a read that fits
 
 
 @pytest.mark.parametrize("prefix", ["", "a", "ab", "abc"])

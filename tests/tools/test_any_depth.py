@@ -44,7 +44,7 @@ def test_every_tool_answers_at_any_depth(pad: Scratchpad, depth: int) -> None:
     leaf = pad.call_tool("get_in", {"handle": h, "path": deep_path})
     assert leaf.ok and json.loads(leaf.text.split("\n---")[0]) == {"a": "leaf"}
     rows = pad.call_tool("iterate_over", {"handle": h, "path": "items", "fields": "id,labels.app", "limit": 3})
-    assert rows.ok and '"labels.app":"web"' in rows.text
+    assert rows.ok and rows.data[0]["labels.app"] == "web" and '[0,0,"web"]' in rows.text
     assert pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {h}.items"}).data == [{"n": 200}]
 
 

@@ -51,7 +51,7 @@ def test_paths_run_through_a_string_that_holds_json(pad: Scratchpad) -> None:
         "iterate_over",
         {"handle": h, "path": "content[0].text.items", "fields": "metadata.name", "offset": 10, "limit": 2},
     )
-    assert rows.ok and '"metadata.name":"pod-10"' in rows.text and "pod-12" not in rows.text
+    assert rows.ok and '[10,"pod-10"]' in rows.text and "pod-12" not in rows.text
 
 
 def test_a_string_without_json_is_not_a_path(pad: Scratchpad) -> None:
@@ -88,7 +88,7 @@ def test_grep_by_path_searches_the_documents_own_lines(pad: Scratchpad) -> None:
     keys = pad.call_tool("grep", {"handle": h, "pattern": "^- ", "path": "content[1].text"})
     assert keys.ok and keys.data["total_matches"] == 3 and [m["line"] for m in keys.data["matches"]] == [2, 3, 6]
     whole = pad.call_tool("grep", {"handle": h, "pattern": "Incident"})
-    assert whole.ok and 'path="$.content[0].text") searches its own lines' in whole.text
+    assert whole.ok and 'path="$.content[0].text", pattern=…) searches its own lines' in whole.text
 
 
 def test_sql_reads_the_document_inside_a_string(pad: Scratchpad) -> None:

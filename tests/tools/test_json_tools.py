@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from jupyter_scratchpad import Scratchpad, ScratchStore
+from jupyter_scratchpad import Scratchpad, ScratchStore, count_tokens
 from tests.tools.conftest import pods
 
 
@@ -80,7 +80,13 @@ def test_schema_text_and_jsonl_summaries(pad: Scratchpad, log_handle: str) -> No
     )
     assert pad.entry(jl.handle).format == "jsonl"
     res = pad.call_tool("schema", {"handle": jl.handle})
-    assert res.data["records"] == 1000 and res.data["keys"]["late"]["present"] == 1
+    assert res.data["records"] == 1000 and {"path": "$[*].late", "kind": "number", "where": "1/1000"} in res.data["nodes"]
+    # max_depth was ignored (records and their top-level keys, whatever was asked)
+    nested = pad.intercept("\n".join(json.dumps({"ctx": {"req": {"id": i}}}) for i in range(500)), tool="t", force=True)
+    deep = [n["path"] for n in pad.call_tool("schema", {"handle": nested.handle}).data["nodes"]]
+    assert "$[*].ctx.req.id" in deep
+    shallow = [n["path"] for n in pad.call_tool("schema", {"handle": nested.handle, "max_depth": 1}).data["nodes"]]
+    assert shallow == ["$", "$[*]"]
     bad = pad.intercept(b"\xff\xfe garbage" * 1000, tool="t", force=True)
     assert pad.call_tool("schema", {"handle": bad.handle}).ok  # never an error because of the format
 
@@ -165,6 +171,18 @@ def test_get_in_too_large_suggests_narrower_calls(pad: Scratchpad, pods_handle: 
     assert pad.call_tool("iterate_over", follow["arguments"]).ok  # the suggestion really runs
 
 
+def test_iterate_over_names_each_field_once(pad: Scratchpad, pods_handle: str) -> None:
+    # each row repeated every field name: ~40 % of what the model read was the same keys again
+    fields = "metadata.name,status.phase,metadata.namespace"
+    res = pad.call_tool("iterate_over", {"handle": pods_handle, "path": "items", "fields": fields, "limit": 20})
+    header, *lines = res.text.split("\n---")[0].split("\n")
+    columns = json.loads(header.removeprefix("columns: "))
+    assert columns == ["_index", *fields.split(",")]
+    assert [dict(zip(columns, json.loads(line), strict=True)) for line in lines] == res.data  # every value, as data
+    as_objects = "\n".join(json.dumps(row, separators=(",", ":")) for row in res.data)
+    assert count_tokens(res.text) < 0.75 * count_tokens(as_objects)
+
+
 def test_iterate_over_rows(pad: Scratchpad, pods_handle: str) -> None:
     res = pad.call_tool(
         "iterate_over",
@@ -182,14 +200,23 @@ def test_iterate_over_rows(pad: Scratchpad, pods_handle: str) -> None:
         {"_index": 8, "metadata.name": "pod-8", "status.phase": "Failed", "metadata.labels.app": None},
     ]
     assert "next: offset=9" in res.text and "no item here has" not in res.text  # (app is on some)
+    # a misspelt field was null in every row, charged, without a word
     typo = pad.call_tool("iterate_over", {"handle": pods_handle, "path": "items", "fields": "metadata.nmae", "limit": 3})
-    assert [r["metadata.nmae"] for r in typo.data] == [None] * 3  # null in every row, without a word
-    assert "no item here has 'metadata.nmae' (item_schema lists the keys)" in typo.text
+    assert typo.error["error"] == "field_not_found" and "metadata.name" in typo.error["available_keys"]
+    meant = typo.error["suggestions"][0]
+    assert meant["arguments"]["fields"] == "metadata.name" and pad.call_tool("iterate_over", meant["arguments"]).ok
+    some = pad.call_tool("iterate_over", {"handle": pods_handle, "path": "items", "fields": "metadata.nmae,status.phase",
+                                          "limit": 3})  # fmt: skip
+    assert [r["metadata.nmae"] for r in some.data] == [None] * 3  # one of two fields: the rows, and a word
+    assert "no item here has 'metadata.nmae' (item_schema lists the keys)" in some.text
     as_list = pad.call_tool(
         "iterate_over", {"handle": pods_handle, "path": "items", "fields": ["note"], "offset": 7, "limit": 1}
     )
     note = as_list.data[0]["note"]
-    assert note.count("\n") == 5 and "+2 more lines" in note and 'get_in(path="$.items[7].note")' in note
+    hint = f'get_in(handle="{pods_handle}", path="$.items[7].note", offset=5)'
+    assert note.count("\n") == 5 and "+2 more lines" in note and hint in note
+    rest = pad.call_tool("get_in", {"handle": pods_handle, "path": "$.items[7].note", "offset": 5})
+    assert rest.data["lines"] == ["line six", "line seven"]  # the hint runs, and reads on from the cut
     full = pad.call_tool("get_in", {"handle": pods_handle, "path": "$.items[7].note"})
     assert "line seven" in full.text
 

@@ -78,7 +78,7 @@ def test_get_in_and_iterate_over_at_any_depth(pad: Scratchpad) -> None:
         assert node.ok, node.text
         assert node.data == [[1]]
         rows = pad.call_tool("iterate_over", {"handle": h, "path": "$.rows", "fields": "id,deep", "limit": 1})
-        assert rows.ok and '"id":1' in rows.text, rows.text
+        assert rows.ok and rows.text.splitlines()[1].startswith("[0,1,"), rows.text
         schema = pad.call_tool("schema", {"handle": h})
         assert schema.ok, schema.text
         assert doc["rows"][0]["id"] == 1

@@ -65,6 +65,19 @@ def test_optional_properties_are_nullable_in_strict_flavours() -> None:
     assert None in by_name["scratch_list"]["properties"]["kind"]["enum"]
 
 
+def test_every_description_says_what_its_strict_schema_accepts() -> None:
+    # scratch_write's value was described as "Any JSON value." where strict mode refuses objects
+    for flavor in ("openai", "openai-responses"):
+        for spec in tool_specs(flavor):
+            for name, prop in _params(spec, flavor)["properties"].items():
+                kinds = json.dumps([b.get("type") for b in prop.get("anyOf", [prop])])
+                if '"object"' not in kinds:
+                    assert "any json" not in prop.get("description", "").lower(), (_name(spec), name)
+    value = _params(tool_specs("openai")[TOOL_NAMES.index("scratch_write")], "openai")["properties"]["value"]
+    assert "JSON text" in value["description"]
+    assert "Any JSON value" in input_schema("scratch_write")["properties"]["value"]["description"]
+
+
 @pytest.mark.parametrize("flavor", ["anthropic", "mcp"])
 def test_anthropic_strict_transform_accepts_every_schema(flavor: str) -> None:
     for spec in tool_specs(flavor):
