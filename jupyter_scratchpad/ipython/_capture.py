@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import io
-import json
 import logging
 import sys
 from typing import TYPE_CHECKING, Any
@@ -23,6 +22,7 @@ from IPython.core.error import UsageError
 
 from ..errors import InvalidArgumentError
 from ..store import validate_handle
+from ..store._format import pretty_json
 from ._args import ScratchArgumentParser, for_a_person
 from ._spill import NATIVE_TYPES, frame_records
 
@@ -136,7 +136,7 @@ def _document(shell: Any, pieces: list[Event]) -> Any:
             title = f"display {displays}"
         else:
             title = kind
-        text = content if isinstance(content, str) else json.dumps(content, indent=2, ensure_ascii=False, default=str)
+        text = content if isinstance(content, str) else pretty_json(content).decode("utf-8", "surrogatepass")
         sections.append(f"## {title}\n\n{text.rstrip()}\n")
     return "\n".join(sections)
 

@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from ..explore._base import fmt_bytes
+from ..store._format import dumps_compact
 
 __all__ = ["STUB_MIME", "next_commands", "rows_html", "stub_bundle", "stub_html", "stub_text", "tool_result_html"]
 
@@ -142,7 +143,7 @@ def rows_html(rows: list[dict[str, Any]], max_cell_chars: int = 200) -> str:
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
 
     def cell(value: Any) -> str:
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        text = value if isinstance(value, str) else dumps_compact(value)
         if len(text) > max_cell_chars:
             text = text[: max_cell_chars - 1] + "…"
         return f"<td>{html.escape(text)}</td>"

@@ -16,10 +16,15 @@ documents, and those take the iterative, exact paths written here:
 * Values that are not JSON (tuple keys, sets, NaN, cycles, objects) are written as JSON anyway:
   keys and objects as their ``str``, sets and tuples as arrays, NaN and Infinity as ``null`` (as
   JavaScript's ``JSON.stringify`` and orjson do), a cycle as ``"[circular reference]"``.
+* Values that stand for JSON values are written as those (``_natural``): numpy scalars and arrays
+  as numbers, booleans and arrays (not ``"1"`` or ``"[1 2 3]"``), dates and times as ISO 8601
+  text, a ``Decimal`` as its exact number, pandas' missing values as ``null``. Duck-typed: the
+  core imports neither numpy nor pandas.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import gc
 import json
 import math
@@ -243,6 +248,44 @@ def _text_of(obj: Any) -> str:
             return f"<unprintable {type(obj).__name__}>"
 
 
+_PLAIN_TYPES = frozenset({str, int, float, bool, type(None), dict, list, tuple, ExactNumber})
+
+
+def _natural(value: Any) -> Any:
+    """The JSON value a non-JSON Python value stands for (see the module docstring); ``value``
+    itself when it stands for none (then written as its ``str``)."""
+    kind = type(value)
+    if kind in _PLAIN_TYPES:
+        return value
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and callable(getattr(value, "tolist", None)):  # numpy array or scalar, pandas Series
+        try:
+            if getattr(dtype, "kind", "") in ("M", "m"):  # datetime64/timedelta64: tolist() gives int nanoseconds
+                if getattr(value, "ndim", 0) == 0:
+                    return None if value != value else str(value)
+                return [_natural(v) for v in value]
+            return value.tolist()
+        except Exception:
+            return value
+    if kind.__name__ in ("NAType", "NaTType"):  # pandas.NA, pandas.NaT
+        return None
+    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            return None
+        text = str(value)
+        return ExactNumber(text) if _NUMBER.fullmatch(text) else value
+    return value
+
+
+def _orjson_default(value: Any) -> Any:
+    natural = _natural(value)
+    if natural is value:
+        raise TypeError(type(value).__name__)  # (the exact writer below says it as its str)
+    return natural
+
+
 def _scalar(value: Any) -> str | None:
     """The JSON text of a non-container value; None for containers."""
     kind = type(value)
@@ -293,6 +336,7 @@ def _iterencode(
     while True:
         if have:
             have = False
+            pending = _natural(pending)
             text = _scalar(pending)
             if text is not None:
                 yield text
@@ -354,7 +398,7 @@ def render_json(value: Any, indent: bool = False) -> str:
     if indent:
         return dumps_pretty(value)[:-1].decode("utf-8", "surrogatepass")
     try:
-        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+        return orjson.dumps(value, default=_orjson_default, option=orjson.OPT_NON_STR_KEYS).decode()
     except (TypeError, orjson.JSONEncodeError, RecursionError):
         return "".join(_iterencode(value, None, None, (",", ":")))
 
@@ -369,7 +413,7 @@ def dumps_pretty(value: Any, base_depth: int = 0) -> bytes:
     """
     cut = max(1, PRETTY_MAX_DEPTH - base_depth)
     try:
-        out = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+        out = orjson.dumps(value, default=_orjson_default, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
     except (TypeError, orjson.JSONEncodeError, RecursionError):
         out = None
     # a container past the cut, as orjson indents it: where orjson's text and ours would differ

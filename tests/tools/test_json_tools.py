@@ -272,3 +272,36 @@ def test_parsed_values_kept_are_bounded_and_a_dropped_one_parses_again(
     assert len(_base.VALUE_CACHE._items) == 2
     again = pad.call_tool("get_in", {"handle": handles[0], "path": "$.items[3]"})
     assert again.data == first == {"i": 3, "run": 0, "pad": "x" * 20}  # parsed again
+
+
+def test_numpy_pandas_and_dates_are_stored_as_the_json_values_they_stand_for(pad: Scratchpad) -> None:
+    """A list of records built with numpy / pandas values keeps its types: numbers stay numbers in
+    ``get_in``, item_schema and SQL (they were written as their ``str``: ``"1"``, ``"[1 2 3]"``)."""
+    import datetime as dt
+    from decimal import Decimal
+
+    np = pytest.importorskip("numpy")
+    pd = pytest.importorskip("pandas")
+    records = [
+        {
+            "id": np.int64(i),
+            "score": np.float64(i) / 4,
+            "ok": np.bool_(i % 2),
+            "vec": np.arange(3) + i,
+            "day": dt.date(2024, 1, 1) + dt.timedelta(days=i % 3),
+            "at": pd.Timestamp("2024-01-01 10:00") if i else pd.NaT,
+            "price": Decimal("1.10"),
+        }
+        for i in range(400)
+    ]
+    handle = pad.spill(records, tool="frame").handle
+    first = pad.call_tool("get_in", {"handle": handle, "path": "$[1]"}).data
+    assert first == {
+        "id": 1, "score": 0.25, "ok": True, "vec": [1, 2, 3], "day": "2024-01-02",
+        "at": "2024-01-01T10:00:00", "price": 1.1,
+    }
+    kinds = {row["key"]: row["types"] for row in pad.call_tool("item_schema", {"handle": handle}).data["keys"]}
+    assert (kinds["id"], kinds["ok"], kinds["vec"], kinds["at"]) == ("number", "bool", "array", "string|null")
+    res = pad.call_tool("sql", {"query": f"SELECT sum(id) AS s, count(\"at\") AS c, max(price) AS p FROM {handle}"})
+    assert res.ok, res.error
+    assert res.data == [{"s": sum(range(400)), "c": 399, "p": 1.1}]
