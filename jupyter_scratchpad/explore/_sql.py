@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import difflib
+import functools
 import re
 from typing import Any
 
@@ -80,37 +81,74 @@ def check_read_only(query: str) -> None:
 # path, a setting, a view's SQL), where it can be transformed past the redaction of text
 # (replace(path, '/', '|') showed the path whole), and what runs SQL given as a string (it would
 # hide such a name in a literal). DuckDB's own lock-down cannot refuse these: they read no file.
+# Named here are those outside DuckDB's catalog families; ``_host_metadata()`` adds, from DuckDB
+# itself, every catalog view and function of those families (so a name a newer DuckDB adds is
+# refused too): information_schema and pg_catalog (``views.view_definition``, ``pg_settings``,
+# ``pg_get_viewdef``), ``sqlite_master``, ``duckdb_*`` and ``pragma_*``.
 HOST_METADATA = frozenset(
     {
-        "duckdb_databases", "pragma_database_list", "duckdb_settings", "current_setting", "duckdb_views",
-        "duckdb_temporary_files", "duckdb_extensions", "duckdb_secrets", "which_secret", "duckdb_variables",
-        "getvariable", "duckdb_external_file_cache", "duckdb_logs", "duckdb_log_contexts", "duckdb_memory",
-        "pragma_metadata_info", "pragma_storage_info", "query", "query_table", "json_execute_serialized_sql",
-        "json_serialize_plan",
+        "current_setting", "query", "query_table", "json_execute_serialized_sql", "json_serialize_plan",
+        "which_secret", "getvariable", "information_schema", "pg_catalog",
+    }
+)  # fmt: skip
+# catalog names of those families that show nothing of the host, kept for what they are good for
+_HARMLESS_CATALOG = frozenset(
+    {
+        "pragma_table_info", "pg_typeof", "format_type", "format_pg_type", "pg_size_pretty", "current_database",
+        "current_schema", "current_schemas", "current_query", "duckdb_keywords", "duckdb_types", "duckdb_functions",
     }
 )  # fmt: skip
 _NAME = re.compile(r'"((?:[^"]|"")*)"|([A-Za-z_][A-Za-z0-9_$]*)')
 
 
-def check_no_host_metadata(query: str) -> None:
-    """Refuse a query that names ``HOST_METADATA`` (as a name, not inside a string or comment)."""
+@functools.cache
+def _host_metadata() -> tuple[frozenset[str], frozenset[str]]:
+    """(names refused in a query, setting names ``SHOW`` must not be given), read once from an
+    empty DuckDB's own catalog."""
     import duckdb
 
+    with duckdb.connect(":memory:") as conn:
+        views = conn.execute(
+            "SELECT view_name FROM duckdb_views() WHERE internal AND schema_name <> 'information_schema'"
+        ).fetchall()
+        functions = conn.execute(
+            "SELECT DISTINCT function_name FROM duckdb_functions() WHERE schema_name = 'pg_catalog' "
+            "OR starts_with(function_name, 'duckdb_') OR starts_with(function_name, 'pragma_') "
+            "OR starts_with(function_name, 'pg_')"
+        ).fetchall()
+        settings = conn.execute("SELECT name FROM duckdb_settings()").fetchall()
+    names = HOST_METADATA | {str(r[0]).lower() for r in views + functions}
+    return frozenset(names - _HARMLESS_CATALOG), frozenset(str(r[0]).lower() for r in settings)
+
+
+def check_no_host_metadata(query: str) -> None:
+    """Refuse a query that names host metadata (as a name, not inside a string or comment): a
+    catalog view or function that can show a path or a setting, or ``SHOW`` of a setting."""
+    import duckdb
+
+    refused, settings = _host_metadata()
+    after_show = False
     for offset, kind in duckdb.tokenize(query):
         if kind not in (duckdb.token_type.identifier, duckdb.token_type.keyword):
+            after_show = False
             continue
         found = _NAME.match(query, offset)
         if found is None:
             continue
         name = (found.group(1).replace('""', '"') if found.group(1) is not None else found.group(2)).lower()
-        if name in HOST_METADATA:
+        if name in refused or (after_show and name in settings):
+            what = (
+                "is a setting"
+                if after_show and name in settings
+                else "describes the machine's files and settings, or runs SQL given as text"
+            )
             raise ToolError(
                 "sql_forbidden",
-                f"{SANDBOX_RULES} ({name} describes the machine's files and settings, or runs SQL given as text; "
-                "DESCRIBE a relation to see its columns)",
+                f"{SANDBOX_RULES} ({name} {what}; DESCRIBE a relation to see its columns)",
                 [_describe_suggestion()],
                 name=name,
             )
+        after_show = name == "show"
 
 
 def _describe_suggestion(name: str | None = None) -> dict[str, Any]:
