@@ -24,7 +24,7 @@ from .spill import SpillDecision, SpillPolicy, bound_error_text
 from .spill._counting import EXACT_INLINE_BYTES, submit_count
 from .spill._envelope import unwrap_call_tool_result
 from .spill._progress import Progress
-from .spill._stub import RESERVED_HANDLES, build_stub, catalog_preview, handle_for, render_stub_text
+from .spill._stub import build_stub, catalog_preview, handle_for, render_stub_text, reserved_handle
 from .spill._withheld import withheld_pointer
 from .store import Entry, Scope, ScratchStore, as_text, normalise, validate_handle
 from .store._entry import validate_ttl
@@ -194,8 +194,8 @@ class Scratchpad:
         """
         if handle is not None:  # the caller's own arguments: a programming error, raised up front
             validate_handle(handle)
-            if handle in RESERVED_HANDLES:
-                raise InvalidArgumentError(f"{handle!r} is reserved: it is the SQL relation of the notes")
+            if (why := reserved_handle(handle)) is not None:
+                raise InvalidArgumentError(f"{handle!r} is reserved: {why}; pick another name")
         if ttl_s is not None:
             validate_ttl(ttl_s)
         if not isinstance(tool, str):

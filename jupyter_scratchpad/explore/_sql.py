@@ -96,6 +96,7 @@ _HARMLESS_CATALOG = frozenset(
     {
         "pragma_table_info", "pg_typeof", "format_type", "format_pg_type", "pg_size_pretty", "current_database",
         "current_schema", "current_schemas", "current_query", "duckdb_keywords", "duckdb_types", "duckdb_functions",
+        "duckdb_columns", "duckdb_schemas",
     }
 )  # fmt: skip
 _NAME = re.compile(r'"((?:[^"]|"")*)"|([A-Za-z_][A-Za-z0-9_$]*)')
@@ -121,21 +122,31 @@ def _host_metadata() -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(names - _HARMLESS_CATALOG), frozenset(str(r[0]).lower() for r in settings)
 
 
+def _names_in(query: str) -> list[str]:
+    """The names ``query`` uses (identifiers and keywords, quoted ones unquoted), lower-cased, in
+    order; what is inside a string literal or a comment is not a name. DuckDB's own tokenizer."""
+    import duckdb
+
+    names = []
+    try:
+        tokens = duckdb.tokenize(query)
+    except duckdb.Error:  # (its parser says what is wrong, later)
+        return [w.lower() for w in _WORD.findall(query)]
+    for offset, kind in tokens:
+        if kind in (duckdb.token_type.identifier, duckdb.token_type.keyword):
+            found = _NAME.match(query, offset)
+            if found is not None:
+                quoted = found.group(1)
+                names.append((quoted.replace('""', '"') if quoted is not None else found.group(2)).lower())
+    return names
+
+
 def check_no_host_metadata(query: str) -> None:
     """Refuse a query that names host metadata (as a name, not inside a string or comment): a
     catalog view or function that can show a path or a setting, or ``SHOW`` of a setting."""
-    import duckdb
-
     refused, settings = _host_metadata()
     after_show = False
-    for offset, kind in duckdb.tokenize(query):
-        if kind not in (duckdb.token_type.identifier, duckdb.token_type.keyword):
-            after_show = False
-            continue
-        found = _NAME.match(query, offset)
-        if found is None:
-            continue
-        name = (found.group(1).replace('""', '"') if found.group(1) is not None else found.group(2)).lower()
+    for name in _names_in(query):
         if name in refused or (after_show and name in settings):
             what = (
                 "is a setting"
@@ -231,9 +242,9 @@ def _notes(ctx: ToolContext) -> list[tuple[Any, ...]]:
 
 
 def named_entries(ctx: ToolContext, query: str, entries: list[Entry] | None = None) -> list[Entry]:
-    """The live handles (of ``entries``, when the caller has read them) whose names appear in
-    ``query``: views are built for those only."""
-    words = {w.lower() for w in _WORD.findall(query)}
+    """The live handles (of ``entries``, when the caller has read them) that ``query`` names (as a
+    name: a word in a string or a comment names nothing): views are built for those only."""
+    words = set(_names_in(query))
     live = ctx.store.entries(ctx.pad.scope, "handle") if entries is None else entries
     return [e for e in live if e.key in words]
 

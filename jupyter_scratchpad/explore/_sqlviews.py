@@ -642,7 +642,7 @@ def build_views(
                 continue
             if tables is not None:
                 try:
-                    _attach_tables(conn, rel, tables, f"tables_{n}")
+                    _attach_tables(conn, rel, tables, f"scratch_tables_{n}")
                     if rel["format"] == "json":
                         _embedded_views(conn, rel, rel["raw_path"])
                         paths.append(rel["raw_path"])

@@ -32,7 +32,24 @@ PREVIEW_MAX_CHARS = 2_000  # of the preview kept in the stub dict (the notebook 
 SKETCH_MAX_LINES = 12
 _SLUG = re.compile(r"[^a-z0-9]+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-RESERVED_HANDLES = frozenset({"scratch_notes"})
+# names a handle cannot take, with why: each is a relation, catalog or schema name in the SQL
+# sandbox (a handle named ``temp`` made every query naming it "Ambiguous reference to catalog or
+# schema"); ``reserved_handle`` also refuses the attached tables' aliases, ``scratch_tables_<n>``
+RESERVED_HANDLES = {
+    "scratch_notes": "it is the SQL relation of the notes",
+    **dict.fromkeys(
+        ("temp", "system", "memory", "main", "information_schema", "pg_catalog"),
+        "it names a DuckDB catalog or schema in SQL",
+    ),
+}
+_TABLES_ALIAS = re.compile(r"scratch_tables_[0-9]+")
+
+
+def reserved_handle(handle: str) -> str | None:
+    """Why ``handle`` cannot name an entry (see ``RESERVED_HANDLES``), or None when it can."""
+    if _TABLES_ALIAS.fullmatch(handle):
+        return "it names the tables SQL attaches"
+    return RESERVED_HANDLES.get(handle)
 
 
 def handle_for(tool: str | None, content_hash: str, hash_chars: int = 12) -> str:

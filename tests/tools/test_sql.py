@@ -177,7 +177,7 @@ def test_sandbox_hides_the_catalog_and_other_scopes(store: ScratchStore, pad: Sc
     )
     views = pad.call_tool("sql", {"query": relations})
     assert views.ok and views.data == []  # a view exists only for the handles a query names
-    named = pad.call_tool("sql", {"query": f"{relations} AND '{pods_handle}' <> ''"})
+    named = pad.call_tool("sql", {"query": f"{relations} AND EXISTS (SELECT 1 FROM {pods_handle})"})
     assert sorted(v["table_name"] for v in named.data) == sorted([pods_handle, "items"])  # h and h.items
     databases = "SELECT DISTINCT database_name FROM duckdb_schemas() WHERE database_name NOT IN ('system', 'temp')"
     dbs = pad.call_tool("sql", {"query": databases})
@@ -319,11 +319,11 @@ def test_json_is_loaded_into_duckdb_tables_once_and_kept_beside_the_body(pad: Sc
     doc = pad.call_tool("sql", {"query": f"SELECT count FROM {h}"})
     assert doc.data == [{"count": 3000}]
     # the tables are the agent's data, read-only, and their host path never shows
-    dbs = pad.call_tool("sql", {"query": f"SELECT * FROM duckdb_schemas(), (SELECT 1 FROM {h} LIMIT 1) x"})
-    assert dbs.ok and str(raw.parent) not in dbs.text and "tables_0" in dbs.text
+    dbs = pad.call_tool("sql", {"query": f"SELECT database, name FROM (SHOW ALL TABLES), (SELECT 1 FROM {h} LIMIT 1) x"})
+    assert dbs.ok and str(raw.parent) not in dbs.text and "scratch_tables_0" in dbs.text
     paths = pad.call_tool("sql", {"query": "SELECT * FROM duckdb_databases()"})
     assert paths.error["error"] == "sql_forbidden" and str(raw.parent) not in paths.text
-    write = pad.call_tool("sql", {"query": f'INSERT INTO tables_0.main."whole-doc" SELECT * FROM {h}'})
+    write = pad.call_tool("sql", {"query": f'INSERT INTO scratch_tables_0.main."whole-doc" SELECT * FROM {h}'})
     assert write.error["error"] == "sql_not_read_only"
     assert pad.delete(h)
 

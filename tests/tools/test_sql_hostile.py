@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_scratchpad import Scratchpad, ScratchStore
+from jupyter_scratchpad.errors import InvalidArgumentError
 
 
 @pytest.fixture
@@ -286,3 +287,24 @@ def test_a_missing_table_beside_a_long_literal_is_answered_at_once(pad: Scratchp
     worker.join(60)  # quadratic, it took about 6 minutes here; linear, well under a second
     assert not worker.is_alive(), "the error took over a minute"
     assert said and "nosuch" in said[0] and len(said[0]) < 2_000
+
+
+@pytest.mark.parametrize("name", ["temp", "system", "memory", "main", "information_schema", "pg_catalog", "scratch_tables_0"])
+def test_a_handle_cannot_take_a_name_sql_already_uses(pad: Scratchpad, name: str) -> None:
+    # a handle named temp made every query naming it "Ambiguous reference to catalog or schema"
+    with pytest.raises(InvalidArgumentError, match="reserved"):
+        pad.spill({"items": [{"a": 1}] * 300}, tool="t", handle=name)
+    assert pad.spill({"items": [{"a": 1}] * 300}, tool="t", handle=f"{name}_x").spilled
+
+
+def test_only_the_handles_a_query_names_as_names_are_loaded(pad: Scratchpad, pods_handle: str) -> None:
+    """A handle's name inside a string or a comment names nothing: its relation is not built (a
+    word in a LIKE pattern made the query wait for, or fail on, an unrelated handle)."""
+    logs = pad.spill(TEXT_HANDLE_LINES, tool="logs").handle
+    res = pad.call_tool(
+        "sql", {"query": f"SELECT count(*) AS n FROM {logs} WHERE line LIKE '%{pods_handle}%' -- {pods_handle}"}
+    )
+    assert res.ok and res.data == [{"n": 0}], res.text
+    assert pad.call_tool("sql", {"query": f'SELECT count(*) AS n FROM "{logs}"'}).data == [{"n": 20_000}]
+    missing = pad.call_tool("sql", {"query": f"SELECT * FROM t -- {pods_handle}"})
+    assert not missing.ok and pods_handle not in missing.error.get("message", "")
