@@ -30,6 +30,11 @@ STRING_CHARS = 600
 PATH_SHOWN_BYTES = 160  # a path echoed in a header or footer (a 10,000-deep path is 30 KB)
 
 
+def _a(kind: str) -> str:
+    """``kind`` with its article: "an object", "a string"."""
+    return f"an {kind}" if kind[:1] in "aeiou" else f"a {kind}"
+
+
 def _show(path: str) -> str:
     return clip_middle(path, PATH_SHOWN_BYTES, unit="chars of the path")
 
@@ -175,7 +180,7 @@ def _as_items(entry: Entry, node: Any, path: str) -> Sequence[Any]:
                 break
     sugg.append(suggestion("schema", "see the structure", handle=entry.key))
     raise ToolError(
-        "not_an_array", f"{path or '$'} is a {kind_of(node)}, not an array", sugg, path=path, value_type=kind_of(node)
+        "not_an_array", f"{path or '$'} is {_a(kind_of(node))}, not an array", sugg, path=path, value_type=kind_of(node)
     )
 
 
@@ -258,7 +263,7 @@ def _items_at(ctx: ToolContext, entry: Entry, path: str) -> Sequence[Any]:
         if not isinstance(node, dict):
             raise ToolError(
                 "not_an_object",
-                f"{base} is a {kind_of(node)}: {{*}} takes the values of an object",
+                f"{base} is {_a(kind_of(node))}: {{*}} takes the values of an object",
                 [suggestion("schema", "see the structure", handle=entry.key)],
                 path=path,
             )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import re
@@ -16,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from .._bounded import sendable
 from ..store import Entry
 from ..store._jsonstream import StreamedJson, streamed_segments
 from ..store._jsontext import dumps_pretty
@@ -125,7 +127,7 @@ class _SchemaWriter:
         elif isinstance(value, dict) and _is_map(value):
             lines = self._pretty_lines(value, depth) if self.lines else 1
             shape = Shape.of(list(value.values()), self.max_depth - depth - 1)
-            examples = ", ".join(orjson.dumps(k).decode() for k in list(value)[:3])
+            examples = ", ".join(_key_literal(k) for k in list(value)[:3])
             self.rows[index]["kind"] = f"map of {len(value):,} keys (e.g. {examples})" if index < len(self.rows) else ""
             self.repeated(shape, f"{path}{{*}}", depth + 1, len(value), f"{len(value):,} values, same shape")
         elif isinstance(value, dict):
@@ -285,7 +287,11 @@ def save_beside_body(path: Path, payload: Any) -> None:
     any process never sees half a file); a read-only or vanished body keeps only the memory copy."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
     try:
-        tmp.write_bytes(orjson.dumps(payload))
+        data = orjson.dumps(payload)
+    except (TypeError, orjson.JSONEncodeError):  # a key with a lone surrogate: kept in memory only
+        return
+    try:
+        tmp.write_bytes(data)
         os.replace(tmp, path)
     except OSError:
         with contextlib.suppress(OSError):
@@ -351,10 +357,16 @@ def _pending_sketch(ctx: ToolContext, entry: Entry, title: str) -> Output | None
     return Output(text, data, budget_footer("schema still being computed: the sketch", "sketch"))
 
 
+def _key_literal(key: str) -> str:
+    """``key`` as a JSON string literal a path can hold; a lone surrogate as its escape (the
+    document's own spelling, which paths read back)."""
+    return sendable(json.dumps(key, ensure_ascii=False))
+
+
 def _child_path(path: str, key: str) -> str:
     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]*", key):
         return f"{path}.{key}"
-    return f"{path}[{orjson.dumps(key).decode()}]"
+    return f"{path}[{_key_literal(key)}]"
 
 
 def _render_rows(rows: list[dict[str, Any]]) -> str:

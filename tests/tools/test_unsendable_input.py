@@ -72,3 +72,18 @@ def test_a_note_no_read_could_return_is_refused_when_written(pad: Scratchpad) ->
     assert pad.call_tool("scratch_write", {"key": "near", "value": near}).ok
     read = pad.call_tool("scratch_read", {"key": "near"})
     assert read.ok and json.loads(read.text.split("\n---")[0]) == near, read.text[-300:]
+
+
+def test_a_key_with_a_lone_surrogate_is_described_and_readable(pad: Scratchpad) -> None:
+    # schema failed as "invalid_argument: TypeError: str is not valid UTF-8" (blaming the caller),
+    # and the schema computed at spill time logged a traceback
+    h = pad.spill('{"\\udfff": 1, "items": [{"a": 1}]}', tool="t").handle
+    res = pad.call_tool("schema", {"handle": h})
+    assert res.ok, res.text
+    res.text.encode("utf-8")
+    path = next(r["path"] for r in res.data["nodes"] if "udfff" in r["path"])
+    assert path == '$["\\udfff"]'
+    assert pad.call_tool("get_in", {"handle": h, "path": path}).data == 1
+    wrong = pad.call_tool("item_schema", {"handle": h, "path": "$"})
+    assert wrong.error["message"] == "$ is an object, not an array"
+    assert {s["tool"] for s in wrong.error["suggestions"]} == {"item_schema", "schema"}
