@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ._bounded import bound_error, is_utf8_text, redact_paths, sendable, sendable_value, short_repr
+from ._bounded import ERROR_MAX_BYTES, bound_error, is_utf8_text, redact_paths, sendable, sendable_value, short_repr
 from .errors import InvalidArgumentError, ScratchpadError
 from .explore import _json, _notes, _schema, _sql, _text
 from .explore._base import Output, TooLarge, ToolContext, ToolError, ToolTimeout, suggestion
@@ -151,7 +151,17 @@ def _sugg_lines(ctx: ToolContext, args: dict[str, Any], est: int, limit: int) ->
     if ctx.tool == "tail":  # a refused tail is offered the end of the body, not its start
         with contextlib.suppress(ToolError):
             last = ctx.entry(args.get("handle")).line_count
-    return _text.line_suggestions(str(args.get("handle")), start, lines, est, limit, last_line=last, tool=ctx.tool)
+    handle = str(args.get("handle"))
+    out = _text.line_suggestions(handle, start, lines, est, limit, last_line=last, tool=ctx.tool)
+    if not _text.fewer_lines(handle, start, lines, est, limit, last_line=last, tool=ctx.tool):
+        # one line is over the limit (a 3 MB line): its bytes, a window at a time (a text body is
+        # the output's own bytes, so its line offsets are read_handle's)
+        with contextlib.suppress(ToolError, OSError):
+            reader = ctx.reader(ctx.entry(handle))
+            if reader.body_path == reader.raw_path:
+                at = reader.line_offset(last or start)
+                out[:0] = _text.read_handle_suggestions({"handle": handle, "start": at}, est, limit)
+    return out
 
 
 def _sugg_read(ctx: ToolContext, args: dict[str, Any], est: int, limit: int) -> list[dict[str, Any]]:
@@ -834,7 +844,9 @@ def _too_large(
     fit = limit if reason == "page" else min(limit, pad.budget.remaining)
     sugg = _suggest_within(pad, tool, ctx, args, estimated, fit)
     if sugg and reason != "page":
-        cost = pad.tokenizer.count(json.dumps(sugg, ensure_ascii=False, default=str)) + REFUSAL_TOKENS
+        # (what the model will read of them: a long key in a suggestion is left out by bound_error)
+        said = bound_error({"error": "", "message": "", "suggestions": sugg})
+        cost = pad.tokenizer.count(json.dumps(said, ensure_ascii=False, default=str)) + REFUSAL_TOKENS
         if fit > pad.budget.remaining - cost:
             fit = max(0, pad.budget.remaining - cost)
             sugg = _suggest_within(pad, tool, ctx, args, estimated, fit)
@@ -880,7 +892,20 @@ def _suggest_within(
     except Exception:  # suggestions are a courtesy; never let them hide the refusal
         log.exception("building suggestions for %s failed", tool.name)
         sugg = []
-    return verified_suggestions(pad, ctx, sugg, fit, args.get("handle"))
+    handle = args.get("handle")
+    sugg = verified_suggestions(pad, ctx, sugg, fit, handle)
+    if isinstance(handle, str) and tool.name != "read_handle" and not any(map(_short, sugg)):
+        # none a model can be sent whole (each names a path 500,000 characters long, say): the
+        # output's bytes, a window at a time, can always be read
+        window = _text.read_handle_suggestions({"handle": handle}, estimated, fit)
+        sugg += verified_suggestions(pad, ctx, window, fit, handle)
+    return sugg
+
+
+def _short(sugg: dict[str, Any]) -> bool:
+    """Whether a refusal can carry ``sugg`` whole (``bound_error`` leaves out one over a third)."""
+    said = json.dumps(sugg, ensure_ascii=False, default=str)
+    return len(said.encode("utf-8", "surrogatepass")) <= ERROR_MAX_BYTES // 3
 
 
 def _echo(ctx: ToolContext, name: str, args: dict[str, Any]) -> dict[str, Any]:

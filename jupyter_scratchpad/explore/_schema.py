@@ -413,6 +413,8 @@ def schema(ctx: ToolContext, handle: str, max_depth: int = 4, path: str | None =
         if embedded:
             text += "\n" + _embedded_lines(embedded)
         next_steps = _json_next_steps(entry, rows)
+        if next_steps[0].startswith("get_in(") and not _fits_whole(ctx, entry, rows):
+            next_steps = [f'grep(handle="{entry.key}", pattern="…")', _read_window(ctx, entry)]
         if embedded:
             next_steps.insert(0, call_repr("schema", {"handle": entry.key, "path": embedded[0]["path"]}))
         data = {
@@ -431,7 +433,9 @@ def schema(ctx: ToolContext, handle: str, max_depth: int = 4, path: str | None =
         next_steps = [f'slice(handle="{entry.key}", start=…, end=…) to read a section']
     else:
         text, data = _text_summary(ctx, entry, max_depth)
-        head = call_repr("head", {"handle": entry.key, "lines": _lines_fit(ctx, entry)})
+        fit = _lines_fit(ctx, entry)
+        # (lines longer than the call's limit: a head of one is refused; the bytes are read a window at a time)
+        head = call_repr("head", {"handle": entry.key, "lines": fit}) if fit else _read_window(ctx, entry)
         next_steps = [f'grep(handle="{entry.key}", pattern="…")', head]
         if entry.format == "jsonl":
             next_steps.insert(0, f'item_schema(handle="{entry.key}", path="$")')
@@ -444,7 +448,33 @@ def _lines_fit(ctx: ToolContext, entry: Entry, most: int = 50) -> int:
     least), from its average line (a token is ~2.5 bytes of a log or more; the footer ~60
     tokens): 50 lines of a log of long lines were refused where the hint was followed."""
     per_line = entry.size_bytes / max(1, entry.line_count or 1) / 2.5 + 2
-    return max(1, min(most, int((ctx.limit_tokens - 60) * 0.8 / per_line)))
+    return max(0, min(most, int((ctx.limit_tokens - 60) * 0.8 / per_line)))
+
+
+def _read_window(ctx: ToolContext, entry: Entry) -> str:
+    """A read_handle of the output's first bytes that fits the call's limit (what is always
+    readable, whatever the lines or the structure)."""
+    end = min(entry.size_bytes, max(256, int((ctx.limit_tokens - 60) * 0.7 * 2)))  # (2 bytes a token, at worst)
+    return call_repr("read_handle", {"handle": entry.key, "start": 0, "end": end})
+
+
+def _fits_whole(ctx: ToolContext, entry: Entry, rows: list[dict[str, Any]]) -> bool:
+    """Whether the node the next-step get_in names (the first row of no wildcard) fits the
+    call's limit: a map of 60,000 keys or a 2 MB string there was named, then refused."""
+    from ._json import _estimate, _node_at
+
+    path = next((r["path"] for r in rows if r["path"] != "$" and "*" not in r["path"]), "$")
+    room = (ctx.limit_tokens - 60) * 0.8
+    try:
+        node = _node_at(ctx, entry, path, lazy=True)
+    except ToolError:
+        return True  # (the call says what is wrong itself)
+    if isinstance(node, str):
+        return len(node) <= room * 8 and ctx.pad.tokenizer.count(node) <= room
+    found = _estimate(ctx, node)
+    if found is not None:
+        return found[0] <= room
+    return ctx.pad.tokenizer.count(dumps_pretty(node).decode("utf-8", "surrogatepass")) <= room
 
 
 def _embedded_lines(embedded: list[dict[str, Any]]) -> str:

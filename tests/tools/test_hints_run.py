@@ -256,3 +256,51 @@ def test_a_long_outline_refused_at_a_small_cap_offers_its_headings_by_grep(tmp_p
         [grep] = [s for s in res.error["suggestions"] if s["tool"] == "grep"]
         found = pad.call_tool("grep", grep["arguments"])
         assert found.ok and found.data["matches"][0]["text"] == "# Section 0"
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "x y z " * 500_000,  # one 3 MB line: head(lines=1) was offered, then refused
+        json.dumps({f"key{i}": i for i in range(60_000)}),  # get_in(path="$") offered, refused
+        json.dumps({"k": "word " * 400_000}),  # get_in(path="$.k") of a 2 MB string, refused
+    ],
+    ids=["one-long-line", "map-of-60k-keys", "one-huge-string"],
+)
+def test_schema_of_what_no_line_or_node_read_fits_offers_a_byte_window_that_runs(pad: Scratchpad, output: str) -> None:
+    handle = pad.intercept(output, tool="t").handle
+    res = pad.call_tool("schema", {"handle": handle})
+    nxt = next(line for line in res.text.splitlines() if line.startswith("next:"))
+    calls = calls_in(nxt)
+    assert [tool for tool, _ in calls] == ["read_handle"], nxt
+    for tool, args in calls:
+        follow = pad.call_tool(tool, args)
+        assert follow.ok, (tool, args, follow.text[:300])
+
+
+def test_a_line_over_the_limit_is_offered_its_bytes(pad: Scratchpad) -> None:
+    # head/tail/slice of one 3 MB line offered grep "error" and schema only: the model looped
+    lines = ["short first", "y " * 1_500_000, "z " * 1_500_000]
+    handle = pad.intercept("\n".join(lines), tool="t").handle
+    first_long = pad.intercept("\n".join(lines[1:]), tool="u").handle
+    for h, tool, args, start in [
+        (handle, "slice", {"start": 2, "end": 2}, len(lines[0]) + 1),
+        (handle, "tail", {"lines": 1}, len(lines[0]) + len(lines[1]) + 2),
+        (first_long, "head", {"lines": 1}, 0),
+    ]:
+        res = pad.call_tool(tool, {"handle": h, **args})
+        first = res.error["suggestions"][0]
+        assert first["tool"] == "read_handle" and first["arguments"]["start"] == start, (tool, first)
+        window = pad.call_tool("read_handle", first["arguments"])
+        assert window.ok and window.data["text"].startswith(lines[1 if tool != "tail" else 2][:100]), window.text[:200]
+
+
+def test_a_refusal_whose_suggestions_all_name_a_huge_key_still_offers_one_that_runs(pad: Scratchpad) -> None:
+    # get_in("$") of {"K"*500000: 1}: the suggestions' own cost (the key, repeated) was charged
+    # against the budget, and the model was told the budget was spent ("budget_exhausted")
+    handle = pad.intercept(json.dumps({"K" * 500_000: 1, "b": list(range(3000))}), tool="t").handle
+    for tool, args in [("get_in", {"path": "$"}), ("schema", {})]:
+        res = pad.call_tool(tool, {"handle": handle, **args})
+        assert res.error["error"] == f"{tool}_too_large", res.text[:300]
+        short = [s for s in res.error["suggestions"] if len(json.dumps(s)) < 700]
+        assert short and all(pad.call_tool(s["tool"], s["arguments"]).ok for s in short), res.text[:600]
