@@ -337,7 +337,8 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
         check_read_only(query)
     except ToolError as exc:
         if exc.code == "sql_error":  # DuckDB's parser refused it: say so with the relations
-            _raise_query_error(ctx, {"error": "sql_error", "message": exc.message}, [])
+            named = [e.key for e in named_entries(ctx, query)]
+            _raise_query_error(ctx, {"error": "sql_error", "message": exc.message}, named, query)
         raise
     check_no_host_metadata(query)
     entries = named_entries(ctx, query)
@@ -399,7 +400,10 @@ def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str]
     live = [e.key for e in live_entries]
     every, relations = relations_to_show(ctx, named, live_entries)
     read = _relation_read(query, every)  # the relation the query reads (h.items, not h)
-    sugg = [_describe_suggestion(read or (named[0] if named else (live[0] if live else "scratch_notes")))]
+    # DESCRIBE what the query reads; of a query naming none, the one handle there is (of 400, the
+    # first would be a guess the model pays for)
+    about = read or (named[0] if named else (live[0] if len(live) == 1 else None))
+    sugg = [_describe_suggestion(about)] if about else []
     sugg.append(_describe_suggestion())
     if kind == "sql_forbidden":
         message = f"{SANDBOX_RULES} ({message})"
@@ -436,6 +440,10 @@ def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str]
             sugg.insert(0, fixed)
     if kind == "sql_error" and message.startswith("Binder Error: Referenced column"):
         raise ToolError(kind, message, sugg)  # (DuckDB names the columns there are; DESCRIBE lists them)
+    if "does not exist" not in message and (named or kind != "sql_error"):
+        # (out of memory, a timeout, a syntax error in a query over named handles: which
+        # relations there are is not what went wrong, and 400 handles' names cost the model)
+        raise ToolError(kind, message, sugg)
     total = {"relations_total": len(every) + 1} if len(every) + 1 > len(relations) else {}
     raise ToolError(kind, message, sugg, relations=relations, **total)
 
@@ -471,7 +479,13 @@ def error_text(message: str) -> str:
     ("Candidate bindings: …"); never the query echoed back with a caret under it."""
     lines = message.split("\n")
     candidates = next((line.strip() for line in lines[1:] if line.startswith("Candidate bindings:")), "")
-    return f"{lines[0]} {candidates[:200]}".rstrip()
+    first = _SET_ADVICE.sub(" (the sandbox's settings are fixed: make the query simpler)", lines[0])
+    return f"{first} {candidates[:200]}".rstrip()
+
+
+# DuckDB's advice to change a setting ('Use "SET max_expression_depth TO x" to increase ...'):
+# SET is refused here, so the advice is replaced rather than passed on
+_SET_ADVICE = re.compile(r'\s*Use "SET [^"]*" to [^.]*\.?')
 
 
 _MISSING_TABLE = re.compile(r"Table with name (\S+?) does not exist")

@@ -668,3 +668,20 @@ with ScratchStore() as store:
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "interrupted [1]", (done.stdout, done.stderr[-2000:])
+
+
+def test_an_error_not_about_names_lists_no_relations(pad: Scratchpad) -> None:
+    # with 400 handles, an out-of-memory error carried 800 relation names and DESCRIBE of the
+    # first handle (nothing to do with the query): ~450 of its 549 tokens
+    handles = [pad.spill({"items": [{"a": j, "i": i} for j in range(300)]}, tool=f"t{i}").handle for i in range(30)]
+    oom = pad.call_tool("sql", {"query": "SELECT repeat('x', 100000000) AS x FROM range(201)"})
+    assert oom.error["error"] == "sql_out_of_memory" and "relations" not in oom.error
+    assert [s["tool"] for s in oom.error["suggestions"]] == ["scratch_list"]
+    typo = pad.call_tool("sql", {"query": f"SELECT a FROM {handles[3]}.items WHERE"})
+    assert typo.error["error"] == "sql_error" and "relations" not in typo.error
+    assert typo.error["suggestions"][0]["arguments"] == {"query": f"DESCRIBE {handles[3]}.items"}
+    missing = pad.call_tool("sql", {"query": "SELECT * FROM nosuch"})
+    assert len(missing.error["relations"]) == 21 and missing.error["relations_total"] == 61
+    # DuckDB's advice to SET a setting is not passed on: SET is refused here
+    deep = pad.call_tool("sql", {"query": "SELECT " + "(" * 3000 + "1" + ")" * 3000})
+    assert "SET" not in deep.error["message"] and "settings are fixed" in deep.error["message"]
