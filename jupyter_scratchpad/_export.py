@@ -11,6 +11,8 @@ all (written beside it, then renamed).
 from __future__ import annotations
 
 import os
+import secrets
+import shlex
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -101,10 +103,20 @@ def export(
     dest = dest.expanduser()
     if not overwrite and dest.exists():
         raise InvalidArgumentError(f"{dest} exists and is kept: pass overwrite=True (--overwrite) to replace it")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", dir=dest.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
+    folder = dest.parent
+    if not folder.is_dir():  # (it made any missing directories, wherever a typo pointed)
+        said = "is not a directory" if folder.exists() else "does not exist"
+        raise InvalidArgumentError(
+            f"cannot write {dest}: the directory {folder} {said}; create it first "
+            f"(mkdir -p {shlex.quote(str(folder))}) or name a file in a directory that exists"
+        )
+    while True:  # with the umask's permissions, as any file the user writes (mkstemp's were 0600)
+        tmp = folder / f".{dest.name}.{secrets.token_hex(6)}"
+        try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            break
+        except FileExistsError:
+            continue
     rows: int | None = None
     try:
         if suffix == ".json":

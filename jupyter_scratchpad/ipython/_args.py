@@ -22,6 +22,8 @@ __all__ = [
     "AGENT_HELP",
     "HelpShown",
     "ScratchArgumentParser",
+    "UnbalancedQuote",
+    "close_handles",
     "close_match_hint",
     "split_args",
     "split_first",
@@ -42,7 +44,8 @@ def split_args(text: str) -> list[str]:
     current: list[str] = []
     quote: str | None = None
     started = False
-    for ch in text:
+    quoted_at = 0
+    for i, ch in enumerate(text):
         if quote is not None:
             current.append(ch)
             if ch == quote:
@@ -58,12 +61,31 @@ def split_args(text: str) -> list[str]:
         started = True
         current.append(ch)
         if ch in _QUOTES:
-            quote = ch
+            quote, quoted_at = ch, i
     if quote is not None:
-        raise UsageError(f"unbalanced {quote} quote in: {text.strip()}")
+        raise UnbalancedQuote(quote, "".join(current), len(current) - (len(text) - quoted_at))
     if started:
         words.append(_unwrap("".join(current)))
     return words
+
+
+class UnbalancedQuote(UsageError):
+    """A quote in the arguments that is never closed; ``explained(prog)`` says how to quote."""
+
+    def __init__(self, quote: str, rest: str, at: int) -> None:
+        self.quote = quote
+        self.word = rest.split(None, 1)[0] if at > 0 else rest  # (a quote inside a word: that word)
+        self.inside = at > 0
+        super().__init__(self.explained())
+
+    def explained(self, prog: str = "%scratch") -> str:
+        q, word = self.quote, self.word if len(self.word) <= 60 else self.word[:60] + "…"
+        if not self.inside:
+            return f"{prog}: unbalanced {q} quote: close the {q} that opens {word}"
+        other, kind = ('"', "double") if q == "'" else ("'", "single")
+        return (
+            f"{prog}: unbalanced {q} quote in {word}: a word that holds {q} goes in {kind} quotes, {other}{word}{other}"
+        )
 
 
 def _unwrap(word: str) -> str:
@@ -120,7 +142,11 @@ class ScratchArgumentParser(argparse.ArgumentParser):
     def parse(self, text: str) -> argparse.Namespace:
         """Parse ``text``; each ``{{name}}`` in a word is the notebook variable's ``str``."""
         namespace = NAMESPACE.get()
-        words = [expand_word(w, namespace, self.command) for w in split_args(text)]
+        try:
+            typed = split_args(text)
+        except UnbalancedQuote as exc:
+            raise UsageError(exc.explained(self.prog)) from None
+        words = [expand_word(w, namespace, self.command) for w in typed]
         try:
             return self.parse_args(words)
         except UsageError as exc:
@@ -144,6 +170,20 @@ def close_match_hint(word: str, choices: Iterable[str]) -> str:
     if not close:
         return ""
     return f"; did you mean {' or '.join(repr(c) for c in close)}?"
+
+
+def close_handles(word: str, handles: Iterable[str]) -> list[str]:
+    """The live handles ``word`` may be a typo of. A handle is ``<source>_<id>`` (``cell_5_9861a8aa5f48``):
+    its id must be close, not just the ``cell_N_`` shape every handle of a notebook shares (an
+    expired ``cell_14_…`` was offered ``cell_5_…``)."""
+    stem, _, ident = word.rpartition("_")
+    found = []
+    for handle in difflib.get_close_matches(word, list(handles), n=6, cutoff=0.5):
+        their_id = handle.rpartition("_")[2]
+        same_id = bool(ident) and (ident == their_id or difflib.SequenceMatcher(None, ident, their_id).ratio() >= 0.8)
+        if same_id or (not stem and difflib.SequenceMatcher(None, word, their_id).ratio() >= 0.8):
+            found.append(handle)
+    return found[:3]
 
 
 def _quote(value: Any) -> str:

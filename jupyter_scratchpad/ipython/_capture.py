@@ -88,6 +88,7 @@ class _RecordingPublisher(DisplayPublisher):
 
 def _execute(shell: Any, cell: str, number: int) -> Any:
     """Run ``cell`` in the user namespace; the value of a last expression, else None."""
+    __tracebackhide__ = True  # a failing cell's traceback is the user's frames only (IPython hides ours)
     code = shell.transform_cell(cell)
     try:
         filename = shell.compile.cache(code, number, raw_code=cell)
@@ -170,6 +171,7 @@ def _finish(session: ScratchSession, events: list[Event], value: Any, tool: str,
 
 def run_capture(session: ScratchSession, line: str, cell: str) -> Any:
     """The ``%%scratch`` cell magic (capture form)."""
+    __tracebackhide__ = True
     args = PARSER.parse(line)
     if args.name is not None:
         try:

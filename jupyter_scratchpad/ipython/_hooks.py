@@ -312,16 +312,27 @@ class OutputHooks:
             or not self.session.auto_spill
             or self.session.capturing
             or any(a is not None for a in (*args, *kwargs.values()))  # (include=/exclude=: a part of it)
-            or not isinstance(obj, (dict, list, tuple))
         ):
             return original(obj, *args, **kwargs)
         tool = f"cell_{self._cell_number()}_display"
+        if not isinstance(obj, (dict, list, tuple)):
+            return self._display_frame(obj, tool, original(obj, *args, **kwargs))
         try:
             bundle = self.session.spiller.spill_value(obj, tool)
         except Exception:
             log.exception("auto-spill of a displayed value failed")
             bundle = None  # (its formatted text still goes through the publisher's check)
         return (bundle, {}) if bundle is not None else original(obj, *args, **kwargs)
+
+    def _display_frame(self, obj: Any, tool: str, formatted: Any) -> Any:
+        """``display(df)`` of a DataFrame pandas shows whole: stored as its rows (JSON records),
+        as the same frame as a cell's value is (it was stored as its printed table)."""
+        try:
+            bundle = self.session.spiller.frame_bundle(obj, tool, formatted)
+        except Exception:
+            log.exception("auto-spill of a displayed DataFrame failed")
+            bundle = None  # (its formatted text still goes through the publisher's check)
+        return (bundle, {}) if bundle is not None else formatted
 
     def _publish(self, data: Any, metadata: Any = None, *args: Any, **kwargs: Any) -> Any:
         original = self._send_display

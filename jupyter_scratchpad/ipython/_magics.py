@@ -225,6 +225,7 @@ class ScratchMagics(Magics):
           In [5]: df = %scratch df cell_2_5be1c0b7d3e2 items
           In [6]: %scratch budget
         """
+        __tracebackhide__ = True  # a failing %%scratch cell: the user's frames only
         from .commands import run_cell_magic, run_line_magic
 
         session = self.session

@@ -7,6 +7,7 @@ bundle) and skips, without tokenizing, outputs too short to reach any threshold.
 
 from __future__ import annotations
 
+import html
 import logging
 import sys
 from collections.abc import Mapping
@@ -31,6 +32,13 @@ SPILLABLE_MIMES = ("application/json", "text/plain", "text/markdown", "text/html
 # Tokens of a text never exceed its UTF-8 bytes (times the largest provider factor, Claude's 1.1),
 # and a character is at most 4 bytes: below this bound nothing needs tokenizing.
 _MAX_TOKENS_PER_CHAR = 4 * 1.1
+# pandas' own defaults for the display options that decide how much of a frame is shown
+_PANDAS_DISPLAY_DEFAULTS = (
+    ("display.max_rows", 60),
+    ("display.min_rows", 10),
+    ("display.max_columns", 20),
+    ("display.max_colwidth", 50),
+)
 
 
 def _bundle(stub: dict[str, Any], where: str | None) -> dict[str, Any]:
@@ -139,7 +147,7 @@ class OutputSpiller:
             if not too_large or not store_if_large:  # what a read asked for is whole (a person's reads are)
                 if isinstance(result, ToolResult):
                     return None  # (its formatters show ToolResult.shown_text)
-                data, metadata = format_data(result)
+                data, metadata = self._frame_bounded(result, tool, where, format_data) or format_data(result)
                 return _shown_bounded(data, metadata, where)  # ... and its display bounded
             # a part of one (get H PATH) or a note too large to show: stored like any large value
             # (the same bytes as a handle's are that handle), never printed whole
@@ -147,13 +155,46 @@ class OutputSpiller:
             bundle = self.spill_value(result, tool, where)
             return (bundle, {}) if bundle else None
         data, metadata = format_data(result)
-        records = frame_records(result, shown_whole=True) if self._could_spill_any(data, tool) else None
-        if records is not None:  # a DataFrame shown whole: stored as its rows, a table for SQL and df
-            bundle = self.spill_value(records, tool, where)
-            if bundle:
-                return bundle, {}
+        bundle = self.frame_bundle(result, tool, (data, metadata), where)
+        if bundle:
+            return bundle, {}
         bundle = self.spill_bundle(data, tool, where)
         return (bundle, {}) if bundle else (data, metadata)
+
+    def _frame_bounded(self, frame: Any, tool: str, where: str | None, format_data: Any) -> tuple[Any, Any] | None:
+        """A DataFrame (or Series) ``%scratch`` returned, displayed as pandas' defaults bound it
+        (head and tail rows) when the display the options ask for is large enough to spill;
+        None when ``frame`` is not one. With ``display.max_rows = None``, ``%scratch df`` and
+        ``%scratch sql`` sent a 2 MB result to the notebook; the value itself stays whole."""
+        pd = sys.modules.get("pandas")
+        if pd is None or not isinstance(frame, (pd.DataFrame, pd.Series)):
+            return None
+        data, metadata = format_data(frame)
+        text = data.get("text/plain") if isinstance(data, Mapping) else None
+        if not isinstance(text, str) or not self._could_spill_any(data, tool) or not self._too_large(text, tool):
+            return data, metadata
+        with pd.option_context(*(item for pair in _PANDAS_DISPLAY_DEFAULTS for item in pair)):
+            data, metadata = format_data(frame)
+        rows = f"{len(frame):,} rows" + (f" × {frame.shape[1]:,} columns" if frame.ndim == 2 else "")
+        note = (
+            f"[scratchpad] {rows}: shown as pandas' default head and tail, whatever display.max_rows says "
+            f"(all of them would be {len(text):,} characters of text); {where or 'the value returned holds every row'}"
+        )
+        shown = dict(data)
+        if isinstance(shown.get("text/plain"), str):
+            shown["text/plain"] = f"{shown['text/plain']}\n{note}"
+        if isinstance(shown.get("text/html"), str):
+            shown["text/html"] = f"{shown['text/html']}<p><small>{html.escape(note)}</small></p>"
+        return shown, metadata
+
+    def frame_bundle(self, value: Any, tool: str, formatted: Any, where: str | None = None) -> dict[str, Any] | None:
+        """The stub bundle of a DataFrame shown whole (``formatted``: its ``(data, metadata)``)
+        that spills, stored as its rows: a table for SQL and ``%scratch df``; else None."""
+        data = formatted[0] if isinstance(formatted, tuple) and formatted else None
+        if not self._could_spill_any(data, tool):
+            return None
+        records = frame_records(value, shown_whole=True)
+        return None if records is None else self.spill_value(records, tool, where)
 
     def _could_spill_any(self, data: Any, tool: str) -> bool:
         return isinstance(data, Mapping) and any(

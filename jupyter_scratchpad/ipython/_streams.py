@@ -4,7 +4,8 @@ A cell's stream text passes through as it is written until it could reach the sp
 from the write that reaches it on, the text is held back (never sent to the front end). When the
 cell ends the whole stream of the cell (what was shown and what was held) goes to the core, which
 spills it, and one stub is displayed. If the core does not spill it after all (a chunked count
-ran over, or the spill failed), the held text is written out then: nothing is ever lost.
+ran over, or the spill failed), the held text is written out then: nothing is ever lost. A stream
+counts, and is stored, as the front end shows it (``_shown``: a ``\r`` progress bar is its last state).
 
 How a gate is attached: for the duration of a cell, ipykernel's ``OutStream`` (and any stream
 with a writable ``write`` attribute, a terminal's ``TextIOWrapper`` included) gets an
@@ -32,6 +33,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ._render import stub_text
+from ._shown import StreamMeter, visible_text
 
 if TYPE_CHECKING:
     from ._session import ScratchSession
@@ -41,7 +43,6 @@ __all__ = ["StreamGate", "StreamTaps"]
 log = logging.getLogger("jupyter_scratchpad.ipython")
 
 _STREAMS = ("stdout", "stderr")
-_MAX_TOKENS_PER_CHAR = 4 * 1.1  # see _spill: below this bound nothing needs tokenizing
 Writer = Callable[[str], Any]
 QUIET_S = 1.0  # held background output is spilled once its writer has been quiet this long
 BACKGROUND_CHUNK_CHARS = 64 << 20  # ... or whenever this much is held (a thread printing forever)
@@ -57,16 +58,6 @@ def _shell_is_rendering(shell: Any) -> bool:
     )
 
 
-class _Meter:
-    """How far a stream is from the threshold: tokens counted, text not counted yet, bytes."""
-
-    def __init__(self) -> None:
-        self.counted = 0
-        self.uncounted: list[str] = []
-        self.uncounted_chars = 0
-        self.bytes = 0
-
-
 class _Background:
     """What a stream received between cells: passed until it could reach the threshold, then held."""
 
@@ -75,7 +66,7 @@ class _Background:
         self.chunks: list[str] = []
         self.held_from: int | None = None
         self.held_chars = 0
-        self.meter = _Meter()
+        self.meter = StreamMeter()
         self.writer: Writer | None = None
         self.last = 0.0
 
@@ -95,7 +86,7 @@ class StreamGate:
     def _reset(self) -> None:
         self._chunks: list[str] = []
         self._held_from: int | None = None
-        self._meter = _Meter()
+        self._meter = StreamMeter()
         self._writer: Writer | None = None
 
     def begin(self, tool: str) -> None:
@@ -163,26 +154,16 @@ class StreamGate:
             "ended) reached the spill threshold: the rest is stored, its stub follows once it is quiet\n"
         )
 
-    def _reaches(self, meter: _Meter, text: str, tool: str) -> bool:
+    def _reaches(self, meter: StreamMeter, text: str, tool: str) -> bool:
         """Whether the stream ``meter`` measures (this cell's, or the background's), with
-        ``text``, could reach the threshold (counts lazily)."""
+        ``text``, could reach the threshold as the front end shows it (a ``\\r`` progress bar's
+        overwritten states do not count); counts lazily."""
         pad = self.session.pad
         policy = pad.policy
         if not policy.enabled:
             return False
-        if policy.min_bytes is not None:
-            meter.bytes += len(text.encode("utf-8", "surrogatepass"))
-            if meter.bytes >= policy.min_bytes:
-                return True
-        threshold = policy.threshold_for(tool)
-        meter.uncounted.append(text)
-        meter.uncounted_chars += len(text)
-        if meter.counted + meter.uncounted_chars * _MAX_TOKENS_PER_CHAR + 1 < threshold:
-            return False
-        tokens, _exact = pad.tokenizer.count_upto("".join(meter.uncounted), max(1, threshold - meter.counted))
-        meter.counted += tokens
-        meter.uncounted, meter.uncounted_chars = [], 0
-        return meter.counted >= threshold
+        meter.feed(text)
+        return meter.reaches(policy, policy.threshold_for(tool), pad.tokenizer)
 
     # -- between cells -----------------------------------------------------------------------
 
@@ -224,7 +205,7 @@ class StreamGate:
             return
         held = "".join(bg.chunks[bg.held_from :])
         try:
-            result = self.session.pad.intercept("".join(bg.chunks), tool=bg.tool, result_class="query")
+            result = self.session.pad.intercept(visible_text("".join(bg.chunks)), tool=bg.tool, result_class="query")
         except Exception:  # (intercept never raises; a closed store is no reason to print the flood)
             log.exception("spilling background output failed")
             bg.writer(f"[scratchpad] {len(held):,} characters of background output were withheld\n")
@@ -246,7 +227,8 @@ class StreamGate:
         if held_from is None or writer is None or tool is None:
             return
         held = "".join(chunks[held_from:])
-        result = self.session.pad.intercept("".join(chunks), tool=tool, result_class="query")  # never raises
+        # what is stored is what the front end would have shown (a progress bar: its latest state)
+        result = self.session.pad.intercept(visible_text("".join(chunks)), tool=tool, result_class="query")
         if result.spilled and result.stub is not None:
             self.session.publish_stub(result.stub)
             return

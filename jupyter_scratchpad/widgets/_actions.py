@@ -277,15 +277,7 @@ def sql(pad: Scratchpad, handle: str | None, args: dict[str, Any], as_agent: boo
         try:
             frame = pad.sql_df(query, size)
         except ScratchpadError as exc:
-            relations = getattr(exc, "relations", None) or []
-            where = f" (relations: {', '.join(relations)})" if relations else ""
-            raise ActionError(
-                {
-                    "error": getattr(exc, "code", "sql_error"),
-                    "message": exc.message + where,
-                    "suggestions": getattr(exc, "suggestions", []),
-                }
-            ) from None
+            raise ActionError(_sql_error(exc)) from None
         total, offset = None, 0
     rows = [[_plain(v) for v in row] for row in frame.itertuples(index=False, name=None)]
     if total is None:
@@ -298,10 +290,32 @@ def sql(pad: Scratchpad, handle: str | None, args: dict[str, Any], as_agent: boo
     return {**view, "offset": offset, "total": total, "page_size": size}
 
 
+def _sql_error(exc: ScratchpadError) -> dict[str, Any]:
+    """A failed query's error for the page: the relations named once (the core's message may
+    list them already), each suggestion once (the query over the relation meant and "list the
+    columns" were the same DESCRIBE)."""
+    relations = getattr(exc, "relations", None) or []
+    message = exc.message
+    if relations and "(relations: " not in message:
+        message += f" (relations: {', '.join(relations)})"
+    suggestions: list[Any] = []
+    for s in getattr(exc, "suggestions", None) or []:
+        same = [t for t in suggestions if isinstance(t, dict) and isinstance(s, dict)]
+        if not any(t.get("tool") == s.get("tool") and t.get("arguments") == s.get("arguments") for t in same):
+            suggestions.append(s)
+    return {"error": getattr(exc, "code", "sql_error"), "message": message, "suggestions": suggestions}
+
+
+def _relation_sql(name: str) -> str:
+    """A relation as the explorer lists it (``h``, ``h.items``) in SQL: each dotted part quoted
+    (``"h"."items"``; quoted whole, ``"h.items"`` named no relation)."""
+    return ".".join('"' + part.replace('"', '""') + '"' for part in name.split("."))
+
+
 def describe(pad: Scratchpad, handle: str | None, args: dict[str, Any], as_agent: bool) -> dict[str, Any]:
     name = str(args.get("relation") or "")
-    quoted = '"' + name.replace('"', '""') + '"'
-    return {**sql(pad, handle, {"query": f"DESCRIBE {quoted}", "page_size": MAX_PAGE_ROWS}, as_agent), "relation": name}
+    query = f"DESCRIBE {_relation_sql(name)}"
+    return {**sql(pad, handle, {"query": query, "page_size": MAX_PAGE_ROWS}, as_agent), "relation": name}
 
 
 Action = Callable[[Scratchpad, Any, dict[str, Any], bool], dict[str, Any]]

@@ -12,6 +12,7 @@ from IPython.core.displaypub import CapturingDisplayPublisher
 from ipython_helpers import pods
 
 from jupyter_scratchpad.ipython import STUB_MIME, ScratchSession, get_session
+from jupyter_scratchpad.ipython._shown import StreamMeter, visible_text
 
 BIG_LOG = "".join(f"2026-12-02T10:00:{i % 60:02d} worker-{i % 9} processed batch {i}\n" for i in range(4000))
 
@@ -287,6 +288,46 @@ def test_stderr_is_gated_too(ip: Any, session: ScratchSession, capsys: pytest.Ca
     assert captured.err == "" and captured.out.startswith("small\n[scratchpad]")
 
 
+# A text progress bar (tqdm on stderr): one line rewritten after each \\r; 3,001 states, 80 KB.
+BAR = ("import sys\nfor i in range(3001):\n"
+       "    sys.stderr.write(f'\\r{i * 100 // 3000:3d}%|{\"#\" * (i // 300):<10}| {i}/3000')\n")
+BAR_SHOWN = "100%|##########| 3000/3000"
+
+
+def test_a_progress_bar_never_spills(ip: Any, session: ScratchSession, capsys: pytest.CaptureFixture[str]) -> None:
+    # every \r update counted toward the threshold, though the front end shows only the line's last
+    # state: a bar that ran 15 s was frozen and spilled, its stub showing the 0 % state
+    ip.run_cell(BAR + "sys.stderr.write('\\n')")
+    assert session.pad.entries() == []
+    err = capsys.readouterr().err
+    assert len(err) > 60_000 and err.endswith(f"\r{BAR_SHOWN}\n")  # passed through as written
+
+
+def test_a_spilled_stream_stores_what_the_front_end_shows(ip: Any, session: ScratchSession,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    ip.user_ns["log"] = BIG_LOG
+    ip.run_cell(BAR + "sys.stderr.write('\\n' + log)")
+    [handle] = handles(session)
+    assert session.pad.get(handle) == f"{BAR_SHOWN}\n{BIG_LOG}"  # the bar's latest state, every line
+    preview = str(session.pad.stub(handle))
+    assert BAR_SHOWN in preview and "| 0/3000" not in preview
+
+
+@pytest.mark.parametrize(("written", "shown"), [
+    ("plain\ntext\n", "plain\ntext\n"),
+    ("abcdef\rxy", "xycdef"),  # overwritten from the line's start, the rest stays (as JupyterLab shows it)
+    ("a\r\nb\r\n", "a\nb\n"),  # \r\n is a newline
+    ("0%\r50%\r100%\ndone\r", "100%\ndone"),
+    ("\r\r", ""),
+])
+def test_visible_text_is_what_the_front_end_shows(written: str, shown: str) -> None:
+    assert visible_text(written) == shown
+    meter = StreamMeter()
+    for ch in written:  # written a character at a time: the meter follows the same line
+        meter.feed(ch)
+    assert "".join(meter.uncounted) + meter.line.text() == shown
+
+
 def test_small_streams_pass_unchanged_and_in_order(ip: Any, session: ScratchSession,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     ip.run_cell("for i in range(200):\n    print(i, end=' ')")
@@ -400,15 +441,43 @@ def test_a_persons_whole_read_is_displayed_bounded(ip: Any, session: ScratchSess
     capsys.readouterr()
     ip.run_cell("import pandas as pd\npd.set_option('display.max_rows', None)")
     try:
-        ip.run_cell(f"df = %scratch df {handle} items\ndf")
-        shown = capsys.readouterr().out
-        assert len(shown) < 1_100_000 and "characters not shown here" in shown and "Out[" in shown
-        assert "pod-0" in shown and "pod-59999" in shown and len(ip.user_ns["df"]) == 60_000
+        for command in (f"%scratch df {handle} items", f"%scratch sql SELECT * FROM {handle}.items"):
+            # a DataFrame %scratch returns: shown as pandas' defaults bound it (it sent 2 MB), the
+            # value whole; bounded like any output, whatever display.max_rows says
+            ip.run_cell(f"df = {command}\ndf")
+            shown = capsys.readouterr().out
+            assert len(shown) < 5_000 and "pandas' default head and tail" in shown and "Out[" in shown, command
+            assert "pod-0" in shown and "pod-59999" in shown and len(ip.user_ns["df"]) == 60_000
+        ip.run_cell(f"%scratch df {handle} items")
+        bundle = ip.displayhook.compute_format_data(ip.user_ns["_"])[0]
+        assert len(bundle["text/html"]) < 10_000 and "pod-59999" in bundle["text/html"]
+        capsys.readouterr()
+        ip.run_cell("pd.set_option('display.max_rows', 100)\nsmall = %scratch sql SELECT 1 AS one\nsmall")
+        assert "default head and tail" not in capsys.readouterr().out  # a small result: as the options say
         ip.run_cell(f"rows = %scratch iter {handle} items --fields name,phase --limit 60000\nrows")
         shown = capsys.readouterr().out
         assert len(shown) < 1_100_000 and "characters not shown here" in shown and len(ip.user_ns["rows"]) == 60_000
     finally:
         ip.run_cell("pd.reset_option('display.max_rows')")
+
+
+def test_a_displayed_dataframe_spills_as_its_rows(recorded: tuple[Any, list[dict[str, Any]]]) -> None:
+    # display(df) of a frame pandas shows whole was stored as its printed table (text/plain),
+    # while the same frame as the cell's value was stored as JSON records
+    shell, outputs = recorded
+    shell.run_cell("import pandas as pd\npd.set_option('display.max_rows', None)")
+    try:
+        shell.run_cell("frame = pd.DataFrame({'a': range(10_000), 'b': ['x'] * 10_000})\ndisplay(frame)")
+        [output] = outputs
+        stub = output["data"][STUB_MIME]
+        assert stub["format"] == "json" and stub["source_tool"] == "cell_2_display"
+        pad = get_session(shell).pad
+        assert pad.get(stub["handle"])[9_999] == {"a": 9_999, "b": "x"}
+        assert pad.dataframe(stub["handle"]).equals(shell.user_ns["frame"])
+    finally:
+        shell.run_cell("pd.reset_option('display.max_rows')")
+    shell.run_cell("display(frame)")  # displayed cut to a few rows by pandas: nothing to spill
+    assert STUB_MIME not in outputs[1]["data"] and "[10000 rows x 2 columns]" in outputs[1]["data"]["text/plain"]
 
 
 def test_a_dataframe_shown_whole_spills_as_its_rows(ip: Any, session: ScratchSession,

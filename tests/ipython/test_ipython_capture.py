@@ -94,3 +94,13 @@ def test_the_same_name_again_replaces_the_entry(ip: Any, session: ScratchSession
     ip.run_cell("%%scratch --name again --force\n'first'")
     ip.run_cell("%%scratch --name again --force\n'second'")
     assert session.pad.get("again") == "second" and len(session.pad.entries()) == 1
+
+
+def test_a_failing_cell_shows_the_users_traceback_only(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    # four frames of the package's own code came before the user's
+    with pytest.raises(ZeroDivisionError):
+        ip.run_cell("%%scratch\nprint('x')\n1 / 0")
+    shown = capsys.readouterr().out
+    assert "ZeroDivisionError" in shown and "1 / 0" in shown, shown
+    for ours in ("jupyter_scratchpad", "_capture.py", "_magics.py", "run_capture", "_execute("):
+        assert ours not in shown, shown

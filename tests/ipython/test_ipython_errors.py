@@ -44,9 +44,33 @@ def test_bad_usage(ip: Any, code: str, expected: str) -> None:
         assert "goes after --" not in said
 
 
+def test_an_unbalanced_quote_names_the_command_and_how_to_quote(ip: Any, spilled: str) -> None:
+    # "UsageError: unbalanced ' quote in: {{H}} don't --max 1 -C 0": no command, the {{H}} as typed,
+    # nothing on how to quote
+    ip.user_ns["H"] = spilled
+    said = usage_error(ip, "%scratch grep {{H}} don't --max 1 -C 0")
+    assert said.startswith("%scratch grep: unbalanced ' quote in don't") and "\"don't\"" in said, said
+    assert "{{H}}" not in said and "--max" not in said, said
+    ip.run_cell('%scratch grep {{H}} "don\'t" --max 1 -C 0')  # quoted as it says: runs
+    said = usage_error(ip, '%scratch head {{H}} -n "5')
+    assert said.startswith('%scratch head: unbalanced " quote: close the " that opens "5'), said
+
+
 def test_a_tools_refusal_names_the_command_once(ip: Any, spilled: str) -> None:
     said = usage_error(ip, f"%scratch grep {spilled} pod --max 1000000")
     assert said.startswith("%scratch grep: 'max_matches' must be") and "grep: grep:" not in said, said
+
+
+def test_an_unknown_handle_is_not_matched_by_the_cell_n_shape_alone(ip: Any, spilled: str) -> None:
+    # an expired cell_14_… was offered "did you mean cell_5_…": only the cell_N_ shape was alike
+    stem = spilled.rpartition("_")[0]
+    other = f"{stem}4_d867ec0de1f3"
+    for code in (f"%scratch head {other} -n 2", f"%scratch show {other}", f"%scratch grep {other} x"):
+        said = usage_error(ip, code)
+        assert "no live handle" in said and "%scratch list" in said, said
+        assert "did you mean" not in said and spilled not in said, said
+    said = usage_error(ip, f"%scratch head {stem}4_{spilled.rpartition('_')[2]}")  # the id it had: that one
+    assert f"did you mean {spilled}" in said and f"%scratch head {spilled}" in said, said
 
 
 def test_unknown_handle_names_the_close_match(ip: Any, spilled: str) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from typing import Any
 
 import pandas as pd
@@ -243,6 +245,31 @@ def test_export_writes_the_file_the_help_promises(ip: Any, records: str, session
     assert duckdb.sql(f"SELECT count(*) FROM read_parquet('{out}')").fetchall() == [(ROWS,)]
     done = session.pad.export(records, tmp_path / "rows.jsonl")  # the method the help names
     assert done["format"] == "jsonl" and done["rows"] == ROWS and done["bytes"] == (tmp_path / "rows.jsonl").stat().st_size
+
+
+def test_export_to_a_missing_directory_says_so(ip: Any, records: str, tmp_path: Any) -> None:
+    # it made every missing directory (mkdir -p), wherever a typo pointed
+    missing = tmp_path / "no_such_dir"
+    with pytest.raises(UsageError) as info:
+        ip.run_cell(f"%scratch export {records} --to jsonl -o {missing / 'x.jsonl'}")
+    said = str(info.value)
+    assert said.startswith("%scratch export: ") and f"{missing} does not exist" in said and "mkdir -p" in said, said
+    assert not missing.exists()
+    (tmp_path / "a_file").write_text("")
+    with pytest.raises(UsageError, match="a_file is not a directory"):
+        ip.run_cell(f"%scratch export {records} --to csv -o {tmp_path / 'a_file' / 'x.csv'}")
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "json", "csv", "parquet"])
+def test_every_export_gets_the_umasks_permissions(ip: Any, records: str, tmp_path: Any, fmt: str) -> None:
+    # the JSONL (and JSON) file was 0600 (a temporary file's mode), csv and parquet the umask's
+    before = os.umask(0o027)
+    try:
+        ip.run_cell(f"%scratch export {records} --to {fmt} -o {tmp_path / ('out.' + fmt)}")
+    finally:
+        os.umask(before)
+    assert stat.S_IMODE((tmp_path / f"out.{fmt}").stat().st_mode) == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == [f"out.{fmt}"]  # no temporary file left
 
 
 def test_sql_over_a_handle_duckdb_cannot_read_says_so(ip: Any, session: ScratchSession) -> None:

@@ -106,6 +106,28 @@ def test_sql_pages_counts_and_describes(
     assert pad.budget.used == used
 
 
+def test_columns_of_every_relation_the_list_offers(
+    make_explorer: Callable[..., Explorer], pad: Scratchpad, pods_handle: str
+) -> None:
+    # an array relation (h.items) was quoted whole, "h.items": a relation DuckDB does not have
+    explorer = make_explorer(pods_handle)
+    for relation in [r["name"] for r in pad.sql_relations()]:
+        reply = ask(explorer, "describe", relation=relation)
+        assert reply["ok"], reply
+        assert reply["view"]["columns"][:2] == ["column_name", "column_type"] and reply["view"]["rows"], relation
+    columns = ask(explorer, "describe", relation=f"{pods_handle}.items")["view"]
+    assert {"metadata", "spec", "status"} <= {r[0] for r in columns["rows"]}
+
+
+def test_a_failed_query_says_each_thing_once(make_explorer: Callable[..., Explorer], pods_handle: str) -> None:
+    # the relations were listed twice (the core's message and ours) and the DESCRIBE suggested twice
+    explorer = make_explorer(pods_handle)
+    reply = ask(explorer, "sql", query=f'DESCRIBE "{pods_handle}.items"')
+    assert not reply["ok"] and reply["error"]["message"].count("(relations: ") == 1, reply
+    queries = [s["arguments"]["query"] for s in reply["error"]["suggestions"]]
+    assert f"DESCRIBE {pods_handle}.items" in queries and len(queries) == len(set(queries)), queries
+
+
 def test_a_failed_query_names_the_relations_and_a_next_step(
     make_explorer: Callable[..., Explorer], pods_handle: str, events_handle: str
 ) -> None:

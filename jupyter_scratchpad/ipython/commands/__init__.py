@@ -136,6 +136,7 @@ def run_line_magic(session: ScratchSession, line: str) -> Any:
 
 
 def run_cell_magic(session: ScratchSession, line: str, cell: str) -> Any:
+    __tracebackhide__ = True  # the user's cell may fail: its traceback shows none of our frames
     name, rest = split_first(line)
     if not name or name.startswith("-"):
         from .._capture import run_capture

@@ -10,7 +10,7 @@ from IPython.core.error import UsageError
 
 from ...errors import InvalidArgumentError, NotFoundError
 from ...tools import TOOL_NAMES, ToolResult
-from .._args import close_match_hint, for_a_person, suggestion_as_magic
+from .._args import close_handles, for_a_person, suggestion_as_magic
 
 if TYPE_CHECKING:
     from .._session import ScratchSession
@@ -48,6 +48,11 @@ def error_line(command: str, err: dict[str, Any]) -> str:
         message = rest
     parts = [f"%scratch {command}: {message}"]
     close = err.get("close_matches") or []
+    suggestions = err.get("suggestions") or []
+    if err.get("error") == "unknown_handle" and isinstance(err.get("handle"), str):
+        # the core's close matches share no more than the cell_N_ shape: only a close id is one
+        close = close_handles(err["handle"], map(str, close))
+        suggestions = [s for s in suggestions if not _other_handle(s, err["handle"], close)]
     if close:
         parts.append(f"did you mean {' or '.join(map(str, close[:3]))}?")
     keys = err.get("available_keys")
@@ -59,10 +64,17 @@ def error_line(command: str, err: dict[str, Any]) -> str:
         parts.append("relations: " + ", ".join(map(str, relations[:12])) + (" …" if len(relations) > 12 else ""))
     if err.get("array_length") is not None:
         parts.append(f"the array there has {err['array_length']:,} items")
-    tries = [suggestion_as_magic(s) for s in (err.get("suggestions") or [])[:2] if isinstance(s, dict)]
+    tries = list(dict.fromkeys(suggestion_as_magic(s) for s in suggestions if isinstance(s, dict)))[:2]  # each once
     if tries:
         parts.append("try: " + "  or  ".join(tries))
     return "; ".join(parts)
+
+
+def _other_handle(suggestion: Any, handle: str, close: list[str]) -> bool:
+    """A suggestion to run the same call over a handle that is not a close match of ``handle``."""
+    arguments = suggestion.get("arguments") if isinstance(suggestion, dict) else None
+    other = arguments.get("handle") if isinstance(arguments, dict) else None
+    return isinstance(other, str) and other != handle and other not in close
 
 
 def call_tool(
@@ -81,7 +93,8 @@ def _handles(session: ScratchSession) -> list[str]:
 
 
 def unknown_handle(session: ScratchSession, command: str, handle: str) -> UsageError:
-    hint = close_match_hint(handle, _handles(session))
+    close = close_handles(handle, _handles(session))
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     return UsageError(f"%scratch {command}: no live handle {handle!r}{hint} (%scratch list shows them)")
 
 
