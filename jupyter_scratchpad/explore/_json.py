@@ -21,7 +21,7 @@ from ._base import Output, TooLarge, ToolContext, ToolError, call_repr, suggesti
 from ._paths import LazyArray, PathError, PathMiss, Step, format_path, kind_of, parse_path, resolve
 from ._segments import holds_lazy
 from ._shape import MAX_ITEM_KEYS, ItemKeyCounts, field_name, item_key_counts
-from ._text import _positive_int, budget_footer
+from ._text import _positive_int, budget_footer, numbered
 
 __all__ = ["get_in", "item_schema", "iterate_over"]
 
@@ -518,7 +518,7 @@ def get_in(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0, limi
         lo, hi = _window(offset, limit, len(all_lines), 100 if offset and limit is None else None)
         _past_the_end(ctx, entry, canonical, lo, len(all_lines), "lines", 100 if limit is None else int(limit))
         shown = all_lines[lo:hi]
-        text = "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(shown, start=lo + 1))
+        text = numbered(lo + 1, shown)
         summary = f"lines {lo + 1:,}-{lo + len(shown):,} of {len(all_lines):,} of the string at {_show(canonical)}"
         data = {
             "handle": entry.key,

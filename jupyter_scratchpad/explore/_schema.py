@@ -700,5 +700,5 @@ def _text_summary(ctx: ToolContext, entry: Entry, max_depth: int = DEFAULT_DEPTH
         if writer.truncated:
             out.append(f"  … {writer.truncated:,} more nodes: lower max_depth, or item_schema path=$")
     out.append("sample:")
-    out += [f"{n:>6}\t{line}" for n, line in enumerate(sample, start=1)]
+    out += [f"{n}\t{line}" for n, line in enumerate(sample, start=1)]
     return "\n".join(out), info

@@ -23,7 +23,9 @@ MAX_BYTE_WINDOWS = 20
 
 
 def numbered(first_line: int, lines: list[str]) -> str:
-    return "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, start=first_line))
+    """``lines`` as ``<number>\t<line>`` (not right-aligned: the padding cost a quarter of the
+    tokens of a head of pretty-printed JSON and said nothing)."""
+    return "\n".join(f"{n}\t{line}" for n, line in enumerate(lines, start=first_line))
 
 
 SMALL_RESULT_TOKENS = 200  # a result this small gets the short footer (the facts in ≤ ~15 tokens)
@@ -432,7 +434,7 @@ def grep(
         for n, text_line in enumerate(reader.read_lines(lo, hi), start=lo):
             is_match = n in match_lines
             shown = _clip(text_line, columns.get(n))
-            rows.append(f"{'>' if is_match else ' '}{n:>6}\t{shown}")
+            rows.append(f"{'>' if is_match and context else ''}{n}\t{shown}")  # (> marks a match among context)
             shown_lines.append({"line": n, "text": shown, "match": is_match})
             if is_match:
                 matches.append({"line": n, "text": shown})

@@ -110,10 +110,10 @@ def test_rich_visual_outputs_are_never_spilled(ip: Any, session: ScratchSession)
 def test_values_returned_by_scratch_are_not_stored_again(ip: Any, spilled: str, session: ScratchSession,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
-    result = ip.run_cell(f"%scratch head {spilled} -n 700").result
+    result = ip.run_cell(f"%scratch head {spilled} -n 900").result
     assert session.pad.tokenizer.count(result.text) > 5120  # over the spill threshold, but it is what was asked for
     out = capsys.readouterr().out
-    assert "   700\t" in out and handles(session) == [spilled]
+    assert "\n900\t" in out and handles(session) == [spilled]
     whole = ip.run_cell(f"%scratch get {spilled}")
     out = capsys.readouterr().out
     assert whole.result == pods() and f'"{spilled}"' in out and "already in the scratchpad" in out

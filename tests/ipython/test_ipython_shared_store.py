@@ -157,7 +157,7 @@ def test_what_one_kernel_spills_the_other_reads_back(pair: tuple[Kernel, Kernel]
     assert reply["status"] == "ok", reply
     [result] = [m for m in messages if m["msg_type"] == "execute_result"]
     head = result["content"]["data"]["text/plain"]
-    assert head.splitlines()[:3] == [f"     {n + 1}\t{line}" for n, line in enumerate(expected_log().splitlines()[:3])]
+    assert head.splitlines()[:3] == [f"{n + 1}\t{line}" for n, line in enumerate(expected_log().splitlines()[:3])]
     assert f"of {LOG_LINES:,}" in head
     last = k2.run(f"r = %scratch get {handle} rows[{ROWS - 1}]\nprint(json.dumps(r))")
     assert json.loads(last) == expected_data()["rows"][ROWS - 1]

@@ -114,8 +114,8 @@ def test_the_environment_variables_name_the_store(base_env: dict[str, str], pg_u
     head = _run(by_env, "head", text_handle, "2", *ids)
     assert head.returncode == 0, head.stderr
     assert head.stdout.splitlines()[:2] == [
-        "     1\t0 ERROR disk full on node-0",
-        "     2\t1 ERROR disk full on node-1",
+        "1\t0 ERROR disk full on node-0",
+        "2\t1 ERROR disk full on node-1",
     ]
     listing = _run(by_env, "ls", *ids)
     assert sorted(json.loads(line)["handle"] for line in listing.stdout.splitlines()) == sorted([handle, text_handle])
@@ -180,7 +180,7 @@ def test_mcp_serve_reads_what_the_cli_spills_while_it_runs(
             assert rows.structured_content == {"rows": [{"n": 334}]}
             head = await s.call_tool("head", {"handle": during, "lines": 2})
             assert not head.is_error, head.content
-            assert "0 ERROR disk full on node-0\n     2\t1 ERROR disk full on node-1" in head.content[0].text
+            assert "0 ERROR disk full on node-0\n2\t1 ERROR disk full on node-1" in head.content[0].text
             assert "of 8,000" in head.content[0].text
             # (its data as JSON, 57 tokens, is over the 54 of its text: the text alone is sent)
             assert head.structured_content is None

@@ -158,7 +158,7 @@ def test_get_in_pages_long_strings_with_real_line_numbers(pad: Scratchpad) -> No
     h = pad.intercept({"doc": text, "filler": list(range(6000))}, tool="t").handle
     res = pad.call_tool("get_in", {"handle": h, "path": "doc", "offset": 100, "limit": 3})
     assert res.data["lines"] == ["paragraph 101", "paragraph 102", "paragraph 103"]
-    assert res.text.split("\n")[0] == f"{101:>6}\tparagraph 101"
+    assert res.text.split("\n")[0] == "101\tparagraph 101"
     assert "lines 101-103 of 500" in res.text
 
 
