@@ -1082,6 +1082,8 @@ def dispatch(
         output = tool.run(ctx, **args)
         if not is_utf8_text(output.text):  # (a document's "\ud800" shown as it wrote it)
             output = Output(sendable(output.text), sendable_value(output.data), output.footer, output.meta)
+        if prefix:  # the calls our text suggests name our tools as they were published (sp_get_in)
+            output = _prefixed_calls(output, prefix, args.get("handle"))
         # a person's page (the CLI's --max-tokens): the tools refuse early what they can estimate;
         # what they could not (lines of unknown length, rows, a long string) is measured once
         # built, and refused alike rather than printed (count_upto is exact only when it fits)
@@ -1156,6 +1158,28 @@ def dispatch(
             },
             billed,
         )
+
+
+def _prefixed_calls(output: Output, prefix: str, handle: Any) -> Output:
+    """``output`` with each call it suggests on ``handle`` (``get_in(handle="h", ...)``, in its
+    ``next:`` line, a heading's or a cut cell's pointer) naming the tool with ``prefix``, in the
+    text and in the data's strings. Only a call on the handle this call read is rewritten: the
+    document's own text (a log that says ``grep(``) is shown as stored."""
+    if not isinstance(handle, str) or f'(handle="{handle}"' not in output.text:
+        return output
+    names = "|".join(sorted(map(re.escape, TOOL_NAMES), key=len, reverse=True))
+    call = re.compile(rf'(?<![\w$.\-])(?:{names})(?=\(handle="{re.escape(handle)}")')
+
+    def fix(value: Any, depth: int = 0) -> Any:
+        if isinstance(value, str):
+            return call.sub(lambda m: prefix + m.group(), value) if "(handle=" in value else value
+        if depth > 20 or not isinstance(value, (dict, list)):
+            return value
+        if isinstance(value, dict):
+            return {k: fix(v, depth + 1) for k, v in value.items()}
+        return [fix(v, depth + 1) for v in value]
+
+    return Output(fix(output.text), fix(output.data), output.footer, output.meta)
 
 
 def _near_calls(pad: Scratchpad, names: list[str], args: dict[str, Any], limit: int) -> list[dict[str, Any]]:

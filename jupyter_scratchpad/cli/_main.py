@@ -173,9 +173,9 @@ def _serve(server: Any, http: tuple[str, int] | None) -> int:
         return 0
 
     async def run() -> None:
-        from mcp.server.stdio import stdio_server
+        from ..mcp._wire import tolerant_stdio_server
 
-        async with stdio_server() as (read, write):
+        async with tolerant_stdio_server() as (read, write):  # (a request the SDK cannot read is answered)
             await server.run(read, write, server.create_initialization_options())
 
     from ..mcp._proxy import UpstreamError, first_raised
@@ -187,8 +187,11 @@ def _serve(server: Any, http: tuple[str, int] | None) -> int:
         if found is None:
             raise
         print(f"jupyter-scratchpad: {found}", file=sys.stderr)
-        return 1
+        return START_FAILED
     return 0
+
+
+START_FAILED = 1  # the exit code of a proxy whose upstream could not start
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
@@ -196,10 +199,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     with _open_store(args) as store:
         pad = _pad(store, args, f"mcp-{uuid.uuid4().hex[:12]}")
-        try:
-            return _serve(build_server(pad, prefix=args.prefix), args.http)
-        finally:
-            _log_usage(pad)
+        return _serve_and_log(pad, build_server(pad, prefix=args.prefix), args.http)
 
 
 def _cmd_proxy(args: argparse.Namespace) -> int:
@@ -222,6 +222,10 @@ def _cmd_proxy(args: argparse.Namespace) -> int:
     if sources != 1:
         raise UsageError("give exactly one upstream: --config servers.toml, --url URL, or -- COMMAND ARGS…")
     if args.config:
+        try:
+            Path(args.config).open("rb").close()  # (else the policy loader said "cannot read policy file")
+        except OSError as exc:
+            raise UsageError(f"cannot read --config {args.config}: {exc.strerror or exc}") from None
         upstreams = upstreams_from_toml(args.config, default_timeout_s=timeout)
         if not args.policy:
             args.policy = args.config  # the same file holds [mcp.servers.<name>.scratchpad]
@@ -231,9 +235,18 @@ def _cmd_proxy(args: argparse.Namespace) -> int:
         upstreams = [Upstream(args.name, command=command[0], args=command[1:], timeout_s=timeout)]
     with _open_store(args) as store:
         pad = _pad(store, args, f"proxy-{uuid.uuid4().hex[:12]}")
-        try:
-            return _serve(build_proxy(pad, upstreams, prefix=args.prefix), args.http)
-        finally:
+        return _serve_and_log(pad, build_proxy(pad, upstreams, prefix=args.prefix), args.http)
+
+
+def _serve_and_log(pad: Any, server: Any, http: tuple[str, int] | None) -> int:
+    """Serve, then log the session's usage; an upstream that could not start is the one line
+    said (a session that never ran has no usage to tell)."""
+    code = None
+    try:
+        code = _serve(server, http)
+        return code
+    finally:
+        if code != START_FAILED:
             _log_usage(pad)
 
 
@@ -282,6 +295,9 @@ def _cmd_tool(args: argparse.Namespace, tool: str, arguments: dict[str, Any]) ->
         return _print_result(args, pad.call_tool(tool, arguments, charge=False, page_tokens=limit or None))
 
 
+SPILL_COUNT_WAIT_S = 120.0  # how long spill waits for its exact token count before it exits
+
+
 def _cmd_spill(args: argparse.Namespace) -> int:
     data = sys.stdin.buffer.read()
     if not data:
@@ -289,20 +305,36 @@ def _cmd_spill(args: argparse.Namespace) -> int:
     with _open_store(args) as store:
         pad = _pad(store, args, "default")
         r = pad.intercept(data, args.tool, force=not args.policy_decides, ttl_s=args.ttl)
-        if args.json:
-            print(
-                json.dumps(
-                    {"spilled": r.spilled, "handle": r.handle, "stub": r.stub, "failure": r.failure}, default=str
-                )
-            )
-        elif r.spilled:
-            print(r.content)
-        else:  # under the policy's threshold: the output itself, as a pipe would pass it
-            sys.stdout.write(r.content if isinstance(r.content, str) else bytes(r.content).decode("utf-8", "replace"))
+        try:
+            _print_spill(args, r)
+        finally:  # (a reader gone, | head -1, still leaves the count in)
+            if r.spilled:
+                _wait_for_count(pad, r.handle)
         if r.failure:
             print(f"jupyter-scratchpad: the spill failed: {r.failure}", file=sys.stderr)
             return 2
         return 0
+
+
+def _print_spill(args: argparse.Namespace, r: Any) -> None:
+    if args.json:
+        print(json.dumps({"spilled": r.spilled, "handle": r.handle, "stub": r.stub, "failure": r.failure}, default=str))
+    elif r.spilled:
+        print(r.content)
+    else:  # under the policy's threshold: the output itself, as a pipe would pass it
+        sys.stdout.write(r.content if isinstance(r.content, str) else bytes(r.content).decode("utf-8", "replace"))
+    sys.stdout.flush()  # (the stub reaches a pipe before the wait for the count)
+
+
+def _wait_for_count(pad: Any, handle: str | None) -> None:
+    """The exact token count is worked out after the stub, in this process: it stays until the
+    count is in (``ls`` and ``show`` then say it, not "≥ 5,120"), ``SPILL_COUNT_WAIT_S`` at most."""
+    if not pad.wait_for_counts(SPILL_COUNT_WAIT_S):
+        print(
+            f"jupyter-scratchpad: the exact token count of {handle} was not in after {SPILL_COUNT_WAIT_S:g} s; "
+            "it stays a lower bound (≥)",
+            file=sys.stderr,
+        )
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
@@ -407,7 +439,16 @@ def _cmd_list(args: argparse.Namespace) -> int:
 def _cmd_usage(args: argparse.Namespace) -> int:
     with _open_store(args, create=False) as store:
         pad = _pad(store, args, "default")
-        print(json.dumps(pad.usage()))
+        # this process spilled nothing: what is kept out of the context is the run's live handles
+        handles = [r for r in store.list_entries(pad.run_id, pad.agent_id) if r["kind"] == "handle"]
+        usage = {
+            **pad.usage(),
+            "tokens_intercepted": sum(r["tokens"] or 0 for r in handles),
+            "tokens_exact": all(r["tokens_exact"] is not False for r in handles),
+            "run_id": pad.run_id,
+            "handles": len(handles),
+        }
+        print(json.dumps(usage))
         return 0
 
 
@@ -607,8 +648,27 @@ def _shortcut(cmd: str, rest: list[str]) -> dict[str, Any]:
     if len(more) > len(names):
         raise UsageError(f"{cmd} takes {' '.join(n.upper() for n in names) or 'only a handle'} after the handle")
     for name, value in zip(names, more, strict=False):
-        args[name] = int(value) if name in _NUMBERS and re.fullmatch(r"-?[0-9]+", value) else value
+        if name in _NUMBERS and not re.fullmatch(r"-?[0-9]+", value.strip()):
+            raise UsageError(f"{cmd}: {name} takes a whole number, not {value[:40]!r}: {_usage_of(cmd)}")
+        args[name] = int(value) if name in _NUMBERS else value
     return args
+
+
+def _usage_of(cmd: str) -> str:
+    """``head HANDLE [LINES]``: how a shortcut is written."""
+    names = _WORDS.get(cmd, [])
+    return f"jupyter-scratchpad {(_SHORTCUTS.get(cmd) or [cmd])[0]} HANDLE " + " ".join(f"[{n.upper()}]" for n in names)
+
+
+_LIST_POINTER = re.compile(r"[;,]? *(?:list what exists|list live handles) with scratch_list")
+
+
+def _in_cli_words(args: argparse.Namespace, message: str) -> str:
+    """A library message as the command line says it: its pointer to the ``scratch_list`` tool
+    becomes the command that lists (``(try: jupyter-scratchpad ls)``), as the other commands say."""
+    if not _LIST_POINTER.search(message):
+        return message
+    return _LIST_POINTER.sub("", message) + f" (try: {_cli_hint(args, {'tool': 'scratch_list', 'arguments': {}})})"
 
 
 _COMMANDS = {
@@ -639,6 +699,11 @@ def main(argv: list[str] | None = None) -> int:
                 arguments = json.loads(args.arguments)
             except ValueError as exc:
                 raise UsageError(f"arguments must be a JSON object: {exc}") from None
+            if not isinstance(arguments, dict):
+                raise UsageError(
+                    f"arguments must be a JSON object, not a {type(arguments).__name__}: "
+                    f"""jupyter-scratchpad call {args.tool[:40]} '{{"handle": "…"}}'"""
+                )
             return _cmd_tool(args, args.tool, arguments)
         cmd = _ALIASES.get(args.cmd, args.cmd)
         return _cmd_tool(args, cmd, _shortcut(cmd, args.rest))
@@ -652,7 +717,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"jupyter-scratchpad: {exc}", file=sys.stderr)
         return 2
     except ScratchpadError as exc:  # a missing handle, a locked store, …: the message says what to do
-        print(f"jupyter-scratchpad: {' '.join(str(exc).split())[:600]}", file=sys.stderr)
+        print(f"jupyter-scratchpad: {_in_cli_words(args, ' '.join(str(exc).split()))[:600]}", file=sys.stderr)
         return 1 if type(exc).__name__ == "NotFoundError" else 2
     except (OSError, ValueError) as exc:
         print(f"jupyter-scratchpad: {' '.join(str(exc).split())[:600]}", file=sys.stderr)

@@ -49,6 +49,7 @@ from ._server import (
     run_usage,
     unknown_tool,
 )
+from ._wire import UNREADABLE_REPLY, use_tolerant_parser
 
 __all__ = ["Upstream", "UpstreamError", "build_proxy", "first_raised", "upstreams_from_toml"]
 
@@ -180,6 +181,7 @@ class _State:
 async def _connect(stack: AsyncExitStack, up: Upstream) -> ClientSession:
     if up.command is not None:
         use_line_aligned_reader()  # (the SDK's own reader is quadratic in a message's size: _lines.py)
+        use_tolerant_parser()  # (a reply it cannot parse fails its call at once, not at the timeout: _wire.py)
         env = {**os.environ, **(up.env or {})}
         params = StdioServerParameters(command=up.command, args=up.args, env=env, cwd=up.cwd)
         read, write = await stack.enter_async_context(stdio_client(params, errlog=_errlog()))
@@ -296,7 +298,9 @@ def restates(structured: Any, texts: list[types.TextContent]) -> bool:
     return False
 
 
-def through_policy(pad: Scratchpad, route: _Route, result: types.CallToolResult) -> types.CallToolResult:
+def through_policy(
+    pad: Scratchpad, route: _Route, result: types.CallToolResult, prefix: str = ""
+) -> types.CallToolResult:
     """One upstream result as the client gets it: unchanged, bounded (an error), or a stub.
 
     The text blocks, embedded resources' texts (the model reads them too) and ``structured_content``
@@ -305,6 +309,7 @@ def through_policy(pad: Scratchpad, route: _Route, result: types.CallToolResult)
     stub. An error result is bounded (``bounded_error``), never spilled. A failed spill fails
     closed: a short pointer, never the flood.
     """
+    result = without_big_meta(result)
     if result.is_error:  # a small error is the upstream's own, unchanged
         return bounded_error(result, pad.policy.error_max_bytes)
     read = [b for b in result.content if _text_of(b) is not None]  # (in their order)
@@ -316,20 +321,79 @@ def through_policy(pad: Scratchpad, route: _Route, result: types.CallToolResult)
         structured = len(dumps_compact(result.structured_content)) if result.structured_content is not None else 0
         if _text_chars(result) + structured <= route.max_inline_chars:
             return result  # the tool asked for results this size whole
-    envelope: dict[str, Any] = {"content": [b.model_dump(mode="json", by_alias=True, exclude_none=True) for b in read]}
+    # what a model reads: a block's _meta is the protocol's (clients do not show it), never measured or stored
+    envelope: dict[str, Any] = {
+        "content": [b.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"meta"}) for b in read]
+    }
     if result.structured_content is not None and not restates(result.structured_content, texts):
         envelope["structuredContent"] = result.structured_content
     out = pad.intercept(envelope, tool=route.upstream_name, server=route.server)
     if not (out.spilled or out.failure is not None):
         return result
-    stub = types.TextContent(type="text", text=str(out.content))
+    stub = types.TextContent(type="text", text=stub_text(out, prefix))
     return result.model_copy(update={"content": [stub, *others], "structured_content": None})
+
+
+def stub_text(out: Any, prefix: str = "") -> str:
+    """The text the client gets for an intercepted result: its stub, whose closing "Next, with
+    this handle: …" line names our tools as they were published (``--prefix sp_``: ``sp_schema``;
+    the bare ``schema`` may be an upstream's own tool)."""
+    text = str(out.content)
+    if not prefix or out.stub is None:
+        return text
+    from ..spill._stub import _next_line
+
+    line = _next_line(out.stub)
+    return text[: -len(line)] + _next_line(out.stub, prefix) if text.endswith("\n" + line) else text
+
+
+META_MAX_BYTES = 16 * 1024  # an upstream's _meta (on the result or a block) larger than this is left out
+META_NOTE_KEY = "jupyter-scratchpad/meta-left-out"
+
+
+def without_big_meta(result: types.CallToolResult) -> types.CallToolResult:
+    """``result`` without any ``_meta`` (its own, or a content block's) over ``META_MAX_BYTES``,
+    said in one short note in the result's ``_meta`` (``META_NOTE_KEY``); else unchanged.
+
+    ``_meta`` is the protocol's, not the model's: it is never measured for the spill policy (a
+    2-byte "ok" with a 500 KB ``_meta`` on its block was spilled as a stub of "≥ 5,120 tokens"),
+    and a huge one is not passed on either."""
+    dropped: list[str] = []
+    content: list[Any] = []
+    for i, block in enumerate(result.content):
+        size = _json_bytes(getattr(block, "meta", None))
+        if size > META_MAX_BYTES:
+            block = block.model_copy(update={"meta": None})
+            dropped.append(f"content block {i + 1}'s, {size:,} bytes")
+        content.append(block)
+    meta = result.meta
+    size = _json_bytes(meta)
+    if size > META_MAX_BYTES:
+        meta = None
+        dropped.append(f"the result's, {size:,} bytes")
+    if not dropped:
+        return result
+    shown = "; ".join(dropped[:5]) + (f"; and {len(dropped) - 5:,} more" if len(dropped) > 5 else "")
+    note = f"the upstream's _meta over {META_MAX_BYTES:,} bytes was left out by the proxy ({shown})"
+    log.info("%s", note)
+    return result.model_copy(update={"content": content, "meta": {**(meta or {}), META_NOTE_KEY: note}})
+
+
+def _json_bytes(value: Any) -> int:
+    if not value:
+        return 0
+    try:
+        return len(dumps_compact(value).encode("utf-8", "surrogatepass"))
+    except (TypeError, ValueError, RecursionError):
+        return META_MAX_BYTES + 1  # (what cannot be written as JSON is not passed on)
 
 
 RESOURCE_TOOL = "resources/read"  # the name a resource read goes through the policy under
 
 
-def resource_through_policy(pad: Scratchpad, server: str, result: types.ReadResourceResult) -> types.ReadResourceResult:
+def resource_through_policy(
+    pad: Scratchpad, server: str, result: types.ReadResourceResult, prefix: str = ""
+) -> types.ReadResourceResult:
     """An upstream resource as the client gets it: each text content through the spill policy
     (``tool="resources/read"``, ``server=<name>``), a large one replaced by its stub (a 5 MB log
     read as a resource reached the client whole, and clients put resources in the model's
@@ -340,7 +404,7 @@ def resource_through_policy(pad: Scratchpad, server: str, result: types.ReadReso
         if isinstance(item, types.TextResourceContents):
             out = pad.intercept(item.text, tool=RESOURCE_TOOL, server=server)
             if out.spilled or out.failure is not None:
-                item = item.model_copy(update={"text": str(out.content), "mime_type": "text/plain"})
+                item = item.model_copy(update={"text": stub_text(out, prefix), "mime_type": "text/plain"})
                 changed = True
         contents.append(item)
     return result.model_copy(update={"contents": contents}) if changed else result
@@ -384,6 +448,12 @@ def bounded_error(result: types.CallToolResult, limit: int) -> types.CallToolRes
 
 def _upstream_failed(route: _Route, exc: BaseException) -> str:
     said = _why(exc)
+    if UNREADABLE_REPLY in said:  # it did answer: with a line no JSON-RPC parser reads (_wire.py)
+        why = said.split(UNREADABLE_REPLY, 1)[1].strip(" ()")
+        return (
+            f"upstream server {route.server!r} answered {route.upstream_name!r}, but its reply is not valid "
+            f"JSON-RPC ({why}), so it could not be read. Retry it or ask for less; the proxy's log has the details"
+        )
     if "closed" in said.lower():  # the SDK's word for a server whose process ended
         return (
             f"upstream server {route.server!r} is gone ({said}): its process ended or closed the connection, "
@@ -494,7 +564,7 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
             return _tool_error(_upstream_failed(route, exc))
         if result is None:
             return _tool_error(_upstream_silent(route, limit))
-        out: types.CallToolResult = await anyio.to_thread.run_sync(lambda: through_policy(pad, route, result))
+        out: types.CallToolResult = await anyio.to_thread.run_sync(lambda: through_policy(pad, route, result, prefix))
         return out
 
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
@@ -525,7 +595,7 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
         except Exception as exc:
             raise _bounded_protocol_error(exc, pad.policy.error_max_bytes) from None
         out: types.ReadResourceResult = await anyio.to_thread.run_sync(
-            lambda: resource_through_policy(pad, server, result)
+            lambda: resource_through_policy(pad, server, result, prefix)
         )
         return out
 

@@ -26,7 +26,7 @@ from ..tools import TOOL_NAMES, ToolResult, tool_specs
 __all__ = ["PAGE_BYTES", "USAGE_TOOL", "build_server", "call_result", "our_tools", "unknown_tool", "usage_of"]
 
 PAGE_BYTES = 64 * 1024
-_URI = re.compile(r"scratchpad://([a-z0-9_]{1,64})(?:\?page=([1-9][0-9]{0,8}))?\Z")
+_URI = re.compile(r"scratchpad://([a-z0-9_]{1,64})(?:\?page=([-+]?[0-9]{1,40}))?\Z")
 
 INSTRUCTIONS = (
     "Large tool outputs are kept out of the context as handles. Explore a handle with schema, then "
@@ -168,6 +168,8 @@ def read_page(pad: Scratchpad, uri: str) -> types.ReadResourceResult:
     if m is None:
         raise bad_uri(f"not a scratchpad resource: {uri[:100]!r} (use scratchpad://<handle>?page=N)")
     handle, page = m.group(1), int(m.group(2) or 1)
+    if page < 1:
+        raise bad_uri(f"page must be ≥ 1, not {page} (pages are numbered from 1: scratchpad://{handle}?page=1)")
     entry = pad.store.get_entry(pad.scope, "handle", handle)
     if entry is None:
         raise bad_uri(f"no live handle {handle!r} (expired, deleted, or never spilled here)")
@@ -175,7 +177,10 @@ def read_page(pad: Scratchpad, uri: str) -> types.ReadResourceResult:
     size = reader.raw_size
     pages = max(1, -(-size // PAGE_BYTES))
     if page > pages:
-        raise bad_uri(f"{handle} has {pages} page(s) of {PAGE_BYTES // 1024} KiB; page {page} is past the end")
+        raise bad_uri(
+            f"page {page} is past the end ({pages} page{'s' if pages != 1 else ''} of {PAGE_BYTES // 1024} KiB "
+            f"in {handle}: scratchpad://{handle}?page={pages} is the last)"
+        )
     start, end = _char_start(reader, (page - 1) * PAGE_BYTES, size), _char_start(reader, page * PAGE_BYTES, size)
     text = reader.read_raw(start, end).decode("utf-8", errors="replace")
     note = ""

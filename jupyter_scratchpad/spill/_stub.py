@@ -296,22 +296,27 @@ def _tokens_text(stub: dict[str, Any]) -> str:
     return f"{tokens:,} tokens{est}" if stub.get("tokens_exact", True) else f"≥ {tokens:,} tokens{est}"
 
 
-def _next_line(stub: dict[str, Any]) -> str:
-    """The next calls, in one line; the handle is named once (the header), SQL's relation once."""
-    h = stub["handle"]
+def _next_line(stub: dict[str, Any], prefix: str = "") -> str:
+    """The next calls, in one line; the handle is named once (the header), SQL's relation once.
+    ``prefix``: the tools were published with it (``sp_schema``), so the line names them so."""
+    h, x = stub["handle"], prefix
     if stub["format"] in ("json", "jsonl"):
         path = _array_hint(stub)
         rel = str((stub.get("relations") or [{}])[-1].get("name") or h)
-        steps = f'item_schema path="{path}" → iterate_over / get_in' if path else "item_schema / get_in"
+        steps = f"{x}item_schema / {x}get_in"
+        if path:
+            steps = f'{x}item_schema path="{path}" → {x}iterate_over / {x}get_in'
         inside = [e for e in stub.get("embedded") or [] if e.get("format") == "json"]
         if inside:  # the payload is inside a string: go through it
             p = inside[0]["path"]
             return (
-                f'Next, with this handle: schema path="{p}" (a JSON document inside a string) → item_schema / '
-                f"get_in through it ({p}.…); grep path=…; sql over {rel}."
+                f'Next, with this handle: {x}schema path="{p}" (a JSON document inside a string) → {x}item_schema / '
+                f"{x}get_in through it ({p}.…); {x}grep path=…; {x}sql over {rel}."
             )
-        return f"Next, with this handle: schema → {steps}; grep; sql over {rel}."
-    return f"Next, with this handle: grep pattern=…; slice start=… end=…; tail; sql over {h}(line_no, line)."
+        return f"Next, with this handle: {x}schema → {steps}; {x}grep; {x}sql over {rel}."
+    return (
+        f"Next, with this handle: {x}grep pattern=…; {x}slice start=… end=…; {x}tail; {x}sql over {h}(line_no, line)."
+    )
 
 
 def render_stub_text(stub: dict[str, Any], count: Callable[[str], int] | None = None) -> str:

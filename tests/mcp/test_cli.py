@@ -137,7 +137,7 @@ def test_a_closed_pipe_and_bad_numbers(spilled: tuple[dict[str, str], str]) -> N
     negative = _run(env, "head", h, "5", "--max-tokens", "-5")  # was taken: "over the page of -5 tokens"
     assert negative.returncode == 2 and "0 or more" in negative.stderr
     superscript = _run(env, "head", h, "²")  # was: invalid literal for int()
-    assert superscript.returncode == 1 and "invalid literal" not in superscript.stderr and "lines" in superscript.stderr
+    assert superscript.returncode == 2 and "invalid literal" not in superscript.stderr and "lines" in superscript.stderr
 
 
 def test_notes_rm_and_sweep(spilled: tuple[dict[str, str], str]) -> None:

@@ -1,0 +1,66 @@
+"""A stdio MCP server written by hand (no SDK), whose replies are raw JSON-RPC lines: what other
+servers really send and the SDK's parser refuses. Run as ``python raw_server.py`` (stdio).
+
+- ``lone_surrogate``: a text ending in ``"\\ud83d"`` (JavaScript's JSON.stringify of a cut emoji);
+- ``deep_reply``: a reply whose structured content is nested 100,000 deep (no parser reads it),
+  with its ``id`` last, as the TypeScript SDK writes it;
+- ``small``: "just this";
+- ``tiny_big_meta``: "ok", whose text block carries a 500 KB ``_meta``;
+- ``big_json``: 6,000 items of JSON text (spilled by the proxy).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+BIG = json.dumps({"items": [{"id": i, "name": f"n{i}", "phase": "ok" if i % 5 else "bad"} for i in range(6000)]})
+TOOLS = ["lone_surrogate", "deep_reply", "small", "tiny_big_meta", "big_json"]
+
+
+def out(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def text_result(mid: object, text_json: str, block_extra: str = "") -> str:
+    block = '{"type":"text","text":' + text_json + block_extra + "}"
+    return '{"jsonrpc":"2.0","id":' + json.dumps(mid) + ',"result":{"content":[' + block + "]}}"
+
+
+def answer(mid: object, name: str) -> str:
+    if name == "lone_surrogate":
+        return text_result(mid, '"emoji cut: \\ud83d"')
+    if name == "deep_reply":
+        deep = "[" * 100_000 + "]" * 100_000
+        return (
+            '{"result":{"content":[],"structuredContent":{"v":'
+            + deep
+            + '}},"jsonrpc":"2.0","id":'
+            + json.dumps(mid)
+            + "}"
+        )
+    if name == "tiny_big_meta":
+        return text_result(mid, '"ok"', ',"_meta":' + json.dumps({"debug": "m" * 500_000}))
+    if name == "big_json":
+        return text_result(mid, json.dumps(BIG))
+    return text_result(mid, '"just this"')
+
+
+for line in sys.stdin:
+    msg = json.loads(line)
+    mid, method = msg.get("id"), msg.get("method")
+    if method == "initialize":
+        init = {
+            "protocolVersion": msg["params"]["protocolVersion"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "raw", "version": "1"},
+        }
+        out(json.dumps({"jsonrpc": "2.0", "id": mid, "result": init}))
+    elif method == "tools/list":
+        tools = [{"name": n, "inputSchema": {"type": "object"}} for n in TOOLS]
+        out(json.dumps({"jsonrpc": "2.0", "id": mid, "result": {"tools": tools}}))
+    elif method == "tools/call":
+        out(answer(mid, msg["params"]["name"]))
+    elif mid is not None:
+        out(json.dumps({"jsonrpc": "2.0", "id": mid, "result": {}}))

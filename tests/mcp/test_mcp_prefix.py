@@ -1,0 +1,86 @@
+"""``--prefix``: every suggestion names our tools as they were published, in the text a model reads
+too (the stub's "Next" line, a schema's ``next:`` line, a long outline's pointer), so following
+one reaches our tool, not an upstream's own ``schema`` or an unknown ``item_schema``. Real
+processes, official client."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+from conftest import cli
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from jupyter_scratchpad import ScratchStore
+
+RAW = Path(__file__).parent / "servers" / "raw_server.py"
+OURS = ("schema", "item_schema", "iterate_over", "get_in", "grep", "head", "tail", "slice", "sql")
+
+
+def _bare_names(line: str, prefix: str) -> list[str]:
+    """Our tool names in ``line`` without ``prefix`` (outside quoted values)."""
+    unquoted = re.sub(r'"[^"]*"', '""', line)
+    return [w for w in re.findall(r"(?<![\w$.])[a-z_]+(?![\w])", unquoted) if w in OURS]
+
+
+def _first_call(line: str) -> tuple[str, dict[str, Any]]:
+    """The first call of a ``next:`` line, as a model would make it."""
+    m = re.search(r'([a-z_]+)\(handle="([a-z0-9_]+)"(?:, path="([^"]*)")?', line)
+    assert m, line
+    args: dict[str, Any] = {"handle": m.group(2)}
+    if m.group(3):
+        args["path"] = m.group(3)
+    return m.group(1), args
+
+
+def test_the_proxys_stub_and_next_lines_name_the_prefixed_tools(tmp_path: Path, env: dict[str, str]) -> None:
+    cmd, argv = cli("mcp", "proxy", "--store", str(tmp_path / "store"), "--prefix", "sp_", "--name", "raw", "--",
+                    sys.executable, str(RAW))  # fmt: skip
+
+    async def run() -> None:
+        async with stdio_client(StdioServerParameters(command=cmd, args=argv, env=env)) as (r, w):
+            async with ClientSession(r, w) as s:
+                await s.initialize()
+                stub = (await s.call_tool("big_json", {})).content[0].text  # type: ignore[union-attr]
+                handle = stub.split('handle "')[1].split('"')[0]
+                nxt = stub.splitlines()[-1]
+                assert nxt.startswith("Next, with this handle: sp_schema → sp_item_schema"), nxt
+                assert _bare_names(nxt, "sp_") == [], nxt  # (was: schema → item_schema …; grep; sql)
+                schema = (await s.call_tool("sp_schema", {"handle": handle})).content[0].text  # type: ignore[union-attr]
+                line = next(ln for ln in schema.splitlines() if ln.startswith("next: "))
+                assert _bare_names(line, "sp_") == [], line
+                name, args = _first_call(line)
+                followed = await s.call_tool(name, args)  # as the line says: was unknown_tool 'item_schema'
+                assert name == "sp_item_schema" and not followed.is_error, followed.content[0]
+
+    anyio.run(run)
+
+
+def test_serve_names_the_prefixed_tools_in_its_text_not_in_the_documents(tmp_path: Path, env: dict[str, str]) -> None:
+    outline = "# Title\n" + "\n".join(f"## Section {i}\n- key: value {i}\n" + "text " * 20 for i in range(500))
+    log = "\n".join(f'line {i}: the agent called schema(handle="x") and grep(' for i in range(3000))
+    with ScratchStore(tmp_path / "store") as store:
+        pad = store.scratchpad("r1", "main")
+        md = pad.spill(outline, tool="doc").handle
+        text = pad.spill(log, tool="log").handle
+    cmd, argv = cli("mcp", "serve", "--store", str(tmp_path / "store"), "--run-id", "r1", "--prefix", "sp_")
+
+    async def run() -> None:
+        async with stdio_client(StdioServerParameters(command=cmd, args=argv, env=env)) as (r, w):
+            async with ClientSession(r, w) as s:
+                await s.initialize()
+                res = await s.call_tool("sp_schema", {"handle": md})
+                said = res.content[0].text  # type: ignore[union-attr]
+                more = next(ln for ln in said.splitlines() if "more headings" in ln)
+                assert f'sp_schema(handle="{md}"' in more, more  # (was: schema(handle=…), an unknown tool)
+                nxt = next(ln for ln in said.splitlines() if ln.startswith("next: "))
+                assert nxt.startswith(f'next: sp_slice(handle="{md}"'), nxt
+                head = await s.call_tool("sp_head", {"handle": text, "lines": 2})
+                shown = head.content[0].text  # type: ignore[union-attr]
+                assert 'the agent called schema(handle="x") and grep(' in shown  # the document as stored
+
+    anyio.run(run)

@@ -1,0 +1,97 @@
+"""The proxy in front of a hand-written upstream whose replies the SDK's parser refuses: a lone
+surrogate escape is read (as its escape text), a reply no parser reads fails its call at once
+(not after the timeout, never "did not answer"), and a tiny text with a huge ``_meta`` passes
+as the text it is. Real processes, official client."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from conftest import cli
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from jupyter_scratchpad.mcp._wire import lone_surrogates_escaped, parse_line, top_level_fields
+
+RAW = Path(__file__).parent / "servers" / "raw_server.py"
+
+
+def _proxy(env: dict[str, str], store: Path, *more: str) -> StdioServerParameters:
+    cmd, argv = cli("mcp", "proxy", "--store", str(store), "--run-id", "r", *more, "--name", "raw", "--",
+                    sys.executable, str(RAW))  # fmt: skip
+    return StdioServerParameters(command=cmd, args=argv, env=env)
+
+
+def test_a_lone_surrogate_is_read_and_an_unreadable_reply_fails_at_once(tmp_path: Path, env: dict[str, str]) -> None:
+    params = _proxy(env, tmp_path / "store", "--upstream-timeout", "120")
+
+    async def run(errlog: Any) -> None:
+        async with stdio_client(params, errlog=errlog) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            started = time.monotonic()
+            cut = await s.call_tool("lone_surrogate", {})
+            assert not cut.is_error and cut.content[0].text == "emoji cut: \\ud83d"  # its escape, as sendable writes it
+            deep = await s.call_tool("deep_reply", {})
+            said = deep.content[0].text
+            assert deep.is_error and "not valid JSON-RPC" in said and "recursion limit" in said, said
+            assert "did not answer" not in said
+            assert time.monotonic() - started < 60  # (was: the whole --upstream-timeout, 120 s, each)
+            small = await s.call_tool("small", {})  # the connection is still fine
+            assert small.content[0].text == "just this"
+
+    with (tmp_path / "stderr.txt").open("w+") as errlog:
+        anyio.run(run, errlog)
+        errlog.seek(0)
+        assert "Traceback" not in errlog.read()
+
+
+def test_a_huge_meta_does_not_turn_a_tiny_text_into_a_stub(tmp_path: Path, env: dict[str, str]) -> None:
+    params = _proxy(env, tmp_path / "store")
+
+    async def run() -> None:
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            res = await s.call_tool("tiny_big_meta", {})
+            block = res.content[0]
+            assert isinstance(block, types.TextContent) and block.text == "ok"  # was a stub of "≥ 5,120 tokens"
+            assert block.meta is None  # 500 KB of protocol metadata is not passed on ...
+            assert res.meta is not None and "left out" in res.meta["jupyter-scratchpad/meta-left-out"]  # ... said so
+            usage = await s.call_tool("scratchpad_usage", {})
+            assert usage.structured_content is not None and usage.structured_content["spills"] == 0
+
+    anyio.run(run)
+
+
+@pytest.mark.parametrize(
+    ("line", "text"),
+    [
+        ('"a \\ud83d"', "a \\ud83d"),  # lone high: its escape text
+        ('"\\udc00 b"', "\\udc00 b"),  # lone low
+        ('"\\ud83d\\ude00"', "\U0001f600"),  # a pair is the character
+        ('"\\\\ud83d"', "\\ud83d"),  # an escaped backslash, then text: unchanged
+        ('"\\\\\\ud83d"', "\\\\ud83d"),  # a backslash, then a lone surrogate
+        ('"\\uD83D x \\u00e9"', "\\ud83d x é"),
+    ],
+)
+def test_lone_surrogates_read_as_their_escape_text(line: str, text: str) -> None:
+    import json
+
+    assert json.loads(lone_surrogates_escaped(line)) == text
+
+
+def test_the_id_of_a_line_too_deep_to_parse_is_found() -> None:
+    deep = '{"result":{"v":' + "[" * 50_000 + "]" * 50_000 + '},"jsonrpc":"2.0","id":7}'
+    assert not hasattr(parse_line(deep), "message")  # the SDK's parser refuses it
+    fields = top_level_fields(deep)
+    assert fields["id"] == 7 and fields["jsonrpc"] == "2.0" and "method" not in fields
+    assert top_level_fields('{"id": "a\\"b", "method": "x", "params": {"id": 3}}') == {
+        "id": 'a"b',
+        "method": "x",
+        "params": top_level_fields.__globals__["NOT_SCALAR"],
+    }
