@@ -406,9 +406,22 @@ def _close_build(build: Any, progress: Progress | None) -> None:
 
 
 def _whole_tables(build: Any, rel: dict[str, Any], inferred: dict[str, Any], fresh: list[str]) -> None:
-    """``whole-doc`` from the whole document (or JSONL), then a table per array of records from it."""
-    _, select = _view(build, rel, inferred, fresh)
-    build.execute(f"CREATE TABLE {_DOC} AS {select}")
+    """``whole-doc`` from the whole document (or JSONL), then a table per array of records from it.
+
+    A document that repeats a key (JSON allows it; DuckDB's reader refuses the object, so every
+    query of ``h`` failed) is read from its body instead: written from the parsed document, it
+    holds each key once, with its last value, as the JSON tools read it."""
+    import duckdb
+
+    try:
+        _, select = _view(build, rel, inferred, fresh)
+        build.execute(f"CREATE TABLE {_DOC} AS {select}")
+    except duckdb.Error as exc:
+        if "duplicate key" not in str(exc) or rel["format"] != "json" or rel["raw_path"] == rel["body_path"]:
+            raise
+        inferred.pop(rel["body_id"], None)  # (the columns read from the raw bytes)
+        _, select = _view(build, {**rel, "raw_path": rel["body_path"]}, inferred, fresh)
+        build.execute(f"CREATE TABLE {_DOC} AS {select}")
     _array_tables(build, rel, _DOC)
 
 

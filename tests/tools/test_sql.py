@@ -685,3 +685,15 @@ def test_an_error_not_about_names_lists_no_relations(pad: Scratchpad) -> None:
     # DuckDB's advice to SET a setting is not passed on: SET is refused here
     deep = pad.call_tool("sql", {"query": "SELECT " + "(" * 3000 + "1" + ")" * 3000})
     assert "SET" not in deep.error["message"] and "settings are fixed" in deep.error["message"]
+
+
+def test_a_document_that_repeats_a_key_is_queried_as_the_json_tools_read_it(pad: Scratchpad) -> None:
+    # DuckDB's reader refuses an object with a repeated key: every query of h failed ("JSON
+    # transform error ... has duplicate key"); JSON allows it and the JSON tools take the last value
+    h = pad.spill('{"a": 1, "a": 2, "items": [' + ",".join(f'{{"x": {i}}}' for i in range(300)) + "]}", tool="d").handle
+    assert pad.call_tool("get_in", {"handle": h, "path": "$.a"}).data == 2
+    res = pad.call_tool("sql", {"query": f"SELECT a, len(items) AS n FROM {h}"})
+    assert res.ok and res.data == [{"a": 2, "n": 300}], res.text
+    rows = '[' + ",".join(f'{{"x": 0, "x": {i}}}' for i in range(300)) + "]"
+    h2 = pad.spill(rows, tool="e").handle
+    assert pad.call_tool("sql", {"query": f"SELECT sum(x) AS s FROM {h2}"}).data == [{"s": sum(range(300))}]
