@@ -8,7 +8,7 @@ import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -142,6 +142,33 @@ class _ValueCache:
 VALUE_CACHE = _ValueCache()
 
 
+def close_handles(word: str, handles: Iterable[str]) -> list[str]:
+    """The live handles ``word`` may be a typo of. A handle is ``<source>_<id>``
+    (``cell_5_9861a8aa5f48``): its id must be close, not just the shape every handle of a source
+    shares (an expired ``cell_14_…`` was offered ``cell_5_…``, other data); a source written
+    without its id (``k8s_pods``) matches the handles of that source."""
+    handles = list(handles)
+    found = [h for h in handles if h.startswith(word + "_")][:3]
+    stem, _, ident = word.rpartition("_")
+    for handle in difflib.get_close_matches(word, handles, n=6, cutoff=0.5):
+        their_id = handle.rpartition("_")[2]
+        ratio = difflib.SequenceMatcher(None, ident, their_id).ratio() if ident else 0.0
+        same_id = bool(ident) and (ident == their_id or ratio >= 0.8)
+        if handle not in found and (
+            same_id or (not stem and difflib.SequenceMatcher(None, word, their_id).ratio() >= 0.8)
+        ):
+            found.append(handle)
+    return found[:3]
+
+
+def _ago(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
 @dataclass
 class ToolContext:
     """One tool call: the pad it runs in and the limit its result must fit."""
@@ -187,14 +214,30 @@ class ToolContext:
         try:
             validate_handle(handle)
         except ValueError as exc:
-            raise ToolError("invalid_handle", str(exc), [suggestion("scratch_list", "see the live handles")]) from None
+            # (" h_0a1b…", "H_0A1B…": the handle meant, when that one is live, is offered)
+            meant = handle.strip().lower() if isinstance(handle, str) else ""
+            sugg = [suggestion("scratch_list", "see the live handles")]
+            if meant != handle and meant and self.store.get_entry(self.pad.scope, "handle", meant) is not None:
+                sugg.insert(0, suggestion(self.tool, "the handle without spaces or capitals", handle=meant))
+            raise ToolError("invalid_handle", str(exc), sugg) from None
         assert isinstance(handle, str)
         entry: Entry | None = self.store.get_entry(self.pad.scope, "handle", handle)
         if entry is None:
             live = [e.key for e in self.store.entries(self.pad.scope, "handle")]
-            close = difflib.get_close_matches(handle, live, n=3, cutoff=0.5)
+            close = close_handles(handle, live)
             sugg = [suggestion(self.tool, "did you mean this handle?", handle=c) for c in close]
             sugg.append(suggestion("scratch_list", "see every live handle"))
+            gone = self.store.expired_entry(self.pad.scope, "handle", handle)
+            if gone is not None:
+                ago = max(0.0, self.store.now() - float(gone.expires_at or 0))
+                raise ToolError(
+                    "expired_handle",
+                    f"{handle!r} expired {_ago(ago)} ago (unread for its time to live) and is gone; "
+                    "spill the output again to read it",
+                    sugg,
+                    handle=handle,
+                    close_matches=close,
+                )
             raise ToolError(
                 "unknown_handle",
                 f"no live handle {handle!r} in this run (expired, deleted, or never spilled here)",

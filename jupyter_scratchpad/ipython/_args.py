@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 
 from IPython.core.error import UsageError
 
+from ..explore._base import close_handles
 from ._params import NAMESPACE, expand_word
 
 __all__ = [
@@ -170,20 +171,6 @@ def close_match_hint(word: str, choices: Iterable[str]) -> str:
     if not close:
         return ""
     return f"; did you mean {' or '.join(repr(c) for c in close)}?"
-
-
-def close_handles(word: str, handles: Iterable[str]) -> list[str]:
-    """The live handles ``word`` may be a typo of. A handle is ``<source>_<id>`` (``cell_5_9861a8aa5f48``):
-    its id must be close, not just the ``cell_N_`` shape every handle of a notebook shares (an
-    expired ``cell_14_…`` was offered ``cell_5_…``)."""
-    stem, _, ident = word.rpartition("_")
-    found = []
-    for handle in difflib.get_close_matches(word, list(handles), n=6, cutoff=0.5):
-        their_id = handle.rpartition("_")[2]
-        same_id = bool(ident) and (ident == their_id or difflib.SequenceMatcher(None, ident, their_id).ratio() >= 0.8)
-        if same_id or (not stem and difflib.SequenceMatcher(None, word, their_id).ratio() >= 0.8):
-            found.append(handle)
-    return found[:3]
 
 
 def _quote(value: Any) -> str:

@@ -413,6 +413,12 @@ class ScratchStore:
         row = self.catalog.row(scope, kind, key, self.now())
         return Entry.from_row(row) if row else None
 
+    def expired_entry(self, scope: Scope, kind: str, key: str) -> Entry | None:
+        """The entry ``(kind, key)`` of ``scope`` when it has expired and is not swept yet (to say
+        "expired" rather than "unknown"), else None."""
+        entry = self._row_any_expiry(scope, kind, key)
+        return entry if entry is not None and entry.expires_at is not None and entry.expires_at <= self.now() else None
+
     def require_entry(self, scope: Scope, kind: str, key: str) -> Entry:
         entry = self.get_entry(scope, kind, key)
         if entry is None:

@@ -29,7 +29,8 @@ def test_a_handle_read_a_minute_ago_outlives_its_first_hour(store: ScratchStore,
     assert res.ok, res.text
     clock.advance(3601)  # idle for more than its TTL: gone
     gone = pad.call_tool("head", {"handle": h, "lines": 5})
-    assert not gone.ok and gone.error["error"] == "unknown_handle"
+    assert not gone.ok and gone.error["error"] == "expired_handle", gone.text
+    assert "expired 1 s ago" in gone.error["message"] and "spill the output again" in gone.error["message"]
 
 
 def test_a_refused_or_failed_call_does_not_extend(store: ScratchStore, clock: Any) -> None:
@@ -108,3 +109,21 @@ def test_a_read_that_outlasts_the_expiry_still_slides_it(
     clock.advance(60)
     again = pad.call_tool("head", {"handle": h, "lines": 5})
     assert again.ok, again.text  # slid to an hour after the read
+
+
+def test_a_gone_handle_is_not_offered_other_data_of_the_same_source(store: ScratchStore, clock: Any) -> None:
+    # an expired cell_14_… was offered cell_5_… ("did you mean"): the same source, other data
+    pad = store.scratchpad("r", "a")
+    old = pad.spill(LOG, tool="cell_14", ttl_s=60).handle
+    clock.advance(30)
+    other = pad.spill(LOG + "\nmore", tool="cell_5").handle
+    clock.advance(31)
+    gone = pad.call_tool("head", {"handle": old})
+    assert gone.error["error"] == "expired_handle" and gone.error["close_matches"] == []
+    assert [s["tool"] for s in gone.error["suggestions"]] == ["scratch_list"]
+    # a typo of the id is one, and so is the source without its id, or capitals and spaces
+    typo = pad.call_tool("head", {"handle": other[:-1] + ("0" if other[-1] != "0" else "1")})
+    assert typo.error["close_matches"] == [other]
+    assert pad.call_tool("head", {"handle": "cell_5"}).error["close_matches"] == [other]
+    upper = pad.call_tool("head", {"handle": f" {other.upper()}"})
+    assert upper.error["error"] == "invalid_handle" and upper.error["suggestions"][0]["arguments"]["handle"] == other

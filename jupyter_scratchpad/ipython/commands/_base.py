@@ -49,10 +49,6 @@ def error_line(command: str, err: dict[str, Any]) -> str:
     parts = [f"%scratch {command}: {message}"]
     close = err.get("close_matches") or []
     suggestions = err.get("suggestions") or []
-    if err.get("error") == "unknown_handle" and isinstance(err.get("handle"), str):
-        # the core's close matches share no more than the cell_N_ shape: only a close id is one
-        close = close_handles(err["handle"], map(str, close))
-        suggestions = [s for s in suggestions if not _other_handle(s, err["handle"], close)]
     if close:
         parts.append(f"did you mean {' or '.join(map(str, close[:3]))}?")
     keys = err.get("available_keys")
@@ -68,13 +64,6 @@ def error_line(command: str, err: dict[str, Any]) -> str:
     if tries:
         parts.append("try: " + "  or  ".join(tries))
     return "; ".join(parts)
-
-
-def _other_handle(suggestion: Any, handle: str, close: list[str]) -> bool:
-    """A suggestion to run the same call over a handle that is not a close match of ``handle``."""
-    arguments = suggestion.get("arguments") if isinstance(suggestion, dict) else None
-    other = arguments.get("handle") if isinstance(arguments, dict) else None
-    return isinstance(other, str) and other != handle and other not in close
 
 
 def call_tool(
