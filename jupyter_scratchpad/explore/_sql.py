@@ -420,7 +420,12 @@ def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str]
     elif kind == "sql_loading":
         loading = reply.get("loading") or []
         parts = [
-            f"{x['name']} ({fmt_bytes(int(x['size_bytes']))}, started {float(x['elapsed_s']):.0f} s ago)"
+            f"{x['name']} ({fmt_bytes(int(x['size_bytes']))}, "
+            + (
+                f"waiting {float(x['elapsed_s']):.0f} s behind another handle's load)"
+                if x.get("queued")
+                else f"started {float(x['elapsed_s']):.0f} s ago)"
+            )
             for x in loading
         ]
         message = (

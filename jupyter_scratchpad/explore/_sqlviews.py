@@ -440,7 +440,9 @@ class TablesLoading(Exception):
 
 
 # body id -> (its build, when it was asked for). One thread of the worker builds, one body after
-# another (two loads at once would share 2 cores and the worker's capped address space)
+# another (two loads at once would share 2 cores and the worker's capped address space); a body
+# of at most INLINE_BUILD_BYTES is loaded by the job that needs it, queued behind none
+INLINE_BUILD_BYTES = 4 << 20
 _BUILDS: dict[str, tuple[Future[Path | None], float]] = {}
 _BUILDS_LOCK = threading.Lock()
 _BUILDER: ThreadPoolExecutor | None = None
@@ -559,7 +561,9 @@ def _materialise(
     _failures, retry_at = inferred.get(f"tables_failed:{rel['body_id']}", (0, 0.0))
     if _clock() < retry_at:
         return None
-    if deadline is None:
+    size = Path(rel["raw_path"]).stat().st_size
+    if deadline is None or size <= INLINE_BUILD_BYTES:
+        # (a small body is loaded here and now: queued, it waited behind another agent's 100 MB load)
         return _build_now(rel, inferred, fresh, listeners)
     global _BUILDER
     key = str(rel["body_id"])
@@ -571,8 +575,11 @@ def _materialise(
             running = _BUILDS[key] = (_BUILDER.submit(_build_now, rel, inferred, []), _clock())
     done, _ = wait([running[0]], timeout=max(0.0, deadline - _clock()))
     if not done:
-        size = Path(rel["raw_path"]).stat().st_size
-        raise TablesLoading([{"name": rel["name"], "size_bytes": size, "elapsed_s": _clock() - running[1]}])
+        # (queued: the builder is loading another handle first; said so, not "this one is loading")
+        queued = not running[0].running()
+        raise TablesLoading(
+            [{"name": rel["name"], "size_bytes": size, "elapsed_s": _clock() - running[1], "queued": queued}]
+        )
     with _BUILDS_LOCK:
         if _BUILDS.get(key) is running:
             del _BUILDS[key]

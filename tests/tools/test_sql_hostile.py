@@ -308,3 +308,19 @@ def test_only_the_handles_a_query_names_as_names_are_loaded(pad: Scratchpad, pod
     assert pad.call_tool("sql", {"query": f'SELECT count(*) AS n FROM "{logs}"'}).data == [{"n": 20_000}]
     missing = pad.call_tool("sql", {"query": f"SELECT * FROM t -- {pods_handle}"})
     assert not missing.ok and pods_handle not in missing.error.get("message", "")
+
+
+def test_one_agents_long_load_does_not_hold_up_anothers_small_handle(tmp_path: Path) -> None:
+    # the worker loads tables one body at a time: another agent's query of a fresh 5 KB handle
+    # answered sql_loading ("k8s_… (5.0 KB) is being loaded") for as long as a 16 MB load ran
+    import json
+
+    with ScratchStore(tmp_path / "s", sweep_interval_s=None) as store:
+        mallory = store.scratchpad("run-m", "mallory", tool_timeout_s=1.0)
+        alice = store.scratchpad("run-a", "alice", tool_timeout_s=3.0)
+        wide = mallory.spill("{" + ",".join(f'"k{i}":{i}' for i in range(300_000)) + "}", tool="wide").handle
+        small = alice.spill(json.dumps({"items": [{"a": i} for i in range(300)]}), tool="small").handle
+        first = mallory.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {wide}"})
+        assert first.ok or first.error["error"] == "sql_loading", first.text[:300]
+        res = alice.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {small}.items"})
+        assert res.ok and res.data == [{"n": 300}], res.text[:300]
