@@ -65,6 +65,8 @@ def check_read_only(query: str) -> None:
         return
     if kind != duckdb.StatementType.SELECT:
         name = str(kind).rsplit(".", 1)[-1]
+        if name == "LOAD":  # (DuckDB parses INSTALL as a LOAD statement)
+            name = "INSTALL/LOAD"
         hint = (
             " (a PIVOT whose ON values are not listed creates types first: write PIVOT … ON col IN ('a', 'b'))"
             if name == "MULTI"
@@ -72,7 +74,8 @@ def check_read_only(query: str) -> None:
         )
         raise ToolError(
             "sql_not_read_only",
-            f"this sandbox is read-only: a {name} statement is not allowed{hint}; allowed: {READ_ONLY_FORMS}",
+            f"this sandbox is read-only: {'an' if name[:1] in 'AEIOU' else 'a'} {name} statement is not allowed{hint}; "
+            f"allowed: {READ_ONLY_FORMS}",
             statement_type=name,
         )
 

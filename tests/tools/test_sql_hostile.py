@@ -324,3 +324,10 @@ def test_one_agents_long_load_does_not_hold_up_anothers_small_handle(tmp_path: P
         assert first.ok or first.error["error"] == "sql_loading", first.text[:300]
         res = alice.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {small}.items"})
         assert res.ok and res.data == [{"n": 300}], res.text[:300]
+
+
+def test_a_refused_statement_is_named_as_written(pad: Scratchpad) -> None:
+    # INSTALL was refused as "a LOAD statement" (DuckDB's own type), ATTACH as "a ATTACH"
+    install = pad.call_tool("sql", {"query": "INSTALL httpfs"}).error["message"]
+    attach = pad.call_tool("sql", {"query": "ATTACH 'x.db' AS y"}).error["message"]
+    assert "an INSTALL/LOAD statement" in install and "an ATTACH statement" in attach
