@@ -32,7 +32,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.server import Server
 
 from .. import __version__
-from .._bounded import positive_seconds
+from .._bounded import clip_middle, positive_seconds
 from .._pad import Scratchpad
 from ..spill import bound_error_text
 from ..store._jsontext import dumps_compact, loads
@@ -309,7 +309,7 @@ def through_policy(
     stub. An error result is bounded (``bounded_error``), never spilled. A failed spill fails
     closed: a short pointer, never the flood.
     """
-    result = without_big_meta(result)
+    result = bounded_links(without_big_meta(result))
     if result.is_error:  # a small error is the upstream's own, unchanged
         return bounded_error(result, pad.policy.error_max_bytes)
     read = [b for b in result.content if _text_of(b) is not None]  # (in their order)
@@ -386,6 +386,30 @@ def _json_bytes(value: Any) -> int:
         return len(dumps_compact(value).encode("utf-8", "surrogatepass"))
     except (TypeError, ValueError, RecursionError):
         return META_MAX_BYTES + 1  # (what cannot be written as JSON is not passed on)
+
+
+LINK_TEXT_MAX_BYTES = 1024  # of a resource link's name, title and description, each
+
+
+def bounded_links(result: types.CallToolResult) -> types.CallToolResult:
+    """``result`` with each resource link's words (name, title, description: clients show them
+    to the model) at most ``LINK_TEXT_MAX_BYTES``, head and tail kept and the cut said; its uri,
+    what the link is, unchanged. A 500 KB description passed through whole."""
+    content: list[Any] = []
+    changed = False
+    for block in result.content:
+        if isinstance(block, types.ResourceLink):
+            update = {
+                name: clip_middle(value, LINK_TEXT_MAX_BYTES)
+                for name in ("name", "title", "description")
+                if isinstance(value := getattr(block, name, None), str)
+                and len(value.encode("utf-8", "surrogatepass")) > LINK_TEXT_MAX_BYTES
+            }
+            if update:
+                block = block.model_copy(update=update)
+                changed = True
+        content.append(block)
+    return result.model_copy(update={"content": content}) if changed else result
 
 
 RESOURCE_TOOL = "resources/read"  # the name a resource read goes through the policy under

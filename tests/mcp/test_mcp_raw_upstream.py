@@ -68,6 +68,22 @@ def test_a_huge_meta_does_not_turn_a_tiny_text_into_a_stub(tmp_path: Path, env: 
     anyio.run(run)
 
 
+def test_a_resource_links_words_are_bounded(tmp_path: Path, env: dict[str, str]) -> None:
+    # a resource link passed through whole: its 500 KB description reached the model
+    params = _proxy(env, tmp_path / "store")
+
+    async def run() -> None:
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            res = await s.call_tool("big_link", {})
+            text, link = res.content
+            assert isinstance(text, types.TextContent) and text.text == "see the file"
+            assert isinstance(link, types.ResourceLink) and str(link.uri) == "file:///data/x.log"
+            assert link.name == "x.log" and len(link.description or "") <= 1024 and "cut" in (link.description or "")
+
+    anyio.run(run)
+
+
 @pytest.mark.parametrize(
     ("line", "text"),
     [

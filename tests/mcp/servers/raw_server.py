@@ -6,7 +6,8 @@ servers really send and the SDK's parser refuses. Run as ``python raw_server.py`
   with its ``id`` last, as the TypeScript SDK writes it;
 - ``small``: "just this";
 - ``tiny_big_meta``: "ok", whose text block carries a 500 KB ``_meta``;
-- ``big_json``: 6,000 items of JSON text (spilled by the proxy).
+- ``big_json``: 6,000 items of JSON text (spilled by the proxy);
+- ``big_link``: "see the file" and a resource link whose description is 500 KB.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import json
 import sys
 
 BIG = json.dumps({"items": [{"id": i, "name": f"n{i}", "phase": "ok" if i % 5 else "bad"} for i in range(6000)]})
-TOOLS = ["lone_surrogate", "deep_reply", "small", "tiny_big_meta", "big_json"]
+TOOLS = ["lone_surrogate", "deep_reply", "small", "tiny_big_meta", "big_json", "big_link"]
 
 
 def out(line: str) -> None:
@@ -44,6 +45,9 @@ def answer(mid: object, name: str) -> str:
         return text_result(mid, '"ok"', ',"_meta":' + json.dumps({"debug": "m" * 500_000}))
     if name == "big_json":
         return text_result(mid, json.dumps(BIG))
+    if name == "big_link":
+        link = {"type": "resource_link", "uri": "file:///data/x.log", "name": "x.log", "description": "d" * 500_000}
+        return text_result(mid, '"see the file"').replace("}]}}", "}," + json.dumps(link) + "]}}")
     return text_result(mid, '"just this"')
 
 
