@@ -371,6 +371,14 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
         return Output("(statement ran; it returns no rows)", [], budget_footer("0 rows"))
     truncated = bool(reply["truncated"])
     text = _redact(ctx, _table(columns, rows))
+    if not entries and _lists_tables(query):
+        # (a relation exists for the handles a query names: SHOW TABLES alone shows scratch_notes)
+        live = len(ctx.store.entries(ctx.pad.scope, "handle"))
+        if live:
+            text += (
+                f"\n(and {live:,} handle{'s' if live != 1 else ''}: each is a relation, made when a query "
+                "names it; scratch_list lists them)"
+            )
     more = (
         f" (more rows exist: only the first {len(rows)} are shown; add LIMIT/OFFSET or aggregate)" if truncated else ""
     )
@@ -394,6 +402,12 @@ SANDBOX_RULES = (
     "this is a sandbox: only the relations named by your handles (and scratch_notes) can be read; "
     "no other files, URLs, ATTACH, COPY, extensions or settings."
 )
+
+
+def _lists_tables(query: str) -> bool:
+    """Whether ``query`` asks which tables there are (SHOW [ALL] TABLES, duckdb_tables(), ...)."""
+    names = _names_in(query)
+    return ("show" in names and "tables" in names) or any(n in ("duckdb_tables", "duckdb_columns") for n in names)
 
 
 def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str], query: str = "") -> None:

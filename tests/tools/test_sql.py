@@ -697,3 +697,12 @@ def test_a_document_that_repeats_a_key_is_queried_as_the_json_tools_read_it(pad:
     rows = '[' + ",".join(f'{{"x": 0, "x": {i}}}' for i in range(300)) + "]"
     h2 = pad.spill(rows, tool="e").handle
     assert pad.call_tool("sql", {"query": f"SELECT sum(x) AS s FROM {h2}"}).data == [{"s": sum(range(300))}]
+
+
+def test_show_tables_says_the_handles_are_relations_too(pad: Scratchpad, pods_handle: str) -> None:
+    # SHOW TABLES listed scratch_notes alone: a model concluded there was nothing to query
+    res = pad.call_tool("sql", {"query": "SHOW TABLES"})
+    assert res.ok and res.data == [{"name": "scratch_notes"}]
+    assert "1 handle: each is a relation, made when a query names it; scratch_list lists them" in res.text
+    named = pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {pods_handle}"})
+    assert "scratch_list lists them" not in named.text
