@@ -580,8 +580,26 @@ def _validate(tool: _Tool, args: dict[str, Any]) -> None:
         raise ToolError(
             "invalid_argument",
             f"{tool.name}: '{name}' must be {_kind(tool.properties[name])}, got {type(got).__name__} {short_repr(got)}",
+            _fixed_call(tool, args, name),
             argument=name,
         ) from None
+
+
+def _fixed_call(tool: _Tool, args: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    """The same call with the bad argument left to its default (an optional one), or at its bound
+    (a number out of range): ``head(lines=0)`` got no suggestion at all. (Checked to run, as every
+    suggestion, before it is sent.)"""
+    schema = tool.properties[name]
+    rest = {k: v for k, v in args.items() if k != name}
+    if name not in tool.required:
+        return [suggestion(tool.name, f"'{name}' at its default", **rest)]
+    got = args.get(name)
+    if schema.get("type") == "integer" and isinstance(got, int) and not isinstance(got, bool):
+        for key in ("minimum", "maximum"):
+            bound = schema.get(key)
+            if isinstance(bound, int) and (got < bound if key == "minimum" else got > bound):
+                return [suggestion(tool.name, f"'{name}' at its {key}", **rest, **{name: bound})]
+    return []
 
 
 def _refuse_lone_surrogates(tool: _Tool, args: dict[str, Any]) -> None:

@@ -202,3 +202,18 @@ def test_an_errors_suggestions_fit_what_is_left_once_it_is_charged() -> None:
                     assert ran.ok, (used, name, s, ran.error)
                     offered += 1
         assert offered > 10
+
+
+def test_an_argument_out_of_range_is_offered_the_call_that_runs(pad) -> None:  # type: ignore[no-untyped-def]
+    # head(lines=0), grep(context=-1), slice(start=0): "must be integer >= 1" and no suggestion
+    h = pad.intercept("\n".join(f"line {i} ERROR" for i in range(3000)), tool="log").handle
+    for tool, args in [
+        ("head", {"lines": 0}),
+        ("tail", {"lines": -3}),
+        ("grep", {"pattern": "ERROR", "context": -1}),
+        ("slice", {"start": 0, "end": 5}),
+    ]:
+        res = pad.call_tool(tool, {"handle": h, **args})
+        assert res.error["error"] == "invalid_argument" and res.error["suggestions"], (tool, res.text)
+        for s in res.error["suggestions"]:
+            assert pad.call_tool(s["tool"], s["arguments"]).ok, s
