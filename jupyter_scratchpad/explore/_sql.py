@@ -20,6 +20,7 @@ import datetime as _dt
 import difflib
 import functools
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from .._bounded import redact_paths
@@ -105,10 +106,19 @@ _HARMLESS_CATALOG = frozenset(
 _NAME = re.compile(r'"((?:[^"]|"")*)"|([A-Za-z_][A-Za-z0-9_$]*)')
 
 
+@dataclass(frozen=True)
+class _HostMetadata:
+    refused: frozenset[str]  # names refused wherever they are used as a name
+    settings: frozenset[str]  # what SHOW must not be given
+    # table macros that run SQL on a table named as text (histogram('duckdb_databases', path));
+    # their names are also ordinary functions (the aggregate histogram(x)): refused as a table
+    # function only, found in the query's parse tree
+    text_tables: frozenset[str]
+
+
 @functools.cache
-def _host_metadata() -> tuple[frozenset[str], frozenset[str]]:
-    """(names refused in a query, setting names ``SHOW`` must not be given), read once from an
-    empty DuckDB's own catalog."""
+def _host_metadata() -> _HostMetadata:
+    """What a query must not name, read once from an empty DuckDB's own catalog."""
     import duckdb
 
     with duckdb.connect(":memory:") as conn:
@@ -121,8 +131,62 @@ def _host_metadata() -> tuple[frozenset[str], frozenset[str]]:
             "OR starts_with(function_name, 'pg_')"
         ).fetchall()
         settings = conn.execute("SELECT name FROM duckdb_settings()").fetchall()
-    names = HOST_METADATA | {str(r[0]).lower() for r in views + functions}
-    return frozenset(names - _HARMLESS_CATALOG), frozenset(str(r[0]).lower() for r in settings)
+        macros = conn.execute(
+            "SELECT function_name, function_type, macro_definition FROM duckdb_functions() "
+            "WHERE macro_definition IS NOT NULL"
+        ).fetchall()
+        plain_rows = conn.execute("SELECT function_name FROM duckdb_functions() WHERE macro_definition IS NULL")
+        plain = {str(r[0]).lower() for r in plain_rows.fetchall()}
+    names = (HOST_METADATA | {str(r[0]).lower() for r in views + functions}) - _HARMLESS_CATALOG
+    # a macro that uses one of them is one of them: histogram_values('duckdb_databases', path)
+    # runs query_table() on a table named as text, which no tokenizer sees
+    uses: dict[str, set[str]] = {}
+    tables: set[str] = set()
+    for name, kind, body in macros:
+        uses.setdefault(str(name).lower(), set()).update(re.findall(r"[a-z_][a-z0-9_]*", str(body).lower()))
+        if kind == "table_macro":
+            tables.add(str(name).lower())
+    tainted: set[str] = set()
+    grew = True
+    while grew:
+        # (through a name that is also a plain function, the aggregate histogram(x), nothing spreads)
+        spreads = names | (tainted - plain)
+        more = {n for n, words in uses.items() if n not in tainted and n not in names and words & spreads}
+        tainted |= more
+        grew = bool(more)
+    return _HostMetadata(
+        refused=frozenset((names | (tainted - plain)) - _HARMLESS_CATALOG),
+        settings=frozenset(str(r[0]).lower() for r in settings),
+        text_tables=frozenset(tainted & tables & plain),
+    )
+
+
+def _table_functions_in(query: str) -> list[str] | None:
+    """The table functions ``query`` calls (``FROM f(...)``), from DuckDB's parse tree; None when
+    it cannot say (a statement other than a SELECT)."""
+    import json
+
+    import duckdb
+
+    try:
+        with duckdb.connect(":memory:") as conn:
+            row = conn.execute("SELECT json_serialize_sql(?)", [query]).fetchone()
+        tree = json.loads(row[0]) if row and row[0] else None
+    except (duckdb.Error, ValueError):
+        return None
+    if not isinstance(tree, dict) or tree.get("error"):
+        return None
+    found: list[str] = []
+    stack: list[Any] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if node.get("type") == "TABLE_FUNCTION" and isinstance(node.get("function"), dict):
+                found.append(str(node["function"].get("function_name", "")).lower())
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
 
 
 def _names_in(query: str) -> list[str]:
@@ -147,9 +211,16 @@ def _names_in(query: str) -> list[str]:
 def check_no_host_metadata(query: str) -> None:
     """Refuse a query that names host metadata (as a name, not inside a string or comment): a
     catalog view or function that can show a path or a setting, or ``SHOW`` of a setting."""
-    refused, settings = _host_metadata()
+    meta = _host_metadata()
+    refused, settings = meta.refused, meta.settings
+    names = _names_in(query)
+    if meta.text_tables.intersection(names):
+        called = _table_functions_in(query)
+        # (of a statement the parse tree cannot show, any use of the name is refused)
+        text_tables = meta.text_tables.intersection(called if called is not None else names)
+        refused = refused | text_tables
     after_show = False
-    for name in _names_in(query):
+    for name in names:
         if name in refused or (after_show and name in settings):
             what = (
                 "is a setting"

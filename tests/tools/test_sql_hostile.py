@@ -181,6 +181,9 @@ TEXT_HANDLE_LINES = "\n".join(f"line {i}" for i in range(20_000))
         "SELECT replace(allowed_paths::VARCHAR, '/', '|') AS s FROM (SHOW allowed_paths) -- {h}",
         "SELECT replace(CAST(s AS VARCHAR), '/', '|') FROM (SHOW \"Secret_Directory\") s -- {h}",
         "SELECT replace(pg_get_viewdef(oid), '/', '|') FROM duckdb_views() -- {t}",
+        # table macros that run query_table() on a table named as text: no name to see
+        "SELECT replace(bin::VARCHAR, '/', '|') AS b FROM histogram_values('duckdb_databases', path), {h}",
+        "SELECT replace(bin::VARCHAR, '/', '|') AS b FROM histogram(lower('DUCKDB_SETTINGS'), value), {h}",
     ],
 )
 def test_a_host_path_cannot_be_read_transformed(pad: Scratchpad, pods_handle: str, query: str) -> None:
@@ -331,3 +334,10 @@ def test_a_refused_statement_is_named_as_written(pad: Scratchpad) -> None:
     install = pad.call_tool("sql", {"query": "INSTALL httpfs"}).error["message"]
     attach = pad.call_tool("sql", {"query": "ATTACH 'x.db' AS y"}).error["message"]
     assert "an INSTALL/LOAD statement" in install and "an ATTACH statement" in attach
+
+
+def test_the_histogram_aggregate_still_works(pad: Scratchpad, pods_handle: str) -> None:
+    # the table macro histogram('duckdb_databases', path) is refused; the aggregate of the same
+    # name, and list_histogram, are ordinary functions
+    res = pad.call_tool("sql", {"query": f"SELECT histogram(kind) AS h, list_histogram([1, 1, 2]) AS l FROM {pods_handle}"})
+    assert res.ok, res.text
