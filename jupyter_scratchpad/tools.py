@@ -1101,7 +1101,7 @@ def dispatch(
         if not is_utf8_text(output.text):  # (a document's "\ud800" shown as it wrote it)
             output = Output(sendable(output.text), sendable_value(output.data), output.footer, output.meta)
         if prefix:  # the calls our text suggests name our tools as they were published (sp_get_in)
-            output = _prefixed_calls(output, prefix, args.get("handle"))
+            output = _prefixed_calls(output, prefix, args.get("handle"), tool.name)
         # a person's page (the CLI's --max-tokens): the tools refuse early what they can estimate;
         # what they could not (lines of unknown length, rows, a long string) is measured once
         # built, and refused alike rather than printed (count_upto is exact only when it fits)
@@ -1178,26 +1178,39 @@ def dispatch(
         )
 
 
-def _prefixed_calls(output: Output, prefix: str, handle: Any) -> Output:
+# tools whose text is the document itself (a log line that says grep(handle="h") is shown as stored)
+_DOCUMENT_TEXT = frozenset({"read", "read_handle", "sql", "scratch_read"})
+_NUMBERED_LINE = re.compile(r">?\d+\t")  # a document's line, as the line tools number it
+
+
+def _prefixed_calls(output: Output, prefix: str, handle: Any, tool: str = "") -> Output:
     """``output`` with each call it suggests on ``handle`` (``get_in(handle="h", ...)``, in its
-    ``next:`` line, a heading's or a cut cell's pointer) naming the tool with ``prefix``, in the
-    text and in the data's strings. Only a call on the handle this call read is rewritten: the
-    document's own text (a log that says ``grep(``) is shown as stored."""
-    if not isinstance(handle, str) or f'(handle="{handle}"' not in output.text:
+    ``next:`` line, a heading's or a cut cell's pointer) naming the tool with ``prefix``. Only our
+    own words are rewritten: not a tool's text that is the document (``read``, ``sql``...), not a
+    numbered line of it (head, grep...), and in the data only a cut value's pointer; a document's
+    value written as JSON escapes its quotes, so the pattern never matches inside one."""
+    if not isinstance(handle, str) or tool in _DOCUMENT_TEXT or f'(handle="{handle}"' not in output.text:
         return output
     names = "|".join(sorted(map(re.escape, TOOL_NAMES), key=len, reverse=True))
     call = re.compile(rf'(?<![\w$.\-])(?:{names})(?=\(handle="{re.escape(handle)}")')
 
+    def ours(line: str) -> str:
+        if "(handle=" not in line or _NUMBERED_LINE.match(line):
+            return line
+        return call.sub(lambda m: prefix + m.group(), line)
+
     def fix(value: Any, depth: int = 0) -> Any:
         if isinstance(value, str):
-            return call.sub(lambda m: prefix + m.group(), value) if "(handle=" in value else value
+            # (a cut value's pointer: "<its first characters>… [+N chars: get_in(…)]")
+            return call.sub(lambda m: prefix + m.group(), value) if "… [" in value and "(handle=" in value else value
         if depth > 20 or not isinstance(value, (dict, list)):
             return value
         if isinstance(value, dict):
             return {k: fix(v, depth + 1) for k, v in value.items()}
         return [fix(v, depth + 1) for v in value]
 
-    return Output(fix(output.text), fix(output.data), output.footer, output.meta)
+    text = "\n".join(ours(line) for line in output.text.split("\n"))
+    return Output(text, fix(output.data), output.footer, output.meta)
 
 
 def _near_calls(pad: Scratchpad, names: list[str], args: dict[str, Any], limit: int) -> list[dict[str, Any]]:

@@ -453,8 +453,16 @@ def _lines_fit(ctx: ToolContext, entry: Entry, most: int = 50) -> int:
 
 def _read_window(ctx: ToolContext, entry: Entry) -> str:
     """A read_handle of the output's first bytes that fits the call's limit (what is always
-    readable, whatever the lines or the structure)."""
-    end = min(entry.size_bytes, max(256, int((ctx.limit_tokens - 60) * 0.7 * 2)))  # (2 bytes a token, at worst)
+    readable, whatever the lines or the structure), measured: CJK or hieroglyphs cost about a
+    token a byte, where "2 bytes a token, at worst" offered a window then refused."""
+    room = int((ctx.limit_tokens - 60) * 0.8)
+    end = min(entry.size_bytes, max(256, room * 2))
+    reader = ctx.reader(entry)
+    for _ in range(6):
+        tokens = ctx.pad.tokenizer.count(reader.read_raw(0, end).decode("utf-8", "replace"))
+        if tokens <= room or end <= 256:
+            break
+        end = max(256, int(end * room / tokens * 0.9))
     return call_repr("read_handle", {"handle": entry.key, "start": 0, "end": end})
 
 

@@ -330,14 +330,22 @@ def _iterencode(
     """JSON text of ``value`` in pieces, with an explicit stack (any depth, cycles marked)."""
     item_sep, key_sep = separators
     on_path: set[int] = set()
-    # frame: [iterator, is_dict, id, pretty, first]
+    # frame: [iterator, is_dict, ids on the path, pretty, first, converted]
     stack: list[list[Any]] = []
+    converted = 0  # frames on the stack that _natural made (an array's tolist())
     pending, have = value, True
     while True:
         if have:
             have = False
-            pending = _natural(pending)
-            text = _scalar(pending)
+            # (the original is on the path too: an object array holding itself makes a new list
+            # each time; a tolist() making a new object of its kind forever stops at 64 levels)
+            original = pending
+            if id(original) in on_path:
+                text: str | None = CIRCULAR
+            else:
+                if converted < 64:
+                    pending = _natural(pending)
+                text = _scalar(pending)
             if text is not None:
                 yield text
             elif id(pending) in on_path:
@@ -347,10 +355,13 @@ def _iterencode(
             else:
                 is_dict = isinstance(pending, dict)
                 pretty = indent is not None and (cut_depth is None or len(stack) < cut_depth)
-                on_path.add(id(pending))
+                ids = {id(pending), id(original)}
+                on_path.update(ids)
+                made = pending is not original
+                converted += made
                 yield "{" if is_dict else "["
                 items = iter(pending.items()) if is_dict else iter(pending)
-                stack.append([items, is_dict, id(pending), pretty, True])
+                stack.append([items, is_dict, ids, pretty, True, made])
         if not stack:
             return
         frame = stack[-1]
@@ -358,7 +369,8 @@ def _iterencode(
             item = next(frame[0])
         except StopIteration:
             stack.pop()
-            on_path.discard(frame[2])
+            on_path.difference_update(frame[2])
+            converted -= frame[5]
             if frame[3]:
                 yield "\n" + " " * (indent or 0) * len(stack)
             yield "}" if frame[1] else "]"

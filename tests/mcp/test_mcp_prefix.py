@@ -67,6 +67,9 @@ def test_serve_names_the_prefixed_tools_in_its_text_not_in_the_documents(tmp_pat
         pad = store.scratchpad("r1", "main")
         md = pad.spill(outline, tool="doc").handle
         text = pad.spill(log, tool="log").handle
+        # a log that names its own handle (an agent's transcript): shown as stored, not rewritten
+        own = "\n".join(f'step {i}: ran grep(handle="applog", pattern="x{i}")' for i in range(3000))
+        pad.spill(own, tool="log", handle="applog")
     cmd, argv = cli("mcp", "serve", "--store", str(tmp_path / "store"), "--run-id", "r1", "--prefix", "sp_")
 
     async def run() -> None:
@@ -82,5 +85,9 @@ def test_serve_names_the_prefixed_tools_in_its_text_not_in_the_documents(tmp_pat
                 head = await s.call_tool("sp_head", {"handle": text, "lines": 2})
                 shown = head.content[0].text  # type: ignore[union-attr]
                 assert 'the agent called schema(handle="x") and grep(' in shown  # the document as stored
+                for tool, args in [("sp_head", {"lines": 2}), ("sp_grep", {"pattern": "x12", "context": 0})]:
+                    got = await s.call_tool(tool, {"handle": "applog", **args})
+                    said = got.content[0].text  # type: ignore[union-attr]
+                    assert 'ran grep(handle="applog"' in said and "sp_grep(handle" not in said, said[:300]
 
     anyio.run(run)

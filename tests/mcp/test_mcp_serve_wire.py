@@ -72,6 +72,13 @@ def test_lone_surrogates_are_read_and_a_too_deep_request_is_answered_at_once(
             assert isinstance(error, dict) and error["code"] == -32700 and "nested deeper" in error["message"]
             send(b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"scratch_list","arguments":{}}}')
             assert _answer(proc)["id"] == 5  # still serving
+            # an unreadable request whose id holds a lone surrogate: its error was written under
+            # the raw character, which the writer cannot encode, and the server exited
+            send(b'{"jsonrpc":"2.0","id":"b\\ud800","method":"tools/call","params":"x" ' + b"[" * 100_000 + b"}")
+            bad = _answer(proc)
+            assert bad["id"] == "b\\ud800" and bad["error"]["code"] == -32700, bad  # type: ignore[index]
+            send(b'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"scratch_list","arguments":{}}}')
+            assert _answer(proc)["id"] == 6  # still serving
         finally:
             proc.stdin.close()
             proc.wait(30)

@@ -264,8 +264,10 @@ def test_a_long_outline_refused_at_a_small_cap_offers_its_headings_by_grep(tmp_p
         "x y z " * 500_000,  # one 3 MB line: head(lines=1) was offered, then refused
         json.dumps({f"key{i}": i for i in range(60_000)}),  # get_in(path="$") offered, refused
         json.dumps({"k": "word " * 400_000}),  # get_in(path="$.k") of a 2 MB string, refused
+        # a token a byte: "2 bytes a token, at worst" offered a window, then refused it
+        json.dumps({"s": "".join(chr(0x13000 + (i * 7919) % 1070) for i in range(300_000))}, ensure_ascii=False),
     ],
-    ids=["one-long-line", "map-of-60k-keys", "one-huge-string"],
+    ids=["one-long-line", "map-of-60k-keys", "one-huge-string", "hieroglyphs"],
 )
 def test_schema_of_what_no_line_or_node_read_fits_offers_a_byte_window_that_runs(pad: Scratchpad, output: str) -> None:
     handle = pad.intercept(output, tool="t").handle
