@@ -16,6 +16,7 @@ from typing import Any
 __all__ = [
     "ERROR_MAX_BYTES",
     "bound_error",
+    "carried_whole",
     "clip_middle",
     "is_utf8_text",
     "positive_seconds",
@@ -125,6 +126,13 @@ def _bound_value(name: str, value: Any) -> tuple[Any, dict[str, Any]]:
     return value, extra
 
 
+def carried_whole(suggestion: Any, max_bytes: int = ERROR_MAX_BYTES) -> bool:
+    """Whether an error of ``max_bytes`` carries ``suggestion`` whole: ``bound_error`` leaves out
+    one over a third of it (a call naming a 500,000-character key)."""
+    said = json.dumps(suggestion, ensure_ascii=False, default=str)
+    return len(_utf8(said)) <= max_bytes // 3
+
+
 def bound_error(err: dict[str, Any], max_bytes: int = ERROR_MAX_BYTES) -> dict[str, Any]:
     """An error dict whose JSON is at most ``max_bytes``: message clipped, lists cut with a total.
 
@@ -154,7 +162,7 @@ def bound_error(err: dict[str, Any], max_bytes: int = ERROR_MAX_BYTES) -> dict[s
         if size(out) <= max_bytes:
             break
         sugg = out["suggestions"]
-        if sugg and (largest := max(sugg, key=size)) and size(largest) > max_bytes // 3:
+        if sugg and (largest := max(sugg, key=size)) and not carried_whole(largest, max_bytes):
             left_out.append(largest)  # one that alone takes a third: the others may still fit
             out["suggestions"] = [x for x in sugg if x is not largest]
             out["suggestions_left_out"] = _outline(left_out)

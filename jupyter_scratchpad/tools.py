@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ._bounded import ERROR_MAX_BYTES, bound_error, is_utf8_text, redact_paths, sendable, sendable_value, short_repr
+from ._bounded import bound_error, carried_whole, is_utf8_text, redact_paths, sendable, sendable_value, short_repr
 from .errors import InvalidArgumentError, ScratchpadError
 from .explore import _json, _notes, _schema, _sql, _text
 from .explore._base import Output, TooLarge, ToolContext, ToolError, ToolTimeout, suggestion
@@ -912,18 +912,12 @@ def _suggest_within(
         sugg = []
     handle = args.get("handle")
     sugg = verified_suggestions(pad, ctx, sugg, fit, handle)
-    if isinstance(handle, str) and tool.name != "read_handle" and not any(map(_short, sugg)):
+    if isinstance(handle, str) and tool.name != "read_handle" and not any(map(carried_whole, sugg)):
         # none a model can be sent whole (each names a path 500,000 characters long, say): the
         # output's bytes, a window at a time, can always be read
         window = _text.read_handle_suggestions({"handle": handle}, estimated, fit)
         sugg += verified_suggestions(pad, ctx, window, fit, handle)
     return sugg
-
-
-def _short(sugg: dict[str, Any]) -> bool:
-    """Whether a refusal can carry ``sugg`` whole (``bound_error`` leaves out one over a third)."""
-    said = json.dumps(sugg, ensure_ascii=False, default=str)
-    return len(said.encode("utf-8", "surrogatepass")) <= ERROR_MAX_BYTES // 3
 
 
 def _echo(ctx: ToolContext, name: str, args: dict[str, Any]) -> dict[str, Any]:

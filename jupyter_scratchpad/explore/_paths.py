@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["LazyArray", "PathError", "PathMiss", "Step", "format_path", "parse_path", "resolve"]
+from .._bounded import sendable
+
+__all__ = ["LazyArray", "PathError", "PathMiss", "Step", "format_path", "key_step", "parse_path", "resolve"]
 
 _NAME = re.compile(r"[^.\[\]]+")
 _INT = re.compile(r"-?\d+")
@@ -130,17 +132,17 @@ def parse_path(path: object) -> list[Step]:
     return steps
 
 
+def key_step(key: str) -> str:
+    """One key of a path: ``.name``, else ``["b.c"]`` (a lone surrogate as its escape, the
+    document's own spelling, which ``parse_path`` reads back)."""
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]*", key):
+        return f".{key}"
+    return f"[{sendable(json.dumps(key, ensure_ascii=False))}]"
+
+
 def format_path(steps: list[Step]) -> str:
     """The canonical ``$``-form: ``$.a[0]["b.c"]``."""
-    out = "$"
-    for step in steps:
-        if isinstance(step.value, int):
-            out += f"[{step.value}]"
-        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]*", step.value):
-            out += f".{step.value}"
-        else:
-            out += f"[{json.dumps(step.value, ensure_ascii=False)}]"
-    return out
+    return "$" + "".join(f"[{s.value}]" if isinstance(s.value, int) else key_step(s.value) for s in steps)
 
 
 def resolve(value: Any, steps: list[Step], requested: str = "") -> Any:

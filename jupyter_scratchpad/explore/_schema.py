@@ -22,6 +22,7 @@ from ..store import Entry
 from ..store._jsonstream import StreamedJson, streamed_segments
 from ..store._jsontext import dumps_pretty
 from ._base import Output, ToolContext, ToolError, call_repr, fmt_bytes, suggestion
+from ._paths import key_step
 from ._shape import ItemKeyCounts, Shape
 from ._text import _positive_int, budget_footer
 
@@ -127,7 +128,7 @@ class _SchemaWriter:
         elif isinstance(value, dict) and _is_map(value):
             lines = self._pretty_lines(value, depth) if self.lines else 1
             shape = Shape.of(list(value.values()), self.max_depth - depth - 1)
-            examples = ", ".join(_key_literal(k) for k in list(value)[:3])
+            examples = ", ".join(sendable(json.dumps(k, ensure_ascii=False)) for k in list(value)[:3])
             self.rows[index]["kind"] = f"map of {len(value):,} keys (e.g. {examples})" if index < len(self.rows) else ""
             self.repeated(shape, f"{path}{{*}}", depth + 1, len(value), f"{len(value):,} values, same shape")
         elif isinstance(value, dict):
@@ -357,16 +358,8 @@ def _pending_sketch(ctx: ToolContext, entry: Entry, title: str) -> Output | None
     return Output(text, data, budget_footer("schema still being computed: the sketch", "sketch"))
 
 
-def _key_literal(key: str) -> str:
-    """``key`` as a JSON string literal a path can hold; a lone surrogate as its escape (the
-    document's own spelling, which paths read back)."""
-    return sendable(json.dumps(key, ensure_ascii=False))
-
-
 def _child_path(path: str, key: str) -> str:
-    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]*", key):
-        return f"{path}.{key}"
-    return f"{path}[{_key_literal(key)}]"
+    return path + key_step(key)
 
 
 def _render_rows(rows: list[dict[str, Any]]) -> str:
@@ -467,11 +460,11 @@ def _read_window(ctx: ToolContext, entry: Entry) -> str:
 
 
 def _fits_whole(ctx: ToolContext, entry: Entry, rows: list[dict[str, Any]]) -> bool:
-    """Whether the node the next-step get_in names (the first row of no wildcard) fits the
+    """Whether the node the next-step get_in names (``_first_named``) fits the
     call's limit: a map of 60,000 keys or a 2 MB string there was named, then refused."""
     from ._json import _estimate, _node_at
 
-    path = next((r["path"] for r in rows if r["path"] != "$" and "*" not in r["path"]), "$")
+    path = _first_named(rows)
     room = (ctx.limit_tokens - 60) * 0.8
     try:
         node = _node_at(ctx, entry, path, lazy=True)
@@ -598,8 +591,12 @@ def _json_next_steps(entry: Entry, rows: list[dict[str, Any]]) -> list[str]:
     if cut is not None:  # a container the depth cut left unopened: get_in on it is likely refused
         where = {} if cut == "$" else {"path": cut}
         return [call_repr("schema", {"handle": entry.key, **where, "max_depth": DEFAULT_DEPTH})]
-    named = next((r["path"] for r in rows if r["path"] != "$" and "*" not in r["path"]), "$")
-    return [call_repr("get_in", {"handle": entry.key, "path": named})]
+    return [call_repr("get_in", {"handle": entry.key, "path": _first_named(rows)})]
+
+
+def _first_named(rows: list[dict[str, Any]]) -> str:
+    """The path next steps name for get_in: the first row of no wildcard, else ``$``."""
+    return next((r["path"] for r in rows if r["path"] != "$" and "*" not in r["path"]), "$")
 
 
 _EMPTY = re.compile(r"(object|array)\(0 ")

@@ -189,23 +189,25 @@ def _table_functions_in(query: str) -> list[str] | None:
     return found
 
 
-def _names_in(query: str) -> list[str]:
+@functools.lru_cache(maxsize=16)
+def _names_in(query: str) -> tuple[str, ...]:
     """The names ``query`` uses (identifiers and keywords, quoted ones unquoted), lower-cased, in
-    order; what is inside a string literal or a comment is not a name. DuckDB's own tokenizer."""
+    order; what is inside a string literal or a comment is not a name. DuckDB's own tokenizer,
+    once per query (the host-metadata check, the handles named and SHOW TABLES all ask)."""
     import duckdb
 
     names = []
     try:
         tokens = duckdb.tokenize(query)
     except duckdb.Error:  # (its parser says what is wrong, later)
-        return [w.lower() for w in _WORD.findall(query)]
+        return tuple(w.lower() for w in _WORD.findall(query))
     for offset, kind in tokens:
         if kind in (duckdb.token_type.identifier, duckdb.token_type.keyword):
             found = _NAME.match(query, offset)
             if found is not None:
                 quoted = found.group(1)
                 names.append((quoted.replace('""', '"') if quoted is not None else found.group(2)).lower())
-    return names
+    return tuple(names)
 
 
 def check_no_host_metadata(query: str) -> None:
@@ -476,9 +478,9 @@ SANDBOX_RULES = (
 
 
 def _lists_tables(query: str) -> bool:
-    """Whether ``query`` asks which tables there are (SHOW [ALL] TABLES, duckdb_tables(), ...)."""
+    """Whether ``query`` asks which tables there are (SHOW [ALL] TABLES, duckdb_columns())."""
     names = _names_in(query)
-    return ("show" in names and "tables" in names) or any(n in ("duckdb_tables", "duckdb_columns") for n in names)
+    return ("show" in names and "tables" in names) or "duckdb_columns" in names
 
 
 def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str], query: str = "") -> None:
