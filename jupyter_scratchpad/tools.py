@@ -824,10 +824,16 @@ def _timeout_error(tool: _Tool, args: dict[str, Any], exc: ToolTimeout) -> dict[
         )
     if handle is not None and tool.name != "schema":
         sugg.append(suggestion("schema", "see the structure, then ask for a narrower part", handle=handle))
+    less = "a narrower path, a window, a simpler pattern"
+    if tool.name == "sql":
+        less = "a WHERE filter, an aggregate, fewer joined rows, a LIMIT"
+        query = args.get("query")
+        if isinstance(query, str) and re.match(r"\s*(select|with|from|values)\b", query, re.IGNORECASE):
+            sugg.append(suggestion("sql", "its plan, without running it", query=f"EXPLAIN {query}"))
     return {
         "error": "timeout",
         "message": f"{tool.name} ran longer than its {exc.limit_s:.3g} s limit and was stopped; only this "
-        "short error was charged. Ask for less (a narrower path, a window, a simpler pattern).",
+        f"short error was charged. Ask for less ({less}).",
         "time_limit_s": float(f"{exc.limit_s:.3g}"),
         "suggestions": sugg,
     }
@@ -1112,7 +1118,9 @@ def dispatch(
             # a wildcard where a path goes (copied from schema's $.items[*].metadata.name): the
             # same question as calls that take no wildcard
             error["suggestions"] = _json.wildcard_suggestions(tool.name, args)
-        if charge and error.get("suggestions"):  # every suggestion of every error runs and fits
+        # (sql_busy's one suggestion is the same query, which never ran: checking it would wait again)
+        if charge and error.get("suggestions") and error.get("error") != "sql_busy":
+            # every suggestion of every error runs and fits
             # ... what is left once this error is charged (it was checked against what was left
             # before: near the end of the budget a suggestion of a key_path_not_found was refused)
             cost = pad.tokenizer.count(json.dumps(bound_error(error), ensure_ascii=False, default=str))

@@ -28,7 +28,7 @@ from ..store import Entry
 from ._base import Output, ToolContext, ToolError, ToolTimeout, fmt_bytes, suggestion
 from ._segments import array_bytes
 from ._sqlviews import build_views
-from ._sqlworker import CELL_CHARS, SqlTimeout, SqlWorkerError, run_job
+from ._sqlworker import CELL_CHARS, SqlBusy, SqlTimeout, SqlWorkerError, run_job
 from ._text import budget_footer
 
 __all__ = ["SQL_MAX_ROWS", "check_read_only", "relation_names", "sql"]
@@ -172,7 +172,7 @@ def _table_functions_in(query: str) -> list[str] | None:
         with duckdb.connect(":memory:") as conn:
             row = conn.execute("SELECT json_serialize_sql(?)", [query]).fetchone()
         tree = json.loads(row[0]) if row and row[0] else None
-    except (duckdb.Error, ValueError):
+    except (duckdb.Error, ValueError, RecursionError):  # (a tree nested past json's depth: refused below)
         return None
     if not isinstance(tree, dict) or tree.get("error"):
         return None
@@ -362,8 +362,13 @@ def _table(columns: list[str], rows: list[list[Any]]) -> str:
 def _show(value: Any) -> str:
     import json
 
-    text = "NULL" if value is None else value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = text.replace("\n", "\\n").replace("|", "\\|")
+    if value is None:
+        text = "NULL"
+    elif isinstance(value, str):  # (the text 'NULL' quoted: it is not SQL's NULL)
+        text = json.dumps(value, ensure_ascii=False) if value.strip() == "NULL" else value
+    else:
+        text = json.dumps(value, ensure_ascii=False)
+    text = text.replace("\n", "\\n").replace("\r", "\\r").replace("|", "\\|")
     return text if len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
 
 
@@ -396,9 +401,14 @@ def _error_kind(exc: Exception) -> str:
     return "sql_error"
 
 
-def _redact(ctx: ToolContext, text: str) -> str:
+def _roots(ctx: ToolContext) -> list[str]:
+    """The store's host directories, which nothing a model reads names."""
     store = ctx.store
-    roots = [p for p in (getattr(store, "path", None), getattr(store, "bodies_path", None)) if p is not None]
+    return [str(p) for p in (getattr(store, "path", None), getattr(store, "bodies_path", None)) if p is not None]
+
+
+def _redact(ctx: ToolContext, text: str) -> str:
+    roots = _roots(ctx)
     return redact_paths(text, roots) if roots else text
 
 
@@ -424,6 +434,7 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
         "notes": _notes(ctx),
         "query": query,
         "max_rows": max_rows,
+        "redact": _roots(ctx),  # (in the cells before they are clipped)
     }
     budget_s = min(SQL_TIMEOUT_S, max(0.5, ctx.time_left()))
     # loading a large handle's tables may take longer than a call: the worker waits for it this
@@ -431,6 +442,13 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
     job["build_wait_s"] = max(MIN_BUILD_WAIT_S, budget_s - QUERY_RESERVE_S)
     try:
         reply = run_job(job, budget_s)
+    except SqlBusy:
+        raise ToolError(
+            "sql_busy",
+            f"this query did not run: another query (this agent's or another's, sharing this process) held "
+            f"the SQL worker for all of the {budget_s:.3g} s this call may take. Send the same query again",
+            [suggestion("sql", "the same query, once the other one is done", query=query)],
+        ) from None
     except SqlTimeout:
         raise ToolTimeout(budget_s, "the query was stopped (its worker process was ended)") from None
     except SqlWorkerError as exc:

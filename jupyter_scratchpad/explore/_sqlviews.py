@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -73,6 +74,9 @@ def _infer_columns(conn: Any, rel: dict[str, Any]) -> tuple[str, str, str] | Non
             # one MAP column, and h.items (the stub names it) "does not exist"
             twins.append((path, fmt))
             continue
+        if _renamed_twins([str(c[0]) for c in cols]):
+            twins.append((path, fmt))
+            continue
         if cols:
             spec = "{" + ", ".join(f"{quote_literal(c[0])}: {quote_literal(c[1])}" for c in cols) + "}"
             return str(path), f"format='{fmt}'", spec
@@ -80,7 +84,21 @@ def _infer_columns(conn: Any, rel: dict[str, Any]) -> tuple[str, str, str] | Non
         found = _structure_columns(conn, path, fmt)
         if found is not None:  # (records: its columns, whichever keys were left out)
             return str(path), f"format='{fmt}', records='true'", found
+    if twins:  # the records' own keys collide: each record whole, one JSON column ``item``
+        path, fmt = twins[0]
+        return str(path), f"format='{fmt}'", ITEM_COLUMN
     return None
+
+
+ITEM_COLUMN = "item"  # the columns of records no STRUCT can hold: each record whole, as JSON
+
+
+def _renamed_twins(names: list[str]) -> bool:
+    """DuckDB's detection met record keys that differ only in case and renamed the later one
+    (``id`` and ``ID`` read as ``id``, ``ID_1``): columns pinned from that name a key no record
+    has, and its values read as NULL."""
+    lower = {n.lower() for n in names}
+    return any((m := re.fullmatch(r"(.+)_[0-9]+", n)) is not None and m.group(1).lower() in lower for n in names)
 
 
 _STRUCT_MAX_KEYS = 200  # DuckDB's own map_inference_threshold: wider objects are maps, not structs
@@ -90,7 +108,8 @@ _SCALARS = {"BOOLEAN", "BIGINT", "UBIGINT", "HUGEINT", "DOUBLE", "VARCHAR", "JSO
 
 def _duck_type(structure: Any, depth: int = 0) -> str:
     """The DuckDB type of a ``json_group_structure`` node; JSON where a STRUCT cannot hold it:
-    keys that differ only in case (DuckDB's names are case-insensitive), no keys, too many, too deep."""
+    keys that differ only in case (DuckDB's names are case-insensitive), a key ``""``, no keys, too
+    many, too deep."""
     if isinstance(structure, str):
         return structure if structure in _SCALARS else "JSON"
     if depth >= _STRUCT_MAX_DEPTH:
@@ -98,7 +117,12 @@ def _duck_type(structure: Any, depth: int = 0) -> str:
     if isinstance(structure, list):
         return f"{_duck_type(structure[0], depth + 1)}[]" if len(structure) == 1 else "JSON[]"
     if isinstance(structure, dict):
-        if not structure or len(structure) > _STRUCT_MAX_KEYS or len({k.lower() for k in structure}) < len(structure):
+        if (
+            not structure
+            or "" in structure  # (no field can be named so)
+            or len(structure) > _STRUCT_MAX_KEYS
+            or len({k.lower() for k in structure}) < len(structure)
+        ):
             return "JSON"
         fields = ", ".join(f"{quote_ident(k)} {_duck_type(v, depth + 1)}" for k, v in structure.items())
         return f"STRUCT({fields})"
@@ -145,6 +169,10 @@ def _view(conn: Any, rel: dict[str, Any], inferred: dict[str, Any], fresh: list[
         if cols is not None:
             path, options, spec = cols
             size = Path(path).stat().st_size
+            if spec == ITEM_COLUMN:
+                limit = _max_object(size)
+                objects = f"read_json_objects({quote_literal(path)}, {options}, maximum_object_size={limit})"
+                return path, f"SELECT json AS item FROM {objects}"
             source = (
                 f"read_json({quote_literal(path)}, {options}, columns={spec}, "
                 f"maximum_object_size={_max_object(size)})"
@@ -159,9 +187,10 @@ def _view(conn: Any, rel: dict[str, Any], inferred: dict[str, Any], fresh: list[
         return path, f"SELECT * FROM {source}"
     path = rel["body_path"]
     source = (
+        f"(SELECT line_no, CASE WHEN suffix(line, chr(13)) THEN line[:-2] ELSE line END AS line FROM "
         f"(SELECT CAST(generate_subscripts(parts, 1) AS BIGINT) AS line_no, unnest(parts) AS line FROM "
         f"(SELECT string_split(CASE WHEN suffix(content, chr(10)) THEN content[:-2] ELSE content END, "
-        f"chr(10)) AS parts FROM read_text({quote_literal(path)})))"
+        f"chr(10)) AS parts FROM read_text({quote_literal(path)}))))"
     )
     return path, f"SELECT * FROM {source}"
 

@@ -28,7 +28,7 @@ import time
 import uuid
 from typing import IO, Any
 
-__all__ = ["SqlTimeout", "SqlWorkerError", "run_job", "shutdown"]
+__all__ = ["SqlBusy", "SqlTimeout", "SqlWorkerError", "run_job", "shutdown"]
 
 ADDRESS_SPACE_BYTES = 3 << 30  # the worker's whole address space, DuckDB included
 # A worker whose address space passed this after a job is replaced by a fresh one. Its memory
@@ -44,6 +44,10 @@ _FRAME = struct.Struct("<Q")
 
 class SqlTimeout(Exception):
     """The query ran past its time limit; the worker was killed."""
+
+
+class SqlBusy(Exception):
+    """Another query of this process held the worker for the whole time limit: this one never ran."""
 
 
 class SqlWorkerError(Exception):
@@ -110,11 +114,12 @@ _WORKER: _Worker | None = None
 
 
 def run_job(job: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-    """Run ``job`` in the worker; its reply, or ``SqlTimeout`` (the worker is then killed)."""
+    """Run ``job`` in the worker; its reply, ``SqlTimeout`` (the worker is then killed), or
+    ``SqlBusy`` when another query held the worker all that time (this one never ran)."""
     global _WORKER
     deadline = time.monotonic() + max(0.0, timeout_s)
     if not _LOCK.acquire(timeout=max(0.0, timeout_s)):
-        raise SqlTimeout("another SQL query of this process held the worker")
+        raise SqlBusy(f"another SQL query of this process held the worker for {timeout_s:.1f} s")
     try:
         if _WORKER is None or not _WORKER.alive():
             if _WORKER is not None:
@@ -179,10 +184,13 @@ def shutdown() -> None:
 # -- the worker side ------------------------------------------------------------------------
 
 
-def _clip(value: Any) -> Any:
-    """A cell as the agent sees it: plain JSON types, and at most ``CELL_CHARS`` of text."""
+def _clip(value: Any, roots: tuple[str, ...] = ()) -> Any:
+    """A cell as the agent sees it: plain JSON types, and at most ``CELL_CHARS`` of text, host
+    paths under ``roots`` redacted first (a path cut by the clip no longer matches whole)."""
     import json
 
+    if roots:
+        value = _redacted(value, roots)
     if value is None or isinstance(value, (bool, int, float)):
         return value
     if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
@@ -200,6 +208,20 @@ def _clip(value: Any) -> Any:
     plain = _plain(value)
     text = json.dumps(plain, ensure_ascii=False, default=str)
     return plain if len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
+
+
+def _redacted(value: Any, roots: tuple[str, ...], depth: int = 0) -> Any:
+    from .._bounded import redact_paths
+
+    if isinstance(value, str):
+        return redact_paths(value, roots) if any(r in value for r in roots) else value
+    if depth > 32:
+        return value
+    if isinstance(value, dict):
+        return {k: _redacted(v, roots, depth + 1) for k, v in list(value.items())[:64]}
+    if isinstance(value, (list, tuple)):
+        return [_redacted(v, roots, depth + 1) for v in list(value)[:64]]
+    return value
 
 
 def _plain(value: Any, depth: int = 0) -> Any:
@@ -274,16 +296,19 @@ def _execute(
             if not description:
                 return {"columns": [], "rows": [], "truncated": False, **info}
             columns = [str(d[0]) for d in description]
+            if columns == ["explain_key", "explain_value"]:  # a plan: a row per line (one cell was clipped)
+                return {**_plan_rows(cursor.fetchall(), job["max_rows"]), **info}
             rows: list[list[Any]] = []
             size = 0
             truncated = False
             want = job["max_rows"] + 1
+            roots = tuple(str(r) for r in job.get("redact") or () if str(r) not in ("", "/"))
             while len(rows) < want:
                 batch = cursor.fetchmany(min(256, want - len(rows)))
                 if not batch:
                     break
                 for raw in batch:
-                    row = [_clip(v) for v in raw]
+                    row = [_clip(v, roots) for v in raw]
                     size += _size(row)
                     rows.append(row)
                 if size > RESULT_MAX_BYTES:
@@ -297,6 +322,14 @@ def _execute(
     finally:
         if close:
             conn.close()
+
+
+def _plan_rows(fetched: list[tuple[Any, ...]], max_rows: int) -> dict[str, Any]:
+    """EXPLAIN's ``(explain_key, explain_value)`` rows as one row per line of each plan."""
+    lines = [
+        [_clip(str(line).rstrip())] for _key, value in fetched for line in str(value).splitlines() if line.strip()
+    ]
+    return {"columns": ["plan"], "rows": lines[:max_rows], "truncated": len(lines) > max_rows}
 
 
 def _kind(exc: Exception) -> str:

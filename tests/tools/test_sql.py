@@ -706,3 +706,40 @@ def test_show_tables_says_the_handles_are_relations_too(pad: Scratchpad, pods_ha
     assert "1 handle: each is a relation, made when a query names it; scratch_list lists them" in res.text
     named = pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {pods_handle}"})
     assert "scratch_list lists them" not in named.text
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"id": 1, "ID": "A"}\n{"id": 2}\n',  # JSONL records
+        '[{"id": 1, "ID": "A"}, {"id": 2}]',  # a top-level array of records
+        '{"id": 1, "ID": "A"}',  # one document
+    ],
+)
+def test_records_whose_own_keys_differ_only_in_case_keep_every_value(pad: Scratchpad, body: str) -> None:
+    # DuckDB 2 renames the second key ("ID_1") instead of refusing it; the columns pinned from that
+    # named a key no record has, and "A" read as NULL in every row
+    h = pad.spill(body, tool="t").handle
+    res = pad.call_tool("sql", {"query": f"SELECT item->>'ID' AS upper, item->>'id' AS lower FROM {h}"})
+    assert res.ok, res.text
+    assert res.data[0] == {"upper": "A", "lower": "1"}, res.text
+
+
+def test_a_key_no_column_can_name_beside_case_twins_leaves_the_handle_readable(pad: Scratchpad) -> None:
+    h = pad.spill('{"a": {"": 1, "b": 2}, "arr": [{"k": 1, "K": 2}, {"k": 3}]}', tool="q").handle
+    doc = pad.call_tool("sql", {"query": f"SELECT a->>'b' AS b FROM {h}"})
+    assert doc.ok and doc.data == [{"b": "2"}], doc.text
+    rows = pad.call_tool("sql", {"query": f"SELECT item->>'K' AS k FROM {h}.arr ORDER BY k NULLS LAST"})
+    assert rows.ok and rows.data == [{"k": "2"}, {"k": None}], rows.text
+
+
+def test_the_text_null_is_told_apart_from_sql_null(pad: Scratchpad) -> None:
+    res = pad.call_tool("sql", {"query": "SELECT NULL AS a, 'NULL' AS b, 'x\rz' AS c"})
+    assert res.ok and res.text.splitlines()[2] == '| NULL | "NULL" | x\\rz |', res.text
+    assert res.data == [{"a": None, "b": "NULL", "c": "x\rz"}]
+
+
+def test_crlf_lines_of_a_text_handle_compare_as_their_text(pad: Scratchpad) -> None:
+    h = pad.spill("alpha\r\nbeta\r\n" + "gamma\n" * 2000, tool="t").handle
+    res = pad.call_tool("sql", {"query": f"SELECT line_no, length(line) AS n FROM {h} WHERE line IN ('alpha', 'beta')"})
+    assert res.ok and res.data == [{"line_no": 1, "n": 5}, {"line_no": 2, "n": 4}], res.text

@@ -341,3 +341,53 @@ def test_the_histogram_aggregate_still_works(pad: Scratchpad, pods_handle: str) 
     # name, and list_histogram, are ordinary functions
     res = pad.call_tool("sql", {"query": f"SELECT histogram(kind) AS h, list_histogram([1, 1, 2]) AS l FROM {pods_handle}"})
     assert res.ok, res.text
+
+
+def test_a_query_kept_waiting_by_another_is_told_it_never_ran(store: ScratchStore) -> None:
+    # one worker per process: a SELECT 1 queued behind another agent's runaway query was told
+    # "sql ran longer than its 3 s limit and was stopped" (it never ran) and to ask for less
+    import threading
+
+    slow = store.scratchpad("run-s", "slow", tool_timeout_s=6.0)
+    victim = store.scratchpad("run-v", "victim", tool_timeout_s=1.5)
+    runaway = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r"
+    thread = threading.Thread(target=slow.call_tool, args=("sql", {"query": runaway}))
+    thread.start()
+    try:
+        time.sleep(1.0)
+        res = victim.call_tool("sql", {"query": "SELECT 1 AS one"})
+    finally:
+        thread.join()
+    assert res.error["error"] == "sql_busy" and "did not run" in res.error["message"], res.text
+    retry = res.error["suggestions"][0]
+    assert retry["tool"] == "sql" and retry["arguments"] == {"query": "SELECT 1 AS one"}
+    assert victim.call_tool(retry["tool"], retry["arguments"]).data == [{"one": 1}]
+
+
+def test_a_timed_out_select_is_offered_its_plan(store: ScratchStore) -> None:
+    # the advice was the JSON tools' ("a narrower path, a window, a simpler pattern"), with no call
+    pad = store.scratchpad("r-slow2", "a", tool_timeout_s=2.0)
+    query = "SELECT count(*) AS n FROM range(100000) a, range(100000) b, range(100000) c -- all of them"
+    res = pad.call_tool("sql", {"query": query})
+    assert res.error["error"] == "timeout" and "WHERE" in res.error["message"], res.text
+    plan = next(s for s in res.error["suggestions"] if s["tool"] == "sql")
+    shown = pad.call_tool("sql", plan["arguments"])
+    assert shown.ok and any("Cross Product" in row["plan"] for row in shown.data), shown.text
+
+
+def test_a_query_nested_past_the_parse_trees_depth_is_an_sql_error(pad: Scratchpad) -> None:
+    # json.loads of DuckDB's parse tree (read to find table macros such as histogram) raised
+    # RecursionError: an internal_error with its traceback in the log
+    res = pad.call_tool("sql", {"query": "SELECT histogram(x) FROM (SELECT " + "[" * 900 + "1" + "]" * 900 + " AS x)"})
+    assert res.error["error"] in ("sql_error", "sql_forbidden"), res.text
+    assert pad.call_tool("sql", {"query": "SELECT 1 AS one"}).data == [{"one": 1}]
+
+
+def test_a_store_path_cut_by_the_cell_clip_is_still_redacted(pad: Scratchpad) -> None:
+    # cells were clipped to 200 characters before the store's path was redacted: a path across the
+    # cut no longer matched whole, and its first part reached the model
+    root = str(pad.store.path)
+    res = pad.call_tool("sql", {"query": f"SELECT repeat('x', 190) || '{root}/bodies/abc/raw' AS p"})
+    assert res.ok, res.text
+    assert root[:8] not in res.text.replace("x" * 8, "") and "<store>" in res.text, res.text
+    assert root[:8] not in str(res.data)
