@@ -174,8 +174,7 @@ def _view(conn: Any, rel: dict[str, Any], inferred: dict[str, Any], fresh: list[
                 objects = f"read_json_objects({quote_literal(path)}, {options}, maximum_object_size={limit})"
                 return path, f"SELECT json AS item FROM {objects}"
             source = (
-                f"read_json({quote_literal(path)}, {options}, columns={spec}, "
-                f"maximum_object_size={_max_object(size)})"
+                f"read_json({quote_literal(path)}, {options}, columns={spec}, maximum_object_size={_max_object(size)})"
             )
             return path, f"SELECT * FROM {source}"
         path = rel["body_path"]

@@ -326,9 +326,7 @@ def _execute(
 
 def _plan_rows(fetched: list[tuple[Any, ...]], max_rows: int) -> dict[str, Any]:
     """EXPLAIN's ``(explain_key, explain_value)`` rows as one row per line of each plan."""
-    lines = [
-        [_clip(str(line).rstrip())] for _key, value in fetched for line in str(value).splitlines() if line.strip()
-    ]
+    lines = [[_clip(str(line).rstrip())] for _key, value in fetched for line in str(value).splitlines() if line.strip()]
     return {"columns": ["plan"], "rows": lines[:max_rows], "truncated": len(lines) > max_rows}
 
 

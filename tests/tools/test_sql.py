@@ -743,3 +743,17 @@ def test_crlf_lines_of_a_text_handle_compare_as_their_text(pad: Scratchpad) -> N
     h = pad.spill("alpha\r\nbeta\r\n" + "gamma\n" * 2000, tool="t").handle
     res = pad.call_tool("sql", {"query": f"SELECT line_no, length(line) AS n FROM {h} WHERE line IN ('alpha', 'beta')"})
     assert res.ok and res.data == [{"line_no": 1, "n": 5}, {"line_no": 2, "n": 4}], res.text
+
+
+def test_integers_beyond_64_bits_are_said_to_be_rounded_in_sql(pad: Scratchpad) -> None:
+    # DuckDB reads an integer past UBIGINT's range as DOUBLE: 12345678901234567890123 came back as
+    # 1.2345678901234568e+22 with no word of it; get_in has the exact value
+    rows = [{"id": 12345678901234567890123 + i, "n": -9223372036854775809, "ok": i} for i in range(400)]
+    h = pad.spill({"recs": rows}, tool="w").handle
+    res = pad.call_tool("sql", {"query": f"SELECT id FROM {h}.recs LIMIT 1"})
+    assert res.ok and f"{h} holds integers beyond 64 bits" in res.text, res.text
+    exact = pad.call_tool("get_in", {"handle": h, "path": "$.recs[0].id"})
+    assert exact.data == 12345678901234567890123
+    plain = pad.spill({"recs": [{"id": 18446744073709551615, "ns": 1733443200000000000 + i} for i in range(400)]}, tool="p")
+    fine = pad.call_tool("sql", {"query": f"SELECT id, ns FROM {plain.handle}.recs LIMIT 1"})
+    assert fine.ok and "64 bits" not in fine.text and fine.data == [{"id": 18446744073709551615, "ns": 1733443200000000000}]

@@ -391,3 +391,44 @@ def test_a_store_path_cut_by_the_cell_clip_is_still_redacted(pad: Scratchpad) ->
     assert res.ok, res.text
     assert root[:8] not in res.text.replace("x" * 8, "") and "<store>" in res.text, res.text
     assert root[:8] not in str(res.data)
+
+
+@pytest.mark.parametrize(
+    ("statement", "inner"),
+    [
+        ("SELECT 1 AS x; SELECT 2 AS y", "SELECT 1 AS x;"),
+        ("CREATE TABLE t AS SELECT 41 + 1 AS x", "SELECT 41 + 1 AS x"),
+        ("CREATE VIEW v AS (SELECT ')' AS x)", "SELECT ')' AS x"),
+        ("INSERT INTO scratch_notes SELECT 'k', '1', now()", "SELECT 'k', '1', now()"),
+        ("COPY (SELECT 42 AS x) TO '/tmp/x.csv' (FORMAT csv)", "SELECT 42 AS x"),
+    ],
+)
+def test_a_refused_statement_is_offered_the_query_it_holds(pad: Scratchpad, statement: str, inner: str) -> None:
+    # every sql_not_read_only came back with "suggestions": []
+    res = pad.call_tool("sql", {"query": statement})
+    assert res.error["error"] == "sql_not_read_only"
+    [offered] = res.error["suggestions"]
+    assert offered["arguments"] == {"query": inner}
+    assert pad.call_tool("sql", offered["arguments"]).ok
+
+
+def test_a_locked_setting_is_forbidden_not_an_error(pad: Scratchpad) -> None:
+    res = pad.call_tool("sql", {"query": "SELECT * FROM enable_profiling()"})
+    assert res.error["error"] == "sql_forbidden", res.text
+
+
+def test_a_handle_named_in_a_string_is_pointed_to_describe(pad: Scratchpad, pods_handle: str) -> None:
+    # pragma_table_info('h'): a relation is made only where a query names it, so DuckDB said "does
+    # not exist" of a handle listed as a relation in the same error
+    res = pad.call_tool("sql", {"query": f"SELECT * FROM pragma_table_info('{pods_handle}')"})
+    assert "outside a string" in res.error["message"], res.text
+    first = res.error["suggestions"][0]
+    assert first["arguments"]["query"] == f"DESCRIBE {pods_handle}"
+    assert pad.call_tool("sql", first["arguments"]).ok
+
+
+def test_an_unreadable_handle_is_not_listed_as_a_relation(pad: Scratchpad) -> None:
+    deep = pad.spill('{"a": ' + "[" * 200 + "1" + "]" * 200 + "}", tool="deep").handle
+    res = pad.call_tool("sql", {"query": f"SELECT * FROM {deep}"})
+    assert "DuckDB cannot read this handle" in res.error["message"], res.text
+    assert deep not in res.error.get("relations", [])
