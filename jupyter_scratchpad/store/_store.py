@@ -484,8 +484,9 @@ class ScratchStore:
             if refreshed is not None:
                 return refreshed, False
             existing = self._row_any_expiry(scope, "handle", handle)
-        if existing is not None and existing.content_hash == content_hash:
+        if existing is not None and existing.content_hash == content_hash and not replace:
             raise written_concurrently(handle)
+        # (a named capture: replaced again and again meanwhile, its own body is written below, last)
         if existing is not None and not replace and existing.expires_at > self.now():
             raise InvalidArgumentError(f"handle {handle!r} already holds other content", handle=handle)
 
@@ -509,13 +510,20 @@ class ScratchStore:
                 if self.shared:
                     fsync_dir(self.path / "bodies")
                 try:
-                    won, old_body = self._insert_handle(cat, entry, dedupe, replace)
+                    for attempt in range(4):
+                        won, old_body = self._insert_handle(cat, entry, dedupe, replace)
+                        if won is None:
+                            break
+                        # a shared store: another process stored the same content first; its
+                        # entry, given this spill's expiry, unless replaced since with other content
+                        winner = self._refresh(scope, Entry.from_row(won), ttl, tokens, source_tool, server, meta)
+                        if winner is not None or not replace or attempt == 3:
+                            remove_body_dir(self.path / "bodies" / body_id)
+                            break
+                        # a named capture comes last: this body, inserted again (it was in neither)
                 except BaseException:
                     remove_body_dir(self.path / "bodies" / body_id)
                     raise
-                if won is not None:  # a shared store: another process stored it first
-                    remove_body_dir(self.path / "bodies" / body_id)
-                    winner = Entry.from_row(won)
         except OSError as exc:
             raise StoreError(f"could not write the body of {handle!r}: {exc}", handle=handle) from exc
         finally:
@@ -523,11 +531,10 @@ class ScratchStore:
                 self._inflight.discard(body_id)
             if tmp_dir.exists():
                 remove_body_dir(tmp_dir)
-        if winner is not None:
-            refreshed = self._refresh(scope, winner, ttl, tokens, source_tool, server, meta)
-            if refreshed is None:  # and replaced since: this output is in neither body
+        if won is not None:
+            if winner is None:  # replaced since, and this output is in neither body
                 raise written_concurrently(handle)
-            return refreshed, False
+            return winner, False
         if old_body:
             self._retire_body(old_body)
         return entry, True

@@ -499,6 +499,41 @@ def test_two_processes_replacing_one_named_handle_at_once_the_last_writer_wins(p
         b.close()
 
 
+def test_a_named_respill_that_meets_its_twin_replaced_again_is_stored_last(pg_url: str, tmp_path: Path) -> None:
+    """a re-spills X under a named handle; b stores the same X first (a's insert meets b's row and
+    would use it), then, before a gives b's row its expiry, c replaces the handle with Y. a's
+    spill failed "written concurrently with other content; spill again" (10-20 of 100 named
+    re-spills per process with 4 processes): a is the last writer, so X is stored."""
+    a, b, c = (shared(pg_url, tmp_path / "b") for _ in range(3))
+    try:
+        pa, pb, pc = (s.scratchpad("r", "fleet") for s in (a, b, c))
+        x = {"who": "A", "items": [{"i": n, "pad": "x" * 200} for n in range(300)]}
+        y = {"who": "C", "rows": [{"j": 1}]}
+        cat = a._cat
+        real_insert, real_refresh = cat._insert, cat.refresh
+
+        def twin_first(*args: Any, **kw: Any) -> Any:
+            cat._insert = real_insert  # type: ignore[method-assign]
+            assert pb.intercept(x, tool="t", handle="nn", force=True).spilled
+            return real_insert(*args, **kw)
+
+        def replaced_then(*args: Any, **kw: Any) -> bool:
+            cat.refresh = real_refresh  # type: ignore[method-assign]
+            assert pc.intercept(y, tool="t", handle="nn", force=True).spilled
+            return bool(real_refresh(*args, **kw))
+
+        cat._insert, cat.refresh = twin_first, replaced_then  # type: ignore[method-assign]
+        res = pa.intercept(x, tool="t", handle="nn", force=True)
+        assert res.failure is None and res.spilled, res.failure
+        for pad in (pa, pb, pc):
+            assert pad.call_tool("get_in", {"handle": "nn", "path": "who"}, charge=False).data == "A"
+            out = pad.call_tool("sql", {"query": "SELECT count(*) AS n FROM nn.items"}, charge=False)
+            assert out.ok and out.data == [{"n": 300}], out.text
+    finally:
+        for s in (a, b, c):
+            s.close()
+
+
 def test_agent_sql_on_a_shared_store_never_reaches_postgres(pg_url: str, tmp_path: Path) -> None:
     with shared(pg_url, tmp_path / "b") as store:
         pad = store.scratchpad("r", "alice")
