@@ -254,7 +254,10 @@ class Scratchpad:
 
     def _withheld(self, text: str | None, tool: str, decision: SpillDecision | None, exc: Exception) -> InterceptResult:
         reason = " ".join(f"{type(exc).__name__}: {exc}".split())
-        reason = redact_paths(reason, [self.store.path])[:200]
+        reason = redact_paths(reason, [self.store.path])
+        if len(reason) > 300:  # cut at a clause, not mid-word ("… nothing was")
+            cut = max(reason.rfind("; ", 0, 300), reason.rfind(": ", 0, 300))
+            reason = reason[: cut if cut > 100 else 300].rstrip(" ;:,") + " …"
         log.error(
             "spilling the output of %s failed; it was withheld from the context: %s", tool[:200], reason, exc_info=exc
         )

@@ -141,7 +141,8 @@ CREATE OR REPLACE FUNCTION scratchpad_sweep(p_now double precision) RETURNS TABL
 
 def redact_url(url: str) -> str:
     """The URL without its password (``user:pw@`` or libpq's ``?password=pw``), for messages."""
-    url = re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+    # (a password holding "/", "@" or "?" unescaped: up to the last "@"; more hidden is no harm)
+    url = re.sub(r"(://[^:/@?#]*):.*@", r"\1:***@", url)
     return re.sub(r"([?&]password=)[^&#]*", r"\1***", url, flags=re.IGNORECASE)
 
 
@@ -155,6 +156,11 @@ _NOT_AN_OUTAGE = (
     "invalid connection option",
     "invalid uri",
     "invalid sslmode",
+    "requires a value",  # options=-c setting without one
+    "unrecognized configuration parameter",
+    "invalid value for parameter",
+    "failed to resolve host",  # a misspelt host name
+    "could not translate host name",
 )
 
 
@@ -492,10 +498,16 @@ class PgCatalog(SqlCatalog):
         except StoreError:
             raise
         except psycopg.errors.InsufficientPrivilege as exc:
+            said = str(exc).strip().split("\n")[0][:200]  # (not its CONTEXT lines)
+            needs = (
+                f"the first open creates the role {APP_ROLE}: open the store once as a role with CREATEROLE "
+                "(or a superuser) that owns the database"
+                if "create role" in said.lower()
+                else "open the store once as the database owner"
+            )
             raise StoreError(
-                f"the user of {self._where} may not create the scratch layout ({str(exc).strip()[:200]}); "
-                "open the store once as the database owner, then connect as any role granted "
-                f"{APP_ROLE}",
+                f"the user of {self._where} may not create the scratch layout ({said}); {needs}, then connect "
+                f"as any role granted {APP_ROLE}",
                 url=self._where,
             ) from exc
         except psycopg.Error as exc:

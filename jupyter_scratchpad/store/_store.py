@@ -156,6 +156,24 @@ def _postgres_url(url: str) -> str:
     )
 
 
+# what is meant as PostgreSQL but is no URL: libpq's "host=db dbname=x password=…" and a URL
+# missing a character of its "://"; each was taken as a relative directory and created (the
+# password in its name), an embedded store no other process shares
+_URL_LOOKALIKE = re.compile(
+    r"\s*postgres(?:ql)?(?:\+\w+)?(?::/|//)|(?:^|.*\s)(?:host|dbname|user|password)=\S", re.IGNORECASE | re.DOTALL
+)
+
+
+def _not_a_url_lookalike(path: str) -> None:
+    """Refuse a store meant as PostgreSQL that is no URL (it is not echoed: a password may be in it)."""
+    if _URL_LOOKALIKE.match(path) and not os.path.isdir(path):
+        raise InvalidArgumentError(
+            "the store looks like a PostgreSQL connection but is not a postgresql:// URL (libpq's "
+            "'host=… dbname=…' form, or a URL missing part of its '://'): write "
+            "ScratchStore('postgresql://user:password@host:5432/db'), or name a directory"
+        )
+
+
 class ScratchStore:
     """A scratch store: a catalog of scoped, expiring entries and the spilled bodies as files.
 
@@ -193,6 +211,8 @@ class ScratchStore:
         pg_cat: PgCatalog | None = None
         if isinstance(path, str) and re.match(r"\s*[A-Za-z][A-Za-z0-9+.\-]*://", path):
             path = _postgres_url(path)
+        elif isinstance(path, str):
+            _not_a_url_lookalike(path)
         if isinstance(path, str) and path.startswith(("postgresql://", "postgres://")):
             from ._pgcatalog import PgCatalog
 

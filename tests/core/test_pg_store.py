@@ -285,6 +285,8 @@ def test_postgres_down_then_back_without_reopening(tmp_path: Path, caplog: pytes
         assert time.monotonic() - t0 < 15
         down = pad.intercept(BIG + "\nwhile down", tool="dump")  # fails closed: a short pointer
         assert not down.spilled and down.failure and "StoreUnavailableError" in down.failure
+        # (the reason was cut at 200 characters: "…after 5.00 sec; nothing was")
+        assert not down.failure.endswith("nothing was") and ("retry when" in down.failure or down.failure[-1] == "…")
         assert len(down.content.encode()) < 2000 and down.content != BIG + "\nwhile down"
         res = pad.call_tool("head", {"handle": before.handle, "lines": 1})
         assert not res.ok and len(res.text) < 2000
@@ -408,6 +410,28 @@ def test_a_port_that_is_not_a_number_is_a_url_typo_not_an_outage(tmp_path: Path)
             ScratchStore(url, bodies=tmp_path / "b")
         assert not isinstance(info.value, StoreUnavailableError) and "pw@" not in str(info.value)
     assert not (tmp_path / "b").exists()  # refused before anything was created
+
+
+def test_a_bad_setting_in_the_url_is_not_an_outage(pg_url: str, tmp_path: Path) -> None:
+    # the server's FATAL "-c statement_timeout requires a value" was "unavailable … retry when it is back"
+    for options in ("-c%20statement_timeout", "-c%20no_such_setting%3D1"):
+        with pytest.raises(StoreError, match="a retry will not change") as info:
+            shared(f"{pg_url}&options={options}", tmp_path / "b")
+        assert not isinstance(info.value, StoreUnavailableError)
+
+
+def test_a_database_owner_without_createrole_is_told_what_the_first_open_needs(tmp_path: Path) -> None:
+    # (a cluster of its own: the role the first open creates is the cluster's, made by other tests)
+    server = start_server()
+    try:
+        server.psql("CREATE ROLE owner_only LOGIN")
+        server.psql("CREATE DATABASE owned OWNER owner_only")
+        with pytest.raises(StoreError) as info:
+            shared(server.url_for("owned", user="owner_only"), tmp_path / "b")
+        said = str(info.value)
+        assert "CREATEROLE" in said and "CONTEXT" not in said, said
+    finally:
+        server.stop()
 
 
 def test_the_same_content_is_stored_once_under_a_race(pg_url: str, tmp_path: Path) -> None:
