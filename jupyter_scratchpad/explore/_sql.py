@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as _dt
 import difflib
 import functools
+import os
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -26,8 +27,10 @@ from typing import Any
 import re2
 
 from .._bounded import redact_paths
+from ..errors import ScratchpadError
 from ..store import Entry
-from ._base import Output, Suggestion, ToolContext, ToolError, ToolTimeout, fmt_bytes, suggestion
+from ..store._bodies import removed_while_read
+from ._base import Output, Suggestion, ToolContext, ToolError, ToolTimeout, _ago, fmt_bytes, suggestion
 from ._segments import array_bytes
 from ._sqlviews import build_views
 from ._sqlworker import CELL_CHARS, SqlBusy, SqlTimeout, SqlWorkerError, run_job
@@ -509,6 +512,9 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
     entries = named_entries(ctx, query)
     ctx.used.extend(entries)  # a handle a query reads lives on (sliding TTL)
     relations = [relation_spec(ctx, e) for e in entries]
+    for rel in relations:  # (read_text of a removed file is no rows: a count of 0, not an error)
+        if not os.path.exists(rel["raw_path"]) or not os.path.exists(rel["body_path"]):
+            raise removed_while_read()
     job = {
         "relations": relations,
         "notes": _notes(ctx),
@@ -630,6 +636,7 @@ def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str]
         message += f" ({', '.join(unreadable)}: DuckDB cannot read this handle; use the JSON and text tools on it)"
         sugg = [*(s for handle in unreadable[:2] for s in _instead_of_sql(ctx, handle)), *sugg]
     if kind == "sql_error":
+        _raise_if_expired(ctx, query, message)
         message, fixed = missing_relation(query, message, every, relations, listed=False, max_rows=20)
         if fixed is not None:
             sugg = [fixed, *(s for s in sugg if s["arguments"].get("query") != fixed["arguments"]["query"])]
@@ -641,6 +648,29 @@ def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str]
         raise ToolError(kind, message, sugg)
     total = {"relations_total": len(every) + 1} if len(every) + 1 > len(relations) else {}
     raise ToolError(kind, message, sugg, relations=relations, **total)
+
+
+def _raise_if_expired(ctx: ToolContext, query: str, message: str) -> None:
+    """DuckDB's "does not exist" of a handle that expired: said as the other tools say it."""
+    found = _MISSING_TABLE.search(message)
+    if found is None:
+        return
+    wrong = found.group(1).strip('"')
+    qualified = re.search(rf"(?<![\w.])([A-Za-z_]\w*)\.{re.escape(wrong)}(?![\w])", query)
+    for name in dict.fromkeys([qualified.group(1) if qualified else wrong, wrong.split(".")[0]]):
+        try:
+            gone = ctx.store.expired_entry(ctx.pad.scope, "handle", name)
+        except (ValueError, ScratchpadError):  # (not a handle's form)
+            continue
+        if gone is not None and ctx.store.get_entry(ctx.pad.scope, "handle", name) is None:
+            ago = max(0.0, ctx.store.now() - float(gone.expires_at or 0))
+            raise ToolError(
+                "expired_handle",
+                f"{name!r} expired {_ago(ago)} ago (unread for its time to live) and is gone; spill the output "
+                "again to query it",
+                [suggestion("scratch_list", "see every live handle")],
+                handle=name,
+            )
 
 
 def relations_to_show(

@@ -127,3 +127,26 @@ def test_a_gone_handle_is_not_offered_other_data_of_the_same_source(store: Scrat
     assert pad.call_tool("head", {"handle": "cell_5"}).error["close_matches"] == [other]
     upper = pad.call_tool("head", {"handle": f" {other.upper()}"})
     assert upper.error["error"] == "invalid_handle" and upper.error["suggestions"][0]["arguments"]["handle"] == other
+
+
+def test_sql_over_an_expired_handle_says_it_expired(store: ScratchStore, clock: Any) -> None:
+    # head said "expired 1 s ago … spill the output again"; sql said DuckDB's "Catalog Error: Table
+    # with name … does not exist!"
+    pad = store.scratchpad("r", "a")
+    h = pad.spill(LOG, tool="fetch_logs").handle
+    j = pad.spill({"items": [{"i": i} for i in range(300)]}, tool="list").handle
+    clock.advance(3601)
+    for query in (f"SELECT count(*) FROM {h}", f"SELECT count(*) FROM {j}.items"):
+        gone = pad.call_tool("sql", {"query": query})
+        assert gone.error["error"] == "expired_handle" and "spill the output again" in gone.error["message"], gone.text
+
+
+def test_sql_over_a_text_body_removed_underneath_is_an_error_not_zero_rows(store: ScratchStore) -> None:
+    # read_text of a removed file reads no rows: count(*) answered 0
+    import shutil
+
+    pad = store.scratchpad("r", "a")
+    h = pad.spill(LOG, tool="fetch_logs").handle
+    shutil.rmtree(Path(pad.store.reader(pad.entry(h)).body_path).parent)
+    res = pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {h}"})
+    assert not res.ok and "removed while it was being read" in res.text, res.text
