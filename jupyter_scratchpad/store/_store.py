@@ -755,9 +755,10 @@ class ScratchStore:
                 row = self.catalog.row(Scope(entry.run_id, entry.agent_id), "handle", entry.key, self.now())
                 if row is not None and Entry.from_row(row).body_id == entry.body_id:
                     return StoreError(
-                        f"the body of {entry.key!r} is not in {self.path / 'bodies'}: the process that "
-                        "spilled it keeps this shared store's bodies in another directory; give every "
-                        "process the same one (bodies=DIR, --bodies, $SCRATCHPAD_BODIES)",
+                        f"the body of {entry.key!r} is not in {self.path / 'bodies'}: either the process "
+                        "that spilled it keeps this shared store's bodies in another directory (give every "
+                        "process the same one: bodies=DIR, --bodies, $SCRATCHPAD_BODIES), or the files of "
+                        "this directory were removed (the output is lost: spill it again)",
                         handle=entry.key,
                     )
         return removed_while_read()

@@ -637,6 +637,8 @@ def test_a_reader_given_another_bodies_directory_is_told_so(pg_url: str, tmp_pat
         res = b.scratchpad("r", "fleet").call_tool("head", {"handle": h, "lines": 3}, charge=False)
         assert not res.ok and "removed while" not in res.error["message"]
         assert f"is not in {tmp_path / 'wrong'}" in res.error["message"] and "same one" in res.error["message"]
+        # (or the directory's files were lost: a new STORE_ID is written to an emptied directory)
+        assert "files of this directory were removed" in res.error["message"]
         assert a.scratchpad("r", "fleet").call_tool("head", {"handle": h, "lines": 3}, charge=False).ok
     finally:
         a.close()
