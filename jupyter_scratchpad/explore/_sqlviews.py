@@ -257,8 +257,10 @@ def _embedded_views(conn: Any, rel: dict[str, Any], path: str) -> None:
 
 # beside a JSON body: its relations as DuckDB tables, built once. v2: the document's table is
 # ``whole-doc`` (v1 named it ``doc``, which an array of records under the key "doc" met: h.doc
-# read the document's one row); a v1 file is left alone and a v2 one built
-TABLES_FILE = "tables-v2.duckdb"
+# read the document's one row). v3: records whose own keys differ only in case are one JSON column
+# ``item`` (v2 pinned the name DuckDB 2 gave the second key, ``ID_1``, and read NULL in every row).
+# An older file is left alone (removed with its body) and a v3 one built.
+TABLES_FILE = "tables-v3.duckdb"
 _DOC = '"whole-doc"'  # the document's rows (internal names hold a "-": a relation's is an identifier)
 TABLES_RETRY_S = 30.0  # after a failed build the views over read_json answer; the build is retried later
 TABLES_RETRY_MAX_S = 3600.0
@@ -477,7 +479,7 @@ _BUILDER: ThreadPoolExecutor | None = None
 
 
 def _host_prefix() -> str:
-    """How the build files of this host's processes begin: ``.tables-v2.duckdb.<host>.``, then the
+    """How the build files of this host's processes begin: ``.tables-v3.duckdb.<host>.``, then the
     process id (so that one a killed process left is known) and a unique part."""
     import socket
 
