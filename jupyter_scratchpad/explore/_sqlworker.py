@@ -28,7 +28,7 @@ import time
 import uuid
 from typing import IO, Any
 
-__all__ = ["SqlBusy", "SqlTimeout", "SqlWorkerError", "run_job", "shutdown"]
+__all__ = ["SqlBusy", "SqlTimeout", "SqlWorkerError", "interrupt", "run_job", "shutdown"]
 
 ADDRESS_SPACE_BYTES = 3 << 30  # the worker's whole address space, DuckDB included
 # A worker whose address space passed this after a job is replaced by a fresh one. Its memory
@@ -111,15 +111,29 @@ class _Worker:
 
 _LOCK = threading.Lock()
 _WORKER: _Worker | None = None
+_RUNNING: int | None = None  # the thread whose job the worker runs (held with _LOCK)
+
+
+def interrupt(thread_ident: int) -> bool:
+    """Stop the job the thread ``thread_ident`` is running, if it is running one: its worker is
+    ended (that call then fails at once) and the next job starts a fresh one. For a caller that
+    gave up on the call (an MCP client's cancellation): the query would otherwise run on to its
+    time limit, and every other query of the process wait behind it."""
+    worker = _WORKER
+    if worker is None or thread_ident != _RUNNING:
+        return False
+    worker.kill()
+    return True
 
 
 def run_job(job: dict[str, Any], timeout_s: float) -> dict[str, Any]:
     """Run ``job`` in the worker; its reply, ``SqlTimeout`` (the worker is then killed), or
     ``SqlBusy`` when another query held the worker all that time (this one never ran)."""
-    global _WORKER
+    global _WORKER, _RUNNING
     deadline = time.monotonic() + max(0.0, timeout_s)
     if not _LOCK.acquire(timeout=max(0.0, timeout_s)):
         raise SqlBusy(f"another SQL query of this process held the worker for {timeout_s:.1f} s")
+    _RUNNING = threading.get_ident()
     try:
         if _WORKER is None or not _WORKER.alive():
             if _WORKER is not None:
@@ -157,6 +171,7 @@ def run_job(job: dict[str, Any], timeout_s: float) -> dict[str, Any]:
             _WORKER = _Worker()
         return reply
     finally:
+        _RUNNING = None
         _LOCK.release()
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -122,8 +123,25 @@ async def run_tool(
     pad: Scratchpad, name: str, arguments: dict[str, Any] | None, prefix: str = ""
 ) -> types.CallToolResult:
     """``pad.call_tool`` off the event loop (it may read files or wait for the SQL worker);
-    ``name`` without the ``prefix`` the tools were published with (its suggestions carry it)."""
-    res = await anyio.to_thread.run_sync(lambda: pad.call_tool(prefix + name, arguments or {}, prefix=prefix))
+    ``name`` without the ``prefix`` the tools were published with (its suggestions carry it).
+
+    A call the client cancels is given up at once, and its SQL query (if it is running one) is
+    stopped: the thread would otherwise run it to its time limit while the client's next query
+    waited behind it."""
+    from ..explore._sqlworker import interrupt
+
+    ran_on: list[int] = []
+
+    def call() -> Any:
+        ran_on.append(threading.get_ident())
+        return pad.call_tool(prefix + name, arguments or {}, prefix=prefix)
+
+    try:
+        res = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+    except anyio.get_cancelled_exc_class():
+        if ran_on:
+            interrupt(ran_on[0])
+        raise
     return call_result(res, pad.tokenizer.count)
 
 

@@ -158,3 +158,33 @@ def test_resource_pages_never_cut_a_character(tmp_path: Path, prefix: str) -> No
             pages.append(body)
             uri = note.rsplit("next: ", 1)[1].rstrip("]") if note else ""
         assert len(pages) == 3 and "".join(pages) == text and "\ufffd" not in "".join(pages)
+
+
+def test_a_cancelled_sql_call_stops_its_query(tmp_path: Path, env: dict[str, str]) -> None:
+    # the thread ran the query to its time limit after the client gave up (anyio waits for a
+    # thread), and the client's next query waited behind it: 7.4 s for SELECT 42
+    import time
+
+    errlog = (tmp_path / "server-stderr.txt").open("w+")
+    slow = "SELECT sum(a.range * b.range) AS s FROM range(200000) a, range(200000) b"
+
+    async def run() -> None:
+        cmd, args = cli("mcp", "serve", "--store", str(tmp_path / "store"), "--run-id", "r1")
+        async with stdio_client(StdioServerParameters(command=cmd, args=args, env=env), errlog=errlog) as (r, w):
+            async with ClientSession(r, w) as s:
+                await s.initialize()
+                warm = await s.call_tool("sql", {"query": "SELECT 1 AS one"})  # the worker started
+                assert not warm.is_error
+                with anyio.move_on_after(2):
+                    await s.call_tool("sql", {"query": slow})
+                    raise AssertionError("the slow query answered within 2 s")
+                started = time.monotonic()
+                quick = await s.call_tool("sql", {"query": "SELECT 42 AS x"})
+                waited = time.monotonic() - started
+                assert not quick.is_error and quick.structured_content == {"rows": [{"x": 42}]}, quick.content
+                assert waited < 4.0, f"the next query waited {waited:.1f} s behind the cancelled one"
+
+    with errlog:
+        anyio.run(run)
+        errlog.seek(0)
+        assert "Traceback" not in errlog.read()
