@@ -73,8 +73,14 @@ def context_window_for(model: str) -> int:
 
 
 def is_known_model(model: str) -> bool:
-    """Whether ``model`` has a published window here (else it gets 128,000 and ``o200k_base``)."""
-    return bool(_window_key(model))
+    """Whether ``model`` has a published window here (else it gets 128,000 and ``o200k_base``):
+    a known name, or one with a dated or sized suffix (``gpt-4o-2024-08-06``, ``gpt-4.1-mini``),
+    not one that only starts like it (``gpt-4oo``, a typo, would pass for ``gpt-4o``)."""
+    best = _window_key(model)
+    if not best:
+        return False
+    rest = (model or "").lower()[len(best) :] if (model or "").lower().startswith(best) else "-"
+    return not rest or not rest[0].isalnum()
 
 
 @dataclass(frozen=True)

@@ -374,3 +374,22 @@ def test_with_little_budget_left_suggestions_fit_it_and_with_none_the_budget_is_
     assert spent.error is not None and spent.error["error"] == "budget_exhausted"
     assert spent.error["remaining_budget_tokens"] == 0 and spent.error["suggestions"] == []
     assert "scratch_write" in spent.error["message"] and spent.tokens < 200
+
+
+@pytest.mark.parametrize(
+    ("model", "known"),
+    [
+        ("gpt-4o", True),
+        ("gpt-4o-2024-08-06", True),
+        ("gpt-4.1-mini", True),
+        ("claude-opus-4-1", True),
+        ("o1-preview", True),
+        ("gpt-4oo", False),  # a typo that starts like gpt-4o passed for it, with no warning
+        ("o3x", False),
+        ("llama-3", False),
+    ],
+)
+def test_a_model_that_only_starts_like_a_known_one_is_not_known(model: str, known: bool) -> None:
+    from jupyter_scratchpad.budget import is_known_model
+
+    assert is_known_model(model) is known
