@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from typing import Any
 
 from ..explore._base import fmt_bytes
@@ -37,10 +38,11 @@ def next_commands(stub: dict[str, Any]) -> list[str]:
     if stub.get("format") in ("json", "jsonl"):
         path = _first_array_path(stub.get("schema") or []) or "PATH"
         rel = (stub.get("relations") or [{}])[-1].get("name") or h  # H.items counts the items, H one document
+        fields = _item_keys(stub.get("schema") or [], path)
         return [
             f"%scratch schema {h}",
             f"%scratch items {h} {path}",
-            f"%scratch iter {h} {path} --fields a,b --limit 20",
+            *([f"%scratch iter {h} {path} --fields {','.join(fields[:2])} --limit 20"] if fields else []),
             f"%scratch grep {h} PATTERN",
             f"%scratch sql SELECT count(*) FROM {rel}",
             f"%scratch explore {h}",
@@ -63,13 +65,30 @@ def _first_array_path(sketch: list[str]) -> str | None:
     return None
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+def _item_keys(sketch: list[str], path: str) -> list[str]:
+    """The keys of the objects in the array at ``path``, from a sketch line like
+    ``$.items[*]: objects with keys id, status`` (only keys a ``--fields`` list can name as typed):
+    the card suggested ``--fields a,b``, which fails on every real spill."""
+    for line in sketch:
+        where, _, kind = line.partition(": ")
+        if where == f"{path}[*]" and kind.startswith("objects with keys "):
+            said = kind.removeprefix("objects with keys ").split(" (")[0]
+            return [k for k in (w.strip() for w in said.split(",")) if _PLAIN_KEY.fullmatch(k)]
+    return []
+
+
 def _headline(stub: dict[str, Any]) -> str:
     est = " (estimate)" if stub.get("tokens_estimate") else ""
     model = f" for {stub['tokens_model']}" if stub.get("tokens_model") else ""
-    return (
-        f"{stub.get('format')}, {fmt_bytes(stub.get('size'))}, {stub.get('lines') or 0:,} lines, "
-        f"{'' if stub.get('tokens_exact', True) else '≥ '}{stub.get('tokens') or 0:,} tokens{est}{model}"
-    )
+    tokens = f"{stub.get('tokens') or 0:,} tokens{est}{model}"
+    if not stub.get("tokens_exact", True):
+        # a large output's exact count lands later (JupyterLab's card then shows it in place); this
+        # text is not updated: it says so, and where the exact count is
+        tokens = f"≥ {tokens} (still counting; %scratch show {stub['handle']} has the exact count)"
+    return f"{stub.get('format')}, {fmt_bytes(stub.get('size'))}, {stub.get('lines') or 0:,} lines, {tokens}"
 
 
 def stub_text(stub: dict[str, Any], where: str | None = None) -> str:

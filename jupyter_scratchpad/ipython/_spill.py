@@ -113,11 +113,14 @@ class OutputSpiller:
         if not data:
             return None
         if any(mime not in SPILLABLE_MIMES for mime in data):
-            # a rich rendering is left alone, but not a flood beside it: 20 MB of text/plain next
-            # to a tiny image went out whole (the text parts are cut as a person's reads are)
-            shown, _ = _shown_bounded(dict(data), {}, where)
-            return shown if shown != data else None
-        for mime in SPILLABLE_MIMES:  # structured first, then the plainest text
+            return self._beside_rich(data, tool, where)
+        found = self._spill_text(data, tool)
+        return _bundle(found[1], where) if found else None
+
+    def _spill_text(self, data: Mapping[str, Any], tool: str) -> tuple[str, dict[str, Any]] | None:
+        """``(mime, stub)`` of the first text part of ``data`` that spills (structured first, then
+        the plainest text), or None."""
+        for mime in SPILLABLE_MIMES:
             if mime not in data:
                 continue
             payload = data[mime]
@@ -126,8 +129,32 @@ class OutputSpiller:
                 continue
             stub = self._intercept(payload if mime == "application/json" else text, tool, text)
             if stub:
-                return _bundle(stub, where)
+                return mime, stub
         return None
+
+    def _beside_rich(self, data: Mapping[str, Any], tool: str, where: str | None) -> dict[str, Any] | None:
+        """A bundle with a rich part (an image, a plot): that part is left alone, however large,
+        but not a flood of text beside it. ``_repr_png_`` with a 20,000-line ``__repr__`` saved
+        300 KB of ``text/plain`` next to a 96-byte image. The text part that spills is stored and
+        replaced by the stub's text (other text parts as large are left out, smaller ones stay);
+        text too long to show that does not spill (no threshold applies) is cut as a person's
+        reads are."""
+        found = self._spill_text({k: v for k, v in data.items() if k in SPILLABLE_MIMES}, tool)
+        if found is None:
+            shown, _ = _shown_bounded(dict(data), {}, where)
+            return shown if shown != data else None
+        mime, stub = found
+        rich = ", ".join(k for k in data if k not in SPILLABLE_MIMES)
+
+        def stays(k: str, v: Any) -> bool:  # (a rich part always; a text part too small to spill)
+            if k not in SPILLABLE_MIMES:
+                return True
+            return k != mime and not self._too_large(v if isinstance(v, str) else as_text(v), tool)
+
+        kept = {k: v for k, v in data.items() if stays(k, v)}
+        note = f"(Only the {mime} beside the {rich} was stored; the {rich} is shown as it is.)"
+        kept["text/plain"] = _bundle(stub, where)["text/plain"] + "\n" + note
+        return kept
 
     def for_result(
         self, result: Any, tool: str, where: str | None, format_data: Any

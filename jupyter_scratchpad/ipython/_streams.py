@@ -71,6 +71,18 @@ class _Background:
         self.last = 0.0
 
 
+def _held_where(name: str, shown: str) -> str:
+    """What the card of a cell's spilled stream says of where it belongs: the stream was held from
+    a point on, and the card comes at the cell's end, after what the cell displayed meanwhile (it
+    came after a later stderr, display or result, with nothing to say why)."""
+    lines = shown.count("\n") + (1 if shown and not shown.endswith("\n") else 0)
+    start = f"after the {lines:,} line{'s' if lines != 1 else ''} of it shown above" if shown else "from its start"
+    return (
+        f"This card belongs where the cell's {name} stopped: the rest of the {name} was held {start}, "
+        "and anything shown between there and here came later."
+    )
+
+
 class StreamGate:
     """The per-cell state of one stream (``stdout`` or ``stderr``); thread-safe."""
 
@@ -230,7 +242,7 @@ class StreamGate:
         # what is stored is what the front end would have shown (a progress bar: its latest state)
         result = self.session.pad.intercept(visible_text("".join(chunks)), tool=tool, result_class="query")
         if result.spilled and result.stub is not None:
-            self.session.publish_stub(result.stub)
+            self.session.publish_stub(result.stub, _held_where(self.name, "".join(chunks[:held_from])))
             return
         if result.failure:  # fail closed: a short pointer, not the flood (the core logged why)
             writer(str(result.content) + "\n")

@@ -78,6 +78,27 @@ def _bounded(items: list[Any], size: Callable[[Any], int]) -> tuple[list[Any], i
     return items, 0
 
 
+def _fit_windows(windows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """The grep windows that fit ``MAX_PAGE_CHARS``, the last one cut to the room left (with wide
+    context every match merged into one window larger than a page, dropped whole: the page showed
+    nothing while its summary said 1,000 matches were shown); and how many lines were left out."""
+    room = MAX_PAGE_CHARS
+    kept: list[dict[str, Any]] = []
+    for i, window in enumerate(windows):
+        lines: list[str] = []
+        for line in window["lines"]:
+            if len(line) > room:
+                break
+            room -= len(line)
+            lines.append(line)
+        if lines:
+            kept.append({**window, "lines": lines})
+        if len(lines) < len(window["lines"]):
+            left = len(window["lines"]) - len(lines) + sum(len(w["lines"]) for w in windows[i + 1 :])
+            return kept, left
+    return kept, 0
+
+
 def _agent_view(result: ToolResult, **extra: Any) -> dict[str, Any]:
     """As the model would see it: the tool's text exactly (cut only past one page, and said so)."""
     text = result.text
@@ -152,17 +173,22 @@ def grep(pad: Scratchpad, handle: str, args: dict[str, Any], as_agent: bool) -> 
         {"first": lo, "lines": [clip(by_line.get(n, ""), MAX_LINE_CHARS) for n in range(lo, hi + 1)]}
         for lo, hi in data.get("windows", [])
     ]
-    windows, left = _bounded(windows, lambda w: sum(len(line) for line in w["lines"]))
+    windows, left = _fit_windows(windows)
+    marked = [m["line"] for m in data["matches"]]
+    on_page = sum(1 for n in marked if any(w["first"] <= n < w["first"] + len(w["lines"]) for w in windows))
     total = f"{data['total_matches']:,}{'' if data.get('total_complete', True) else '+'}"
-    summary = f"{shown:,} of {total} matching lines shown · {data['total_lines']:,} lines"
+    summary = f"{on_page:,} of {total} matching lines shown · {data['total_lines']:,} lines"
     if left:
-        summary += f" ({left:,} windows did not fit one page)"
+        summary += (
+            f" (one page is full: {left:,} more lines, with {shown - on_page:,} more matches, did not fit;"
+            " fewer context lines show more matches)"
+        )
     if data.get("literal_fallback"):
         summary = "not a valid RE2 regex: searched for the literal text · " + summary
     return {
         "kind": "windows",
         "windows": windows,
-        "marked": [m["line"] for m in data["matches"]],
+        "marked": marked,
         "summary": summary,
         "more": more,
         "max_matches": max_matches,

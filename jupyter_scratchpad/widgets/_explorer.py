@@ -32,12 +32,18 @@ from ..store import validate_handle
 from ._actions import GREP_CONTEXT, GREP_PAGE, ActionError, run_action
 from ._summary import EXPLORER_MIME, meter_state, summary_html, summary_payload, summary_text
 
-__all__ = ["CSS_CLASS", "Explorer", "live_explorer", "open_explorers", "refresh_all"]
+__all__ = ["CSS_CLASS", "ENTRY_PAGE", "RELATION_PAGE", "Explorer", "live_explorer", "open_explorers", "refresh_all"]
 
 log = logging.getLogger("jupyter_scratchpad.widgets")
 
 CSS_CLASS = "jp-scratchpad-explorer"  # the browser test finds the explorer by it: keep it
 _HERE = Path(__file__).parent
+
+# The synced state (and what a notebook saving widget state keeps) holds one page of the live
+# entries and of the SQL relations, never all of them: 1,500 handles made 1.1 MB of widget state,
+# sent again on every refresh. The rest are reached by ``entry_filter`` (the picker's search box).
+ENTRY_PAGE = 20
+RELATION_PAGE = 40
 
 _LIVE: weakref.WeakValueDictionary[str, Explorer] = weakref.WeakValueDictionary()
 
@@ -59,6 +65,43 @@ def open_explorers() -> list[Explorer]:
 def live_explorer(model_id: str) -> Explorer | None:
     """The open explorer with this widget model id, if any (the JupyterLab bridge asks)."""
     return _LIVE.get(model_id)
+
+
+def _matches(entry: dict[str, Any], words: list[str]) -> bool:
+    said = f"{entry['handle']} {entry.get('source_tool') or ''} {entry.get('format') or ''}".lower()
+    return all(word in said for word in words)
+
+
+def _page_entries(
+    entries: list[dict[str, Any]], selected: str | None, text: str
+) -> tuple[list[dict[str, Any]], int, int]:
+    """``(page, matching, left out)``: the newest ``ENTRY_PAGE`` entries matching ``text`` (every
+    word, in the handle, source tool or format), oldest first, the selected one always among them."""
+    words = text.lower().split()
+    found = [e for e in entries if _matches(e, words)] if words else entries
+    page = found[-ENTRY_PAGE:]
+    if selected and all(e["handle"] != selected for e in page):
+        chosen = [e for e in entries if e["handle"] == selected]
+        page = chosen + page[max(0, len(page) + len(chosen) - ENTRY_PAGE) :]
+    return page, len(found), len(found) - sum(1 for e in page if e in found)
+
+
+def _page_relations(
+    relations: list[dict[str, Any]], handles: set[str], live: set[str], selected: str | None
+) -> tuple[list[dict[str, Any]], int]:
+    """The relations of the entries on the page (the selected one's first) and those of no handle
+    (``scratch_notes``), at most ``RELATION_PAGE``; and how many relations were left out."""
+
+    def owner(name: str) -> str:
+        return name.split(".", 1)[0]
+
+    kept = [
+        {"name": r["name"], "format": r.get("format")}
+        for r in relations
+        if owner(str(r["name"])) in handles or owner(str(r["name"])) not in live
+    ]
+    kept.sort(key=lambda r: owner(str(r["name"])) != selected)  # (stable: the selected handle's first)
+    return kept[:RELATION_PAGE], len(relations) - min(len(kept), RELATION_PAGE)
 
 
 def _entry_row(entry: dict[str, Any]) -> dict[str, Any]:
@@ -85,8 +128,16 @@ class Explorer(anywidget.AnyWidget):
     _css = _HERE / "explorer.css"
 
     handle = t.Unicode(None, allow_none=True, help="The handle being explored.").tag(sync=True)
-    entries = t.List(t.Dict(), help="The live spilled entries, oldest first.").tag(sync=True)
-    relations = t.List(t.Dict(), help="What SQL can read: {name, format}.").tag(sync=True)
+    entries = t.List(
+        t.Dict(), help="A page of the live spilled entries (the newest matching entry_filter), oldest first."
+    ).tag(sync=True)
+    entries_total = t.Int(0, help="How many live entries match entry_filter (the page shows the newest).").tag(
+        sync=True
+    )
+    entries_left = t.Int(0, help="How many of those the page leaves out.").tag(sync=True)
+    entry_filter = t.Unicode("", help="Words an entry's handle, source tool or format must hold.").tag(sync=True)
+    relations = t.List(t.Dict(), help="What SQL can read, for the entries on the page: {name, format}.").tag(sync=True)
+    relations_left = t.Int(0, help="Relations left out of the page (of other entries).").tag(sync=True)
     budget = t.Dict(help="The pad's budget and usage.").tag(sync=True)
     as_agent = t.Bool(False, help="Read as the model would: capped, charged, its text.").tag(sync=True)
     title = t.Unicode("", help="run · agent · model").tag(sync=True)
@@ -120,6 +171,7 @@ class Explorer(anywidget.AnyWidget):
         self.results: list[dict[str, Any]] = []  # every reply sent, in order (what tests read back)
         self.refresh(prefer=handle)
         self.on_msg(self._on_message)
+        self.observe(lambda _change: self.refresh(), names=["entry_filter"])
         _LIVE[self.model_id] = self
 
     # -- state ---------------------------------------------------------------------------------
@@ -131,12 +183,15 @@ class Explorer(anywidget.AnyWidget):
         try:
             entries = [_entry_row(e) for e in self.pad.entries("handle")]
             names = {e["handle"] for e in entries}
-            if entries != self.entries:
-                self.entries = entries
-                self.relations = self.pad.sql_relations()
             target = prefer if prefer in names else self.handle if self.handle in names else None
             if target is None and entries:
                 target = entries[-1]["handle"]  # the newest spill
+            page, self.entries_total, self.entries_left = _page_entries(entries, target, self.entry_filter)
+            if page != self.entries:
+                relations = self.pad.sql_relations()
+                shown = {e["handle"] for e in page}
+                self.relations, self.relations_left = _page_relations(relations, shown, names, target)
+                self.entries = page
             self.handle = target
             self.budget = meter_state(self.pad)
         except Exception:

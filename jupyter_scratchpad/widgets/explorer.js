@@ -163,6 +163,18 @@ function render({ model, el: root }) {
   picker.addEventListener("change", () => request("select", { handle: picker.value }));
   const info = el("div", "jp-scratchpad-x-info");
   const refresh = button("↻", "look for new spills", () => request("refresh"));
+  // Only a page of the entries is in the model (the newest ones matching the filter): the
+  // filter is how the rest are reached.
+  const [filterWrap, filterBox] = input("find", "", { placeholder: "handle, tool or format" });
+  let filterTimer = null;
+  filterBox.addEventListener("input", () => {
+    clearTimeout(filterTimer);
+    filterTimer = setTimeout(() => {
+      model.set("entry_filter", filterBox.value);
+      model.save_changes();
+    }, 250);
+  });
+  const pageNote = el("small", "jp-scratchpad-x-page-note");
 
   // Notice: errors and refusals with their suggestions.
   const notice = el("div", "jp-scratchpad-x-notice");
@@ -396,6 +408,12 @@ function render({ model, el: root }) {
       });
     picker.replaceChildren(...options);
     picker.disabled = options.length === 0;
+    const total = model.get("entries_total") || 0;
+    const left = model.get("entries_left") || 0;
+    const words = model.get("entry_filter") || "";
+    pageNote.textContent = left
+      ? ` newest ${count(entries.length)} of ${count(total)} ${words ? "matching " : ""}entries shown: type in find for the others`
+      : words ? ` ${count(total)} entries match` : "";
     const entry = entries.find((e) => e.handle === handle);
     info.textContent = entry
       ? `${entry.format} · ${bytes(entry.size)} · ${count(entry.lines)} lines · ${count(entry.tokens)} tokens · from ${entry.source_tool || "?"}`
@@ -441,6 +459,7 @@ function render({ model, el: root }) {
       for (const [name] of TABS) if (name !== "sql") results[name].replaceChildren();
     }],
     ["change:relations", drawEntries],
+    ["change:entries_left", drawEntries],
     ["change:budget", drawBudget],
     ["change:progress", drawProgress],
     ["change:title", drawTitle],
@@ -450,7 +469,7 @@ function render({ model, el: root }) {
 
   const header = el("div", "jp-scratchpad-x-header");
   header.append(title, agentWrap);
-  root.replaceChildren(header, meter, row(picker, refresh), info, notice, progressLine, tabBar, ...TABS.map(([n]) => panels[n]));
+  root.replaceChildren(header, meter, row(picker, refresh, filterWrap, pageNote), info, notice, progressLine, tabBar, ...TABS.map(([n]) => panels[n]));
   drawTitle();
   drawEntries();
   drawBudget();

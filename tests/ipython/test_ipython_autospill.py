@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import sys
 import threading
@@ -101,10 +102,27 @@ def test_other_objects_spill_their_largest_text(ip: Any, session: ScratchSession
     assert session.pad.get(second).startswith("<table><tr><td>0</td>")
 
 
-def test_rich_visual_outputs_are_never_spilled(ip: Any, session: ScratchSession) -> None:
+def test_rich_visual_outputs_are_never_spilled_but_a_flood_of_text_beside_them_is(
+    ip: Any, session: ScratchSession
+) -> None:
+    # _repr_png_ with a 20,000-line __repr__: the whole text went out beside a 96-byte image
     ip.user_ns["Picture"] = Picture
     data, _ = ip.displayhook.compute_format_data(Picture())
-    assert "image/png" in data and STUB_MIME not in data and session.pad.entries() == []
+    assert data["image/png"] == b"\x89PNG\r\n\x1a\n" and STUB_MIME not in data  # the image is what shows
+    [handle] = handles(session)
+    assert session.pad.get(handle) == repr(Picture()) and f'"{handle}"' in data["text/plain"]
+    assert len(data["text/plain"]) < 4000 and "Only the text/plain beside the image/png was stored" in data["text/plain"]
+    ip.user_ns["SmallPicture"] = SmallPicture
+    data, _ = ip.displayhook.compute_format_data(SmallPicture())
+    assert data == {"text/plain": "a small picture", "image/png": b"\x89PNG\r\n\x1a\n"} and len(handles(session)) == 1
+
+
+class SmallPicture:
+    def __repr__(self) -> str:
+        return "a small picture"
+
+    def _repr_png_(self) -> bytes:
+        return b"\x89PNG\r\n\x1a\n"
 
 
 def test_values_returned_by_scratch_are_not_stored_again(ip: Any, spilled: str, session: ScratchSession,
@@ -233,20 +251,24 @@ def test_when_our_own_code_fails_on_a_large_display_it_is_withheld(recorded: tup
     assert len(large["data"]["text/plain"]) < 3000 and small["data"]["text/plain"] == "small"
 
 
-def test_a_flood_beside_a_rich_rendering_is_cut(recorded: tuple[Any, list[dict[str, Any]]]) -> None:
+def test_a_flood_beside_a_rich_rendering_is_stored(recorded: tuple[Any, list[dict[str, Any]]]) -> None:
     # 20 MB of text/plain beside a tiny image went out whole (the bundle had a non-text part)
     shell, outputs = recorded
     png = "iVBORw0KGgo=" * 300_000  # a large image is left alone
-    shell.run_cell(f"display({{'image/png': '{png}', 'text/plain': 'row\\n' * 5_000_000}}, raw=True)")
+    shell.run_cell(
+        f"display({{'image/png': '{png}', 'text/plain': 'row\\n' * 500_000, 'text/html': '<b>small</b>'}}, raw=True)"
+    )
     [output] = outputs
-    assert output["data"]["image/png"] == png and len(output["data"]["text/plain"]) < 1_100_000
-    assert "characters not shown here" in output["data"]["text/plain"]
+    data = output["data"]
+    assert data["image/png"] == png and data["text/html"] == "<b>small</b>" and len(data["text/plain"]) < 4000
+    [entry] = get_session(shell).pad.entries("handle")
+    assert entry["source_tool"] == "cell_1_display" and entry["handle"] in data["text/plain"]
 
 
 def test_small_and_visual_displays_pass(recorded: tuple[Any, list[dict[str, Any]]]) -> None:
     shell, outputs = recorded
     shell.run_cell("from IPython.display import display, HTML\ndisplay(HTML('<b>hi</b>'))\n"
-                   "display({'image/png': 'iVBORw0KGgo=', 'text/plain': 'x' * 90000}, raw=True)")
+                   "display({'image/png': 'iVBORw0KGgo=', 'text/plain': 'x' * 900}, raw=True)")
     assert outputs[0]["data"]["text/html"] == "<b>hi</b>"
     assert outputs[1]["data"]["image/png"] == "iVBORw0KGgo="
     assert get_session(shell).pad.entries() == []
@@ -262,6 +284,21 @@ def test_update_display_keeps_its_display_id(recorded: tuple[Any, list[dict[str,
 
 
 # -- streams ---------------------------------------------------------------------------------
+
+
+def test_a_held_streams_card_says_where_it_belongs(recorded: tuple[Any, list[dict[str, Any]]],
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    # stdout held, then a display and the cell's value, then the stdout card: nothing said why
+    shell, outputs = recorded
+    shell.user_ns["lines"] = BIG_LOG.splitlines()
+    shell.run_cell("print('starting')\nfor line in lines:\n    print(line)\ndisplay('a later display')")
+    shown = capsys.readouterr().out.split("[scratchpad]")[0]
+    later, card = outputs
+    assert later["data"]["text/plain"] == "'a later display'" and STUB_MIME in card["data"]
+    lines = shown.count("\n")
+    said = (f"This card belongs where the cell's stdout stopped: the rest of the stdout was held after the "
+            f"{lines:,} lines of it shown above, and anything shown between there and here came later.")
+    assert 1 < lines < 2000 and said in card["data"]["text/plain"] and html.escape(said) in card["data"]["text/html"]
 
 
 def test_large_stdout_is_held_back_and_stored_whole(ip: Any, session: ScratchSession,

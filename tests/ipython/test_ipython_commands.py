@@ -68,6 +68,36 @@ def test_the_cards_sql_suggestion_counts_the_items_not_the_document(ip: Any, spi
     assert value(ip, query)["count_star()"].tolist() == [items] and items > 1
 
 
+def test_a_lower_bound_on_the_card_says_it_is_still_counting(ip: Any, session: ScratchSession) -> None:
+    # "≥ 5,120 tokens" stayed on the card for good, where the README promised exact tokens
+    from jupyter_scratchpad.ipython._render import stub_html, stub_text
+
+    handle = session.pad.spill("word " * 100_000, tool="t").handle
+    session.pad.wait_for_counts()
+    exact = value(ip, f"%scratch show {handle}")
+    assert exact["tokens_exact"] is not False and "≥" not in stub_text(exact) and "counting" not in stub_text(exact)
+    pending = {**exact, "tokens_exact": False, "tokens": 5120}  # as the card is first drawn
+    for text in (stub_text(pending), stub_html(pending)):
+        assert f"≥ 5,120 tokens for gpt-4o (still counting; %scratch show {handle} has the exact count)" in text
+
+
+def test_every_command_the_card_suggests_runs(ip: Any, session: ScratchSession) -> None:
+    # the card suggested `iter H $.items --fields a,b`, which failed (the keys there: id, status)
+    from jupyter_scratchpad.ipython._render import next_commands
+
+    ip.run_cell("{'items': [{'id': i, 'status': 'failed' if i % 9 == 0 else 'ok'} for i in range(20_000)]}")
+    [entry] = session.pad.entries("handle")
+    stub = session.pad.stub(entry["handle"])
+    [iterate] = [c for c in next_commands(stub) if c.startswith("%scratch iter")]
+    assert iterate == f"%scratch iter {entry['handle']} $.items --fields id,status --limit 20"
+    rows = value(ip, iterate)
+    assert rows[1] == {"_index": 1, "id": 1, "status": "ok"} and len(rows) == 20
+    for command in next_commands(stub):
+        if "PATTERN" not in command and "explore" not in command:
+            value(ip, command)  # (a failing one raises)
+    assert not [c for c in next_commands(session.pad.spill(list(range(20_000))).stub) if "--fields" in c]
+
+
 @pytest.mark.parametrize(("line", "first", "last"), [
     ("head {h} -n 3", 1, 3), ("tail {h} -n 2", None, None), ("slice {h} 5 9", 5, 9),
 ])

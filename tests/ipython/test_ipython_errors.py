@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -58,7 +60,27 @@ def test_an_unbalanced_quote_names_the_command_and_how_to_quote(ip: Any, spilled
 
 def test_a_tools_refusal_names_the_command_once(ip: Any, spilled: str) -> None:
     said = usage_error(ip, f"%scratch grep {spilled} pod --max 1000000")
-    assert said.startswith("%scratch grep: 'max_matches' must be") and "grep: grep:" not in said, said
+    assert said.startswith("%scratch grep: --max must be") and "grep: grep:" not in said, said
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("schema {h} --depth -1", "%scratch schema: --depth must be"),
+    ("grep {h} x -C -1", "%scratch grep: -C must be"),
+    ("grep {h} x --max 0", "%scratch grep: --max must be"),
+    ("items {h} items --limit -1", "%scratch items: --limit must be"),
+])
+def test_errors_name_the_flags_typed_not_the_tools_arguments(ip: Any, spilled: str, line: str,
+                                                               expected: str) -> None:
+    # "'max_depth' must be …" named the tool's argument; the notebook user typed --depth
+    said = usage_error(ip, "%scratch " + line.format(h=spilled))
+    assert said.startswith(expected) and "max_depth" not in said and "'context'" not in said, said
+
+
+def test_export_over_a_file_names_the_flag(ip: Any, spilled: str, tmp_path: Path) -> None:
+    target = tmp_path / "out.csv"
+    target.write_text("kept")
+    said = usage_error(ip, f"%scratch export {spilled} items --to csv -o {target}")
+    assert "pass --overwrite" in said and "overwrite=True" not in said, said
 
 
 def test_an_unknown_handle_is_not_matched_by_the_cell_n_shape_alone(ip: Any, spilled: str) -> None:
@@ -71,6 +93,32 @@ def test_an_unknown_handle_is_not_matched_by_the_cell_n_shape_alone(ip: Any, spi
         assert "did you mean" not in said and spilled not in said, said
     said = usage_error(ip, f"%scratch head {stem}4_{spilled.rpartition('_')[2]}")  # the id it had: that one
     assert f"did you mean {spilled}" in said and f"%scratch head {spilled}" in said, said
+
+
+def test_an_expired_handle_is_explained_by_every_subcommand(ip: Any, session: ScratchSession) -> None:
+    # only `head` said "expired … ago"; get and explore said "no live handle", sql a raw Catalog Error
+    handle = session.pad.spill({"items": [{"id": i} for i in range(50)]}, tool="t", ttl_s=0.2).handle
+    time.sleep(0.4)
+    codes = ["head", "get", "explore", "show", "df", "schema", "grep {h} x", "iter {h} items --fields id"]
+    for code in [f"%scratch {c} {handle}" if "{h}" not in c else f"%scratch {c.format(h=handle)}" for c in codes]:
+        said = usage_error(ip, code)
+        assert f"'{handle}' expired " in said and " s ago" in said and "spill the output again" in said, (code, said)
+    for query in (f"SELECT count(*) FROM {handle}", f"SELECT * FROM {handle}.items"):
+        said = usage_error(ip, f"%scratch sql {query}")
+        assert f"'{handle}' expired " in said and "Catalog Error" not in said, said
+
+
+def test_a_handle_of_a_kernel_before_a_restart_is_explained(ip: Any, tmp_path: Path) -> None:
+    # with the default temporary store the spills went with the old kernel: say so, and how to keep them
+    old = "cell_3_5be1c0b7d3e2"
+    for code in (f"%scratch head {old}", f"%scratch get {old}", f"%scratch explore {old}",
+                 f"%scratch sql SELECT count(*) FROM {old}"):
+        said = usage_error(ip, code)
+        assert f"no live handle '{old}'" in said and "the old kernel's temporary store" in said, said
+        assert "ScratchMagics.store_path" in said, said
+    ip.run_line_magic("config", f"ScratchMagics.store_path = {str(tmp_path / 'kept')!r}")
+    said = usage_error(ip, f"%scratch get {old}")  # a kept store: a restart is not why
+    assert f"no live handle '{old}'" in said and "temporary store" not in said, said
 
 
 def test_unknown_handle_names_the_close_match(ip: Any, spilled: str) -> None:

@@ -183,6 +183,26 @@ def test_tab_completes_subcommands_handles_and_models(ip: Any, spilled: str, ses
     assert {"head", "help", "--help"} & set(complete(ip, "r = %scratch he")) == {"head"}
 
 
+def test_tab_completes_what_each_subcommand_takes_and_no_python(ip: Any, spilled: str,
+                                                                  session: ScratchSession) -> None:
+    # keywords and builtins at argument positions; --kind offered the wrong words; `head H -`
+    # offered builtins; %%scratch offered line-only subcommands; one fixed list after the first word
+    assert set(complete(ip, "%scratch list --kind ")) == {"handle", "note"}
+    assert {"-n", "--lines", "--as-agent"} <= set(complete(ip, f"%scratch head {spilled} -"))
+    assert "abs" not in complete(ip, f"%scratch head {spilled} -")
+    assert {"-C", "--max", "-i"} <= set(complete(ip, f"%scratch grep {spilled} x -"))
+    assert "-C" not in complete(ip, f"%scratch head {spilled} -")
+    assert set(complete(ip, "%%scratch ")) == {"sql", "write", "--name", "--tool", "--force", "--help"}
+    assert set(complete(ip, "%scratch policy ")) == {"show", "load"}
+    assert set(complete(ip, "%scratch auto ")) == {"on", "off"}
+    assert set(complete(ip, f"%scratch export {spilled} --to ")) == {"parquet", "csv", "json", "jsonl"}
+    for line in (f"%scratch head {spilled} -n ", f"%scratch grep {spilled} ", f"%scratch head {spilled} -n ab",
+                 f"%scratch slice {spilled} 1 "):
+        found = complete(ip, line)
+        assert not {"abs", "and", "def", "print", "README.md"} & set(found) and len(found) <= 1, (line, found)
+    assert "abs" in complete(ip, "x = ab")  # Python's lines stay Python's
+
+
 def test_tab_completes_relations_in_a_sql_cells_query(ip: Any, spilled: str, session: ScratchSession) -> None:
     # the body of %%scratch sql completed Python's names: magics, keywords, none of the relations
     arrays = session.pad.intercept({"items": [{"n": i} for i in range(5000)]}, tool="t").handle

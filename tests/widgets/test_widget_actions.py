@@ -67,6 +67,23 @@ def test_grep_defaults_a_person_would_choose_and_more(
     assert len(every["marked"]) == failed and every["more"] is False
 
 
+def test_a_grep_window_larger_than_a_page_is_cut_not_dropped(
+    make_explorer: Callable[..., Explorer], pad: Scratchpad
+) -> None:
+    # with wide context every match merged into one window over a page: it was dropped whole,
+    # the page showed nothing, and the summary said "1,000 of 10,000 matching lines shown"
+    items = [{"id": i, "msg": "m" * 300, "s": "failed" if i % 3 == 0 else "ok"} for i in range(30_000)]
+    explorer = make_explorer(pad.intercept({"items": items}, tool="big").handle)
+    view = ask(explorer, "grep", pattern="failed", max_matches=100_000, context=50)["view"]
+    lines = [line for w in view["windows"] for line in w["lines"]]
+    assert lines and sum(map(len, lines)) <= MAX_PAGE_CHARS
+    first = view["windows"][0]["first"]
+    on_page = [n for n in view["marked"] if first <= n < first + len(lines)]
+    assert 100 < len(on_page) < 1000 and sum('"failed"' in line for line in lines) == len(on_page)
+    assert view["summary"].startswith(f"{len(on_page):,} of 10,000 matching lines shown")
+    assert f"with {1000 - len(on_page):,} more matches, did not fit" in view["summary"]
+
+
 def test_schema_offers_the_array_paths_then_items_and_values(
     make_explorer: Callable[..., Explorer], pods_handle: str
 ) -> None:

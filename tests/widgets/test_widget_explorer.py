@@ -14,6 +14,7 @@ from widget_helpers import ask
 
 from jupyter_scratchpad import NotFoundError, Scratchpad, ScratchStore
 from jupyter_scratchpad.widgets import CSS_CLASS, EXPLORER_MIME, Explorer, live_explorer, refresh_all
+from jupyter_scratchpad.widgets._explorer import ENTRY_PAGE, RELATION_PAGE
 
 
 @pytest.fixture
@@ -48,6 +49,29 @@ def test_state_lists_entries_relations_and_budget(
     assert explorer.budget["used"] == pad.budget.used and explorer.budget["usable"] == pad.budget.usable
     assert explorer.title == "run run-1 · agent agent-1 · model gpt-4o"
     assert explorer.defaults["grep_context"] == 1 and explorer.defaults["grep_max"] == 20
+
+
+def test_saved_state_stays_small_however_many_entries(make_explorer: Callable[..., Explorer], pad: Scratchpad) -> None:
+    # 1,500 handles of two arrays each made 1.1 MB of widget state (every entry, every relation),
+    # saved in the notebook and sent again on every refresh; the README says about 25 KB
+    handles = [
+        pad.spill({f"array_{i}_with_a_long_name": [1, 2], f"other_array_{i}": [3]}, tool=f"a_long_tool_name_{i}").handle
+        for i in range(120)
+    ]
+    explorer = make_explorer(handles[0])
+    state = json.dumps(explorer.get_state(), default=str)
+    assert len(state) < len(ESM.read_text()) + 16_000
+    assert len(explorer.entries) == ENTRY_PAGE and explorer.entries_total == 120
+    assert explorer.entries_left == 120 - ENTRY_PAGE and len(explorer.relations) <= RELATION_PAGE
+    shown = [e["handle"] for e in explorer.entries]
+    newest = [e["handle"] for e in pad.entries("handle")][-(ENTRY_PAGE - 1) :]
+    assert shown == [handles[0], *newest]  # the selected one, then the newest
+    assert explorer.relations[0]["name"] == handles[0]  # the selected handle's relations first
+    assert "scratch_notes" in {r["name"] for r in explorer.relations} and explorer.relations_left > 0
+    explorer.entry_filter = "a_long_tool_name_7"  # the picker's find box reaches the others
+    assert {e["handle"] for e in explorer.entries} >= {h for h in handles if h.startswith("a_long_tool_name_7_")}
+    assert explorer.entries_total == 1 + 10 and len(explorer.entries) == 12  # 7, 70-79, and the selected one
+    assert explorer.handle == handles[0]
 
 
 def test_handle_argument_selects_it_and_bad_ones_are_clear_errors(

@@ -10,12 +10,12 @@ from IPython.core.error import UsageError
 
 from ...errors import InvalidArgumentError, NotFoundError
 from ...tools import TOOL_NAMES, ToolResult
-from .._args import close_handles, for_a_person, suggestion_as_magic
+from .._args import _MAGIC_FORMS, close_handles, for_a_person, suggestion_as_magic
 
 if TYPE_CHECKING:
     from .._session import ScratchSession
 
-__all__ = ["Command", "call_tool", "error_line", "need_pandas", "require_stub", "tool_error"]
+__all__ = ["Command", "call_tool", "error_line", "missing_handle", "need_pandas", "require_stub", "tool_error"]
 
 Runner = Callable[["ScratchSession", str, "str | None"], Any]
 
@@ -42,7 +42,7 @@ def error_line(command: str, err: dict[str, Any]) -> str:
     """An error dict (a tool's, or a core error's context) as one line naming ``%scratch`` commands."""
     message = str(err.get("message") or err.get("error") or "failed")
     # The core words its errors for a model; in a notebook the command to run is the magic's.
-    message = for_a_person(message)
+    message = _flags_named(command, for_a_person(message))
     tool, said, rest = message.partition(": ")
     if said and tool in TOOL_NAMES:  # ("%scratch grep: grep: 'max_matches' ..."): the command says which
         message = rest
@@ -66,6 +66,17 @@ def error_line(command: str, err: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
+def _flags_named(command: str, message: str) -> str:
+    """The core names its arguments (``'max_depth' must be …``); a notebook user typed the magic's
+    flags (``--depth``): say those."""
+    for _tool, (sub, _positional, options) in _MAGIC_FORMS.items():
+        if sub != command:
+            continue
+        for name, flag in options.items():
+            message = message.replace(f"'{name}'", flag)
+    return message.replace("pass overwrite=True (--overwrite)", "pass --overwrite")
+
+
 def call_tool(
     session: ScratchSession, command: str, tool: str, arguments: dict[str, Any], as_agent: bool = False
 ) -> ToolResult:
@@ -73,7 +84,10 @@ def call_tool(
     args = {k: v for k, v in arguments.items() if v is not None}
     result = session.pad.call_tool(tool, args, charge=as_agent)
     if not result.ok:
-        raise tool_error(command, result)
+        err = dict(result.error or {})
+        if err.get("error") in ("unknown_handle", "expired_handle") and isinstance(args.get("handle"), str):
+            err["message"] = missing_handle(session, args["handle"])  # (the same words in every subcommand)
+        raise UsageError(error_line(command, err))
     return result
 
 
@@ -81,10 +95,41 @@ def _handles(session: ScratchSession) -> list[str]:
     return [e["handle"] for e in session.pad.entries("handle")]
 
 
+def _ago(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def missing_handle(session: ScratchSession, handle: str) -> str:
+    """Why ``handle`` is not live, in the same words whichever subcommand asked: expired (and
+    when), or not here — and with the default temporary store, that a kernel restart took it."""
+    store, pad = session.store, session.pad
+    try:
+        gone = store.expired_entry(pad.scope, "handle", handle)
+    except Exception:  # (a closed store says so elsewhere)
+        gone = None
+    if gone is not None:
+        ago = max(0.0, store.now() - float(gone.expires_at or 0))
+        return (
+            f"{handle!r} expired {_ago(ago)} ago (its time to live ran out; ScratchMagics.ttl_s sets it for "
+            "new spills) and is gone; spill the output again to read it"
+        )
+    said = f"no live handle {handle!r} in this run (expired, deleted, or never spilled here)"
+    if session.magics.store_path is None and not getattr(store, "shared", False):
+        said += (
+            "; if it was spilled before the kernel restarted, it went with the old kernel's temporary "
+            "store (set %config ScratchMagics.store_path = '~/scratchpad' to keep spills across restarts)"
+        )
+    return said
+
+
 def unknown_handle(session: ScratchSession, command: str, handle: str) -> UsageError:
     close = close_handles(handle, _handles(session))
     hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    return UsageError(f"%scratch {command}: no live handle {handle!r}{hint} (%scratch list shows them)")
+    return UsageError(f"%scratch {command}: {missing_handle(session, handle)}{hint} (%scratch list shows them)")
 
 
 def require_stub(session: ScratchSession, command: str, handle: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from ..._person import SQL_DF_MAX_ROWS
 from ...errors import ScratchpadError
 from .._args import HelpShown, split_first
 from .._params import NAMESPACE, bind_sql
-from ._base import Command, call_tool, need_pandas
+from ._base import Command, call_tool, missing_handle, need_pandas
 
 HELP = f"""usage: %scratch sql [--limit N | --all] [--as-agent [--max-rows N]] QUERY
        %%scratch sql [options]      (the cell is the query)
@@ -100,6 +100,23 @@ def _brace_hint(query: str) -> str | None:
     return f"to put the variable {names[0]}'s text in the query, write {{{{{names[0]}}}}}"
 
 
+_NO_TABLE = re.compile(r'Table with name "?([A-Za-z0-9_]+)')
+_HANDLE_LIKE = re.compile(r"[a-z0-9_]+_[0-9a-f]{12}")  # (as spills name their handles: cell_3_5be1c0b7d3e2)
+
+
+def _missing_relation(session: Any, message: str) -> str | None:
+    """The handle a failed query names that is not live (expired, or spilled before a restart)."""
+    found = _NO_TABLE.search(message)
+    if not found:
+        return None
+    name = found.group(1)
+    try:
+        expired = session.store.expired_entry(session.pad.scope, "handle", name) is not None
+    except Exception:
+        expired = False
+    return name if expired or _HANDLE_LIKE.fullmatch(name) else None
+
+
 def run(session: Any, text: str, cell: str | None) -> Any:
     options = _parse(text)
     if cell is not None:
@@ -130,6 +147,9 @@ def run(session: Any, text: str, cell: str | None) -> Any:
                 f"%scratch sql: the query returns more than {rows_over:,} rows; add --limit N (or "
                 "a LIMIT) for some, or --all for every one"
             ) from None
+        gone = _missing_relation(session, exc.message)
+        if gone:  # an expired handle, or one of a kernel before a restart: said as every subcommand says it
+            exc.message = f"{missing_handle(session, gone)} (DuckDB: no relation {gone})"
         hint = _brace_hint(options.query)
         if hint:  # {h}, IPython's way elsewhere, reached DuckDB as it was written
             exc.message = f"{exc.message} ({hint})"
