@@ -132,7 +132,10 @@ class ScratchMagics(Magics):
     def _store_url(self, proposal: Any) -> Any:
         url = proposal["value"]
         if url is not None and not url.startswith(("postgresql://", "postgres://")):
-            raise TraitError(f"ScratchMagics.store_url must be a postgresql:// URL or None, not {url[:60]!r}")
+            from ..store._pgcatalog import redact_url
+
+            shown = redact_url(url) if "://" in url else "a string that is no URL"  # (a password stays out)
+            raise TraitError(f"ScratchMagics.store_url must be a postgresql:// URL or None, not {shown[:60]!r}")
         return url
 
     @validate("ttl_s")

@@ -93,6 +93,7 @@ def test_an_unknown_handle_is_not_matched_by_the_cell_n_shape_alone(ip: Any, spi
         assert "did you mean" not in said and spilled not in said, said
     said = usage_error(ip, f"%scratch head {stem}4_{spilled.rpartition('_')[2]}")  # the id it had: that one
     assert f"did you mean {spilled}" in said and f"%scratch head {spilled}" in said, said
+    assert "?;" not in said  # (was "did you mean h?; try: …")
 
 
 def test_an_expired_handle_is_explained_by_every_subcommand(ip: Any, session: ScratchSession) -> None:

@@ -217,6 +217,10 @@ def test_a_store_url_that_cannot_be_used_is_one_clear_message(tmp_path: Path) ->
         out = k.run("%config ScratchMagics.store_url = 'mysql://x'")
         assert "ScratchMagics.store_url must be a postgresql:// URL or None, not 'mysql://x'" in out
         assert "Traceback" not in out and out.count("\n") == 1
+        # ... without its password (it was echoed into the notebook's output as written)
+        for url in ("postgresql+psycopg://alice:S3cr3tPW@db/x", "host=db user=alice password=S3cr3tPW"):
+            out = k.run(f"%config ScratchMagics.store_url = {url!r}")
+            assert "must be a postgresql:// URL" in out and "S3cr3tPW" not in out, out
         assert k.run(state).split() == ["None", "False", "41"]
     finally:
         k.close()

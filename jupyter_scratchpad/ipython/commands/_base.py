@@ -63,7 +63,8 @@ def error_line(command: str, err: dict[str, Any]) -> str:
     tries = list(dict.fromkeys(suggestion_as_magic(s) for s in suggestions if isinstance(s, dict)))[:2]  # each once
     if tries:
         parts.append("try: " + "  or  ".join(tries))
-    return "; ".join(parts)
+    # (a question ends its part: "did you mean h? try: …", not "h?; try: …")
+    return "".join(p + ("" if i == len(parts) - 1 else " " if p.endswith("?") else "; ") for i, p in enumerate(parts))
 
 
 def _flags_named(command: str, message: str) -> str:
