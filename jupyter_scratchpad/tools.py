@@ -14,6 +14,7 @@ import contextlib
 import copy
 import json
 import logging
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -283,7 +284,8 @@ _TOOLS: tuple[_Tool, ...] = (
         "get_in",
         "The value at one path: dot form (results.0.title), $-form ($.results[0].title), bracket-quoted "
         'keys for keys with dots or digits (["a.b"]["200"]), negative indexes ([-1]); "$" is the root. '
-        "Long strings are paged by lines with offset/limit. A wrong path returns the keys that exist.",
+        "Long strings are paged by lines with offset/limit (by characters with chars=true). A wrong path "
+        "returns the keys that exist.",
         _p(
             handle=_HANDLE,
             path={"type": "string", "description": "The path to read."},
@@ -293,6 +295,10 @@ _TOOLS: tuple[_Tool, ...] = (
                 "description": "For long strings: lines to skip (offset=5 starts at line 6, as numbered).",
             },
             limit={**_INT, "minimum": 1, "description": "For long strings: number of lines."},
+            chars={
+                "type": "boolean",
+                "description": "offset/limit count characters, not lines (a string of very long lines).",
+            },
         ),
         ("handle", "path"),
         _json.get_in,
@@ -594,12 +600,36 @@ def _fixed_call(tool: _Tool, args: dict[str, Any], name: str) -> list[dict[str, 
     if name not in tool.required:
         return [suggestion(tool.name, f"'{name}' at its default", **rest)]
     got = args.get(name)
+    if schema.get("type") == "integer" and not isinstance(got, (int, bool)):
+        number = _as_number(got)  # 1.5 or "1e3": the integer meant (an end rounded up, else down)
+        if number is not None:
+            got = math.ceil(number) if name == "end" else math.floor(number)
+            for key in ("minimum", "maximum"):
+                bound = schema.get(key)
+                if isinstance(bound, int):
+                    got = max(got, bound) if key == "minimum" else min(got, bound)
+            return [suggestion(tool.name, f"'{name}' as an integer", **rest, **{name: got})]
     if schema.get("type") == "integer" and isinstance(got, int) and not isinstance(got, bool):
         for key in ("minimum", "maximum"):
             bound = schema.get(key)
             if isinstance(bound, int) and (got < bound if key == "minimum" else got > bound):
                 return [suggestion(tool.name, f"'{name}' at its {key}", **rest, **{name: bound})]
     return []
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _as_number(value: Any) -> float | None:
+    """A finite number from a float or a numeric string ("1e3", "2.5"), else None."""
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None
+    if isinstance(value, float) and math.isfinite(value) and abs(value) < 1e15:
+        return value
+    return None
 
 
 def _refuse_lone_surrogates(tool: _Tool, args: dict[str, Any]) -> None:
@@ -1098,7 +1128,9 @@ def dispatch(
         args = _normalise_args(tool, arguments)
         _refuse_lone_surrogates(tool, args)
         output = tool.run(ctx, **args)
-        if not is_utf8_text(output.text):  # (a document's "\ud800" shown as it wrote it)
+        # (a document's "\ud800" shown as it wrote it; the pretty body already writes the escape,
+        # and the data holds the character still)
+        if not is_utf8_text(output.text) or _SURROGATE_ESCAPE.search(output.text):
             output = Output(sendable(output.text), sendable_value(output.data), output.footer, output.meta)
         if prefix:  # the calls our text suggests name our tools as they were published (sp_get_in)
             output = _prefixed_calls(output, prefix, args.get("handle"), tool.name)

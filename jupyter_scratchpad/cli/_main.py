@@ -343,7 +343,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     with _open_store(args, create=False) as store:
         pad = _pad(store, args, "default")
         stub = pad.stub(args.handle)
-        print(json.dumps(stub, default=str) if args.json else render_stub_text(stub))
+        print(json.dumps(stub, default=str) if args.json else render_stub_text(stub, pad.tokenizer.count))
         return 0
 
 

@@ -213,7 +213,7 @@ def wildcard_suggestions(tool: str, args: dict[str, Any]) -> list[dict[str, Any]
         return []
     found = _WILDCARD.search(path)
     if found is None:
-        return []
+        return _trailing_dots(tool, args, path)
     array = path[: found.start()].rstrip() or "$"
     rest = path[found.end() :].strip()
     dotted = _DOTTED.match(rest)
@@ -250,6 +250,19 @@ def wildcard_suggestions(tool: str, args: dict[str, Any]) -> list[dict[str, Any]
         same = {k: v for k, v in args.items() if k not in ("handle", "path") and v is not None}
         out.append(suggestion("grep", f"search every item of {array}", handle=handle, path=array, **same))
     return out
+
+
+def _trailing_dots(tool: str, args: dict[str, Any], path: str) -> list[dict[str, Any]]:
+    """A path that ends in dots (``$..``, ``..``, ``$.items.``): the same call without them."""
+    if not path.rstrip().endswith("."):
+        return []
+    fixed = path.rstrip().rstrip(".").rstrip() or "$"
+    try:
+        parse_path(fixed)
+    except PathError:
+        return []
+    same = {k: v for k, v in args.items() if v is not None}
+    return [suggestion(tool, f"the path without its trailing dots: {_show(fixed)}", **{**same, "path": fixed})]
 
 
 def _items_at(ctx: ToolContext, entry: Entry, path: str) -> Sequence[Any]:
@@ -508,10 +521,33 @@ def _fold_same_shape(rows: list[dict[str, Any]], canonical: str) -> list[dict[st
 # -- get_in -----------------------------------------------------------------------------------
 
 
-def get_in(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0, limit: int | None = None) -> Output:
+STRING_PAGE_CHARS = 4_000  # a page of a string by characters (chars=true without a limit)
+
+
+def get_in(
+    ctx: ToolContext, handle: str, path: str = "$", offset: int = 0, limit: int | None = None, chars: bool = False
+) -> Output:
     entry = ctx.entry(handle)
     node = _node_at(ctx, entry, path, lazy=True)
     canonical = format_path(_steps_or_error(path))
+    if isinstance(node, str) and chars:  # a window of characters: a line of 2 MB is read this way
+        lo, hi = _window(offset, limit, len(node), STRING_PAGE_CHARS if limit is None else None)
+        page = STRING_PAGE_CHARS if limit is None else int(limit)
+        _past_the_end(ctx, entry, canonical, lo, len(node), "characters", page, chars=True)
+        shown_text = node[lo:hi]
+        more = f" · next: offset={hi}" if hi < len(node) else ""
+        summary = f"characters {lo:,}-{hi:,} of {len(node):,} of the string at {_show(canonical)}{more}"
+        data = {"handle": entry.key, "path": canonical, "kind": "string", "offset": lo, "total_chars": len(node),
+                "text": shown_text}  # fmt: skip
+        ctx.guard_bytes(len(shown_text.encode("utf-8", "surrogatepass")), lambda n: shown_text[:n])
+        return Output(shown_text, data, budget_footer(summary, f"chars {lo:,}-{hi:,} of {len(node):,}"))
+    if chars and not isinstance(node, str):
+        raise ToolError(
+            "invalid_argument",
+            f"chars=true pages a string; the value at {_show(canonical)} is {kind_of(node)}",
+            [suggestion("get_in", "the value itself", handle=entry.key, path=canonical)],
+            argument="chars",
+        )
     if isinstance(node, str) and ("\n" in node or offset or limit is not None):
         all_lines = node.split("\n")
         # offset without limit pages 100 lines (Aura's default page)
@@ -558,7 +594,12 @@ def _refuse_huge_early(ctx: ToolContext, node: Any) -> None:
         raise TooLarge(found[0], f"about {found[0]:,} tokens ({found[1]})")
 
 
+BIG_STRING_CHARS = 20_000  # a string this long is estimated from a sample, as a big container
+
+
 def _is_big(value: Any) -> bool:
+    if isinstance(value, str):
+        return len(value) > BIG_STRING_CHARS
     return isinstance(value, (dict, list, LazyArray)) and len(value) > 4 * SAMPLED_ITEMS
 
 
@@ -572,6 +613,7 @@ def _estimate(ctx: ToolContext, node: Any) -> tuple[int, str] | None:
         return None
     if not isinstance(node, dict) and len(node) > 4 * SAMPLED_ITEMS:
         return _sampled_tokens(ctx, node)
+    # (a long string in it counts too: an item of a 360 KB string was estimated below that string)
     entries = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
     big: list[Any] = []
     holders: set[Any] = set()  # the entries that are, or hold, a big container
@@ -596,8 +638,14 @@ def _estimate(ctx: ToolContext, node: Any) -> tuple[int, str] | None:
     return sum(tokens for tokens, _ in parts), f"{len(parts)} large parts, each from a sample"
 
 
-def _sampled_tokens(ctx: ToolContext, node: dict[str, Any] | list[Any] | LazyArray) -> tuple[int, str]:
-    """Tokens of ``node`` estimated from an evenly spaced 64 of its items (or values)."""
+def _sampled_tokens(ctx: ToolContext, node: str | dict[str, Any] | list[Any] | LazyArray) -> tuple[int, str]:
+    """Tokens of ``node`` estimated from an evenly spaced 64 of its items (or values); of a long
+    string, from 8 spans of 1,000 characters."""
+    if isinstance(node, str):
+        step = len(node) // 8
+        spans = [node[i * step : i * step + 1000] for i in range(8)]
+        tokens = sum(ctx.pad.tokenizer.count(json.dumps(span, ensure_ascii=False)) for span in spans)
+        return math.ceil(tokens * len(node) / max(1, sum(map(len, spans)))), "a long string, from samples"
     values = list(node.values()) if isinstance(node, dict) else node
     step = max(1, len(values) // SAMPLED_ITEMS)
     indices = list(range(0, len(values), step))[:SAMPLED_ITEMS]
@@ -644,6 +692,22 @@ def get_in_suggestions(
                     path=format_path([*parse_path(path), Step(str(key), True)]),
                 )
             )
+    elif isinstance(value, str) and (args.get("chars") or "\n" not in value):
+        # by characters: a window the measured density says fits, with room to spare
+        lo = int(args.get("offset") or 0) if args.get("chars") else 0
+        lo = lo if 0 <= lo < len(value) else 0
+        out.append(
+            suggestion(
+                "get_in",
+                "a window of the string's characters",
+                handle=handle,
+                path=path,
+                chars=True,
+                offset=lo,
+                limit=_chars_that_fit(value, lo, limit),
+            )
+        )
+        out += _stored_bytes(handle, value, limit)
     elif isinstance(value, str):
         per_line = max(1.0, estimated / max(1, value.count("\n") + 1))
         out.append(
@@ -656,19 +720,43 @@ def get_in_suggestions(
                 limit=max(1, int(limit * 0.8 / per_line)),
             )
         )
-        if per_line > limit * 0.8:  # a line longer than the limit: its bytes, from where it starts
-            probe = json.dumps(value[:48], ensure_ascii=False)[1:-1].rsplit("\\", 1)[0]
-            if len(probe) >= 8:
-                out.append(
-                    suggestion(
-                        "read_handle",
-                        "the string's first bytes, as stored",
-                        handle=handle,
-                        match=probe,
-                        window=max(200, min(8000, int(limit * 2))),
-                    )
+        if per_line > limit * 0.8:  # a line longer than the limit: a window of characters
+            out.append(
+                suggestion(
+                    "get_in",
+                    "a window of the string's characters",
+                    handle=handle,
+                    path=path,
+                    chars=True,
+                    offset=0,
+                    limit=_chars_that_fit(value, 0, limit),
                 )
+            )
+            out += _stored_bytes(handle, value, limit)
     return out
+
+
+def _stored_bytes(handle: Any, value: str, limit: int) -> list[dict[str, Any]]:
+    """The string's first bytes as stored (read_handle by its opening text), when that text is
+    distinctive enough to find (a repeated word matches everywhere: the check before sending
+    drops a call that does not fit)."""
+    probe = json.dumps(value[:48], ensure_ascii=False)[1:-1].rsplit("\\", 1)[0]
+    if len(probe) < 8:
+        return []
+    window = max(200, min(8000, int(limit * 2)))
+    return [suggestion("read_handle", "the string's first bytes, as stored", handle=handle, match=probe, window=window)]
+
+
+def _chars_that_fit(value: str, offset: int, limit: int) -> int:
+    """Characters of ``value`` from ``offset`` that fit half of ``limit`` tokens, measured on them
+    (digits, CJK or emoji are far denser than prose): the density of the first 8,000 counted."""
+    from ..tokens import count_tokens
+
+    probe = value[offset : offset + 8_000]
+    if not probe:
+        return 1
+    density = max(1, count_tokens(probe)) / len(probe)  # tokens a character
+    return max(1, min(len(value) - offset, int(limit * 0.5 / density)))
 
 
 def _first_keys(items: Sequence[Any]) -> list[str]:
@@ -683,20 +771,41 @@ def _first_keys(items: Sequence[Any]) -> list[str]:
 # -- iterate_over -----------------------------------------------------------------------------
 
 
-def _cut(value: Any, handle: str, where: str) -> Any:
-    """A cell of iterate_over's row, cut to a few lines; the rest is one runnable call away."""
+# bytes of output surely within a limit of N tokens: N * SURE_BYTES_PER_TOKEN (digits run ~1.5)
+SURE_BYTES_PER_TOKEN = 1.0
+
+
+def _cut(value: Any, handle: str, where: str, limit: int) -> Any:
+    """A cell of iterate_over's row, cut to a few lines; the rest is one runnable call away, and
+    a call that fits ``limit`` tokens: the value whole when it surely fits, else a window of the
+    string's lines or characters, or the container's ``schema``."""
     at = {"handle": handle, "path": where}
+    sure = limit * SURE_BYTES_PER_TOKEN
     if isinstance(value, str):
         lines = value.split("\n")
         if len(lines) > STRING_LINES:
-            rest = call_repr("get_in", {**at, "offset": STRING_LINES})
+            page = "\n".join(lines[STRING_LINES : STRING_LINES + 100])
+            if len(page.encode("utf-8", "surrogatepass")) <= sure:
+                rest = call_repr("get_in", {**at, "offset": STRING_LINES})
+            else:
+                offset = len("\n".join(lines[:STRING_LINES])) + 1
+                rest = call_repr("get_in", {**at, "chars": True, "offset": offset,
+                                            "limit": _chars_that_fit(value, offset, limit)})  # fmt: skip
             return "\n".join(lines[:STRING_LINES]) + f"\n… [+{len(lines) - STRING_LINES:,} more lines: {rest}]"
         if len(value) > STRING_CHARS:
-            return f"{value[:STRING_CHARS]}… [+{len(value) - STRING_CHARS:,} chars: {call_repr('get_in', at)}]"
+            if len(value.encode("utf-8", "surrogatepass")) <= sure:
+                rest = call_repr("get_in", at)
+            else:
+                rest = call_repr("get_in", {**at, "chars": True, "offset": STRING_CHARS,
+                                            "limit": _chars_that_fit(value, STRING_CHARS, limit)})  # fmt: skip
+            return f"{value[:STRING_CHARS]}… [+{len(value) - STRING_CHARS:,} chars: {rest}]"
     elif isinstance(value, (dict, list)):
         text = render_json(value)
         if len(text) > STRING_CHARS:
-            return f"{kind_of(value)} of {len(value):,}: {text[:200]}… [{call_repr('get_in', at)}]"
+            # get_in shows it pretty-printed (the compact form measured first: most are far over)
+            fits = len(text) <= sure and len(dumps_pretty(value)) <= sure
+            rest = call_repr("get_in", at) if fits else call_repr("schema", at)
+            return f"{kind_of(value)} of {len(value):,}: {text[:200]}… [{rest}]"
     return value
 
 
@@ -819,7 +928,7 @@ def iterate_over(
             except PathMiss:
                 value = None
                 missed[name] += 1
-            row[name] = _cut(value, entry.key, format_path([*base_steps, Step(i), *steps]))
+            row[name] = _cut(value, entry.key, format_path([*base_steps, Step(i), *steps]), ctx.limit_tokens)
         rows.append(row)
     if rows and all(n == len(rows) for n in missed.values()):
         _no_item_has(entry, base, names, items[lo:hi], lo, hi, limit)

@@ -21,7 +21,7 @@ from .._bounded import sendable
 from ..store import Entry
 from ..store._jsonstream import StreamedJson, streamed_segments
 from ..store._jsontext import dumps_pretty
-from ._base import Output, ToolContext, ToolError, call_repr, fmt_bytes, suggestion
+from ._base import Output, ToolContext, ToolError, call_repr, fmt_bytes, grep_errors, suggestion
 from ._paths import key_step
 from ._shape import ItemKeyCounts, Shape
 from ._text import _positive_int, budget_footer
@@ -407,7 +407,7 @@ def schema(ctx: ToolContext, handle: str, max_depth: int = 4, path: str | None =
             text += "\n" + _embedded_lines(embedded)
         next_steps = _json_next_steps(entry, rows)
         if next_steps[0].startswith("get_in(") and not _fits_whole(ctx, entry, rows):
-            next_steps = [f'grep(handle="{entry.key}", pattern="…")', _read_window(ctx, entry)]
+            next_steps = [_read_window(ctx, entry)]
         if embedded:
             next_steps.insert(0, call_repr("schema", {"handle": entry.key, "path": embedded[0]["path"]}))
         data = {
@@ -423,25 +423,68 @@ def schema(ctx: ToolContext, handle: str, max_depth: int = 4, path: str | None =
         reader = ctx.reader(entry)
         text, heads = _markdown_outline(reader.iter_lines(), entry.line_count or 0, max_depth, entry.key)
         data = {"handle": entry.key, "format": "markdown", "headings": heads}
-        next_steps = [f'slice(handle="{entry.key}", start=…, end=…) to read a section']
+        next_steps = [_section_slice(ctx, entry, heads)]
     else:
         text, data = _text_summary(ctx, entry, max_depth)
         fit = _lines_fit(ctx, entry)
         # (lines longer than the call's limit: a head of one is refused; the bytes are read a window at a time)
         head = call_repr("head", {"handle": entry.key, "lines": fit}) if fit else _read_window(ctx, entry)
-        next_steps = [f'grep(handle="{entry.key}", pattern="…")', head]
+        # (a grep shows whole lines: when not even one fits, the byte window alone)
+        errors = grep_errors(entry.key, "")
+        next_steps = [call_repr("grep", errors["arguments"]), head] if fit else [head]
         if entry.format == "jsonl":
             next_steps.insert(0, f'item_schema(handle="{entry.key}", path="$")')
     body = f"{title}\n{text}\nnext: " + "; ".join(next_steps)
     return Output(body, data, budget_footer(f"schema · {entry.line_count or 0:,} lines"))
 
 
-def _lines_fit(ctx: ToolContext, entry: Entry, most: int = 50) -> int:
-    """Lines of ``entry`` a head may ask for within the call's limit (``most`` at most, 1 at
-    least), from its average line (a token is ~2.5 bytes of a log or more; the footer ~60
-    tokens): 50 lines of a log of long lines were refused where the hint was followed."""
-    per_line = entry.size_bytes / max(1, entry.line_count or 1) / 2.5 + 2
-    return max(0, min(most, int((ctx.limit_tokens - 60) * 0.8 / per_line)))
+def _section_slice(ctx: ToolContext, entry: Entry, heads: list[dict[str, Any]]) -> str:
+    """A slice of the first section (as much of it as fits the call's limit, measured), or of
+    the first lines when there is no heading; a window of bytes when not even a line fits."""
+    start, end = (heads[0]["start"], heads[0]["end"]) if heads else (1, entry.line_count or 1)
+    fit = _lines_fit(ctx, entry, most=min(50, max(1, end - start + 1)), start=start)
+    if not fit:
+        return _read_window(ctx, entry)
+    return call_repr("slice", {"handle": entry.key, "start": start, "end": start + fit - 1}) + " reads a section"
+
+
+def _lines_fit(ctx: ToolContext, entry: Entry, most: int = 50, start: int = 1) -> int:
+    """Lines of ``entry`` a head may ask for within the call's limit (``most`` at most; 0 when
+    not even the first line fits), measured on the first lines as numbered: 50 lines of a log
+    of long lines were refused where the hint was followed, and "2.5 bytes a token" offered a
+    head of one line of digits (~1.5 bytes a token) that was refused."""
+    reader = ctx.reader(entry)
+    room = int((ctx.limit_tokens - 60) * 0.8)
+    n = min(most, (entry.line_count or 0) - start + 1)
+    while n >= 1:
+        a, b = reader.line_span(start, start + n - 1)
+        if b - a <= room * 8:  # (a token is never more than ~8 bytes: no need to count more)
+            lines = reader.read_lines(start, start + n - 1)
+            page = "\n".join(f"{i}\t{line}" for i, line in enumerate(lines, start=start))
+            if ctx.pad.tokenizer.count(page) <= room:
+                return n
+        n //= 2
+    return 0
+
+
+def _string_window(
+    ctx: ToolContext, handle: str, path: str, node: str, lines: list[str], offset: int = 0, end: int | None = None
+) -> str:
+    """A get_in of the string's lines from ``offset`` (to line ``end`` at most) that fits the
+    call's limit, measured; a window of its characters when not even its first line fits (a
+    one-line string of 2 MB)."""
+    from ._json import _chars_that_fit
+
+    room = int((ctx.limit_tokens - 60) * 0.8)
+    n = max(1, min(50, (len(lines) if end is None else end) - offset))
+    while n >= 1:
+        page = "\n".join(f"{i}\t{line}" for i, line in enumerate(lines[offset : offset + n], start=offset + 1))
+        if len(page) <= room * 8 and ctx.pad.tokenizer.count(page) <= room:
+            return call_repr("get_in", {"handle": handle, "path": path, "offset": offset, "limit": n})
+        n //= 2
+    return call_repr(
+        "get_in", {"handle": handle, "path": path, "chars": True, "offset": 0, "limit": _chars_that_fit(node, 0, room)}
+    )
 
 
 def _read_window(ctx: ToolContext, entry: Entry) -> str:
@@ -510,13 +553,13 @@ def _schema_at(ctx: ToolContext, entry: Entry, max_depth: int, path: str) -> Out
             text, heads = _markdown_outline(iter(lines), len(lines), max_depth, entry.key, path)
             title = f"schema of {entry.key} at {shown}: a string that holds markdown ({len(lines):,} lines)"
             data = {"handle": entry.key, "path": path, "format": "markdown", "headings": heads}
-            section = "offset=<section start - 1>, limit=<lines>"
-            steps = [call_repr("get_in", {"handle": entry.key, "path": path}, section)]
+            first = heads[0] if heads else {"start": 1, "end": len(lines)}
+            steps = [_string_window(ctx, entry.key, path, node, lines, first["start"] - 1, first["end"])]
         else:
             title = f"schema of {entry.key} at {shown}: a string ({len(lines):,} lines, {len(node):,} characters)"
             text = "(plain text: no JSON and no markdown headings in it)"
             data = {"handle": entry.key, "path": path, "format": "text", "lines": len(lines)}
-            steps = [call_repr("get_in", {"handle": entry.key, "path": path, "offset": 0, "limit": 50})]
+            steps = [_string_window(ctx, entry.key, path, node, lines)]
         body = f"{title}\n{text}\nnext: " + "; ".join(steps)
         return Output(body, data, budget_footer(f"schema · {shown}"))
     value = doc if doc is not None else node
@@ -583,15 +626,38 @@ def _json_next_steps(entry: Entry, rows: list[dict[str, Any]]) -> list[str]:
     arrays = maps[:1] + arrays
     if arrays:
         p = arrays[0] if arrays[0] != "$" else "$"
-        return [
-            call_repr("item_schema", {"handle": entry.key, "path": p}),
-            call_repr("iterate_over", {"handle": entry.key, "path": p, "fields": "…", "limit": 20}),
-        ]
+        steps = [call_repr("item_schema", {"handle": entry.key, "path": p})]
+        fields = _item_fields(rows, p)
+        if fields:  # the first scalar fields of the items, as iterate_over reads them
+            steps.append(call_repr("iterate_over", {"handle": entry.key, "path": p, "fields": fields, "limit": 20}))
+        return steps
     cut = _first_cut(rows)
     if cut is not None:  # a container the depth cut left unopened: get_in on it is likely refused
         where = {} if cut == "$" else {"path": cut}
         return [call_repr("schema", {"handle": entry.key, **where, "max_depth": DEFAULT_DEPTH})]
     return [call_repr("get_in", {"handle": entry.key, "path": _first_named(rows)})]
+
+
+_SCALAR_KINDS = ("string", "number", "bool", "null", "integer", "boolean")
+
+
+def _item_fields(rows: list[dict[str, Any]], path: str, most: int = 4) -> str | None:
+    """Up to ``most`` fields of the items at ``path`` whose values are scalars, comma-separated
+    (``id,status``; ``$["a.b"]`` for a key a dot would split), or None when the rows show none."""
+    prefix = path if path.endswith("{*}") else f"{path}[*]"
+    names: list[str] = []
+    for r in rows:
+        rest = str(r["path"])[len(prefix) :] if str(r["path"]).startswith(prefix) else ""
+        kind = str(r["kind"]).split("(")[0].strip()
+        if not rest or "*" in rest or "…" in rest or not kind.startswith(_SCALAR_KINDS):
+            continue
+        if re.fullmatch(r"(\.[A-Za-z_][A-Za-z0-9_]*)+", rest):  # metadata.name: a dot path iterate_over reads
+            names.append(rest[1:])
+        elif rest.startswith('["') and rest.endswith('"]') and rest.count('"]') == 1:
+            names.append("$" + rest)
+        if len(names) >= most:
+            break
+    return ",".join(names) or None
 
 
 def _first_named(rows: list[dict[str, Any]]) -> str:
@@ -676,6 +742,15 @@ def _markdown_outline(
     return "\n".join(rows), heads
 
 
+def _bare_cr(reader: Any, entry: Entry) -> bool:
+    """Whether the body's lines were split at bare CRs (its own file, unlike a text's as given)."""
+    from ..store._format import has_bare_cr
+
+    if entry.format not in ("text", "markdown") or reader.body_path == reader.raw_path:
+        return False
+    return has_bare_cr(reader.read_raw(0, min(reader.raw_size, 1 << 20))) or not entry.meta.get("utf8_errors")
+
+
 def _text_summary(ctx: ToolContext, entry: Entry, max_depth: int = DEFAULT_DEPTH) -> tuple[str, dict[str, Any]]:
     reader = ctx.reader(entry)
     sample = [ln[:200] for ln in reader.read_lines(1, 3)]
@@ -694,6 +769,9 @@ def _text_summary(ctx: ToolContext, entry: Entry, max_depth: int = DEFAULT_DEPTH
     ]
     if entry.meta.get("utf8_errors"):
         out.append("encoding: not valid UTF-8 (shown with U+FFFD; read_handle has the exact bytes)")
+    if _bare_cr(reader, entry):
+        info["bare_cr"] = True
+        out.append("line breaks: bare CR (\\r, a progress bar's) read as new lines; read_handle has the exact bytes")
     if entry.format == "jsonl":  # the records as the array $ (item_schema and iterate_over read them so)
         records = ctx.json_value(entry)
         writer = _SchemaWriter(max_depth, lines=False)

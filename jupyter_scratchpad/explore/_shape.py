@@ -14,6 +14,7 @@ from itertools import chain
 from operator import itemgetter
 from typing import Any
 
+from .._bounded import sendable
 from ._paths import kind_of
 
 __all__ = ["MAX_ITEM_KEYS", "ItemKeyCounts", "Shape", "field_name", "item_key_counts"]
@@ -201,7 +202,7 @@ def _flat_counts(
 
 # a key a dot path cannot hold as written: dots, brackets, quotes, the comma between fields, "*",
 # a leading "$", edge spaces, an index, a control character (a newline broke item_schema's table)
-_NEEDS_BRACKETS = re.compile(r"[.\[\]\"',*\x00-\x1f\x7f\\]|^\$|^\s|\s$|^\d+$|^$")
+_NEEDS_BRACKETS = re.compile(r"[.\[\]\"',*\x00-\x1f\x7f\\\ud800-\udfff]|^\$|^\s|\s$|^\d+$|^$")
 
 
 def field_name(parent: str | None, key: Any) -> str:
@@ -211,7 +212,8 @@ def field_name(parent: str | None, key: Any) -> str:
     key = str(key)
     if not _NEEDS_BRACKETS.search(key):
         return f"{parent}.{key}" if parent else key
-    return f"{parent or '$'}[{json.dumps(key, ensure_ascii=False)}]"
+    # (a lone surrogate as its escape, ``\\ud800``: what a model copies is what parse_path reads back)
+    return f"{parent or '$'}[{sendable(json.dumps(key, ensure_ascii=False))}]"
 
 
 def item_key_counts(

@@ -631,7 +631,12 @@ def _read_matches(ctx: ToolContext, entry: Entry, reader: BodyReader, match: str
                 if len(spans) < MAX_BYTE_WINDOWS or (spans and pos - window <= spans[-1][1]):
                     lo, hi = max(0, pos - window), min(size, pos + len(needle) + window)
                     if spans and lo <= spans[-1][1]:
-                        spans[-1][1] = max(spans[-1][1], hi)
+                        # overlapping windows merge, up to four windows: a match repeated
+                        # every few bytes ("word word …") made one span of all of them, which
+                        # no smaller window shrank
+                        most = 4 * window + 2 * len(needle)
+                        if spans[-1][1] - spans[-1][0] < most:
+                            spans[-1][1] = min(max(spans[-1][1], hi), spans[-1][0] + most)
                     else:
                         spans.append([lo, hi])
                 elif found > 10_000:

@@ -30,6 +30,8 @@ STUB_MAX_TOKENS = 250
 PREVIEW_LINE_CHARS = 160
 PREVIEW_MAX_CHARS = 2_000  # of the preview kept in the stub dict (the notebook card shows it)
 SKETCH_MAX_LINES = 12
+SKETCH_LINE_CHARS = PREVIEW_LINE_CHARS  # a sketch line (a key of 100,000 characters is clipped)
+KEY_CHARS = 40  # of a key named in the sketch
 _SLUG = re.compile(r"[^a-z0-9]+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # names a handle cannot take, with why: each is a relation, catalog or schema name in the SQL
@@ -90,7 +92,8 @@ def _item_keys(items: list[Any], max_keys: int) -> str | None:
         if isinstance(item, dict):
             objects += 1
             for k in item:
-                keys[str(k)] = keys.get(str(k), 0) + 1
+                name = _clip_key(str(k))
+                keys[name] = keys.get(name, 0) + 1
     if not objects:
         return _kind(items[0]) if items else None
     shown = ", ".join(list(keys)[:max_keys])
@@ -113,14 +116,26 @@ def schema_sketch(value: Any, max_keys: int = 10) -> list[str]:
         if len(lines) >= SKETCH_MAX_LINES - 1 and i < len(value) - 1:
             lines.append(f"… {len(value) - i} more keys")
             break
-        path = f"$.{key}" if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(key)) else f"$[{_quote(str(key))}]"
+        path = _key_path(str(key))
         scalar = _short_scalar(child)
         lines.append(f"{path}: {scalar}" if scalar is not None else f"{path}: {_kind(child)}")
         if isinstance(child, list) and child:
             items = _item_keys(child, max_keys)
             if items:
                 lines.append(f"{path}[*]: {items}")
-    return lines[: SKETCH_MAX_LINES + 1]
+    return [_clean(line, SKETCH_LINE_CHARS) for line in lines[: SKETCH_MAX_LINES + 1]]
+
+
+def _clip_key(key: str) -> str:
+    """A key as the sketch names it: at most ``KEY_CHARS`` characters, cut with ``…``."""
+    return key if len(key) <= KEY_CHARS else key[: KEY_CHARS - 1] + "…"
+
+
+def _key_path(key: str) -> str:
+    """``$.key``, or ``$["key"]`` for a key that is no identifier or is clipped (marked ``…``)."""
+    if len(key) <= KEY_CHARS and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+        return f"$.{key}"
+    return f"$[{_quote(key)}]"
 
 
 def _quote(text: str) -> str:
@@ -190,6 +205,7 @@ def build_stub(
             tail.pop(0)  # keep the very last lines
         else:
             head.pop()
+    bare_cr = entry.format in ("text", "markdown") and _bare_cr(reader, bool(entry.meta.get("utf8_errors")))
     stub: dict[str, Any] = {
         "handle": entry.key,
         "source_tool": entry.source_tool,
@@ -207,9 +223,11 @@ def build_stub(
         "preview_tail_start": tail[0][0] if tail else None,
         "preview_lines": len(head) + len(tail),
         "preview_clipped": clipped,
-        "note": _note(entry, head, tail, total, clipped),
+        "note": _note(entry, head, tail, total, clipped, bare_cr),
         "expires_at": entry.expires_at,
     }
+    if bare_cr:
+        stub["bare_cr"] = True
     if entry.format == "json" and value is not None:
         stub["schema"] = schema_sketch(value)
     if relations is None and entry.format == "json" and value is not None:
@@ -235,7 +253,23 @@ def build_stub(
     return stub
 
 
-def _note(entry: Entry, head: list[tuple[int, str]], tail: list[tuple[int, str]], total: int, clipped: bool) -> str:
+def _bare_cr(reader: BodyReader, utf8_errors: bool) -> bool:
+    """Whether a text's lines were split at bare CRs (a body of its own: see ``normalise``)."""
+    from ..store._format import has_bare_cr
+
+    if reader.body_path == reader.raw_path:  # (the text as given: no line was split)
+        return False
+    return has_bare_cr(reader.read_raw(0, min(reader.raw_size, 1 << 20))) or not utf8_errors
+
+
+def _note(
+    entry: Entry,
+    head: list[tuple[int, str]],
+    tail: list[tuple[int, str]],
+    total: int,
+    clipped: bool,
+    bare_cr: bool,
+) -> str:
     if not head and not tail:
         note = f"no preview lines of the {total:,} lines"
     elif tail:
@@ -248,13 +282,15 @@ def _note(entry: Entry, head: list[tuple[int, str]], tail: list[tuple[int, str]]
         note += " (the body is pretty-printed, 2-space indent)"
     if entry.meta.get("utf8_errors"):
         note += "; not valid UTF-8 (read_handle returns the exact bytes)"
+    if bare_cr:
+        note += "; bare CR (\\r) line breaks read as new lines (read_handle returns the exact bytes)"
     return note
 
 
 def _array_hint(stub: dict[str, Any]) -> str | None:
     for line in stub.get("schema") or []:
         path, _, kind = str(line).partition(": ")
-        if kind.startswith("array(") and "[*]" not in path:
+        if kind.startswith("array(") and "[*]" not in path and "…" not in path:  # (a clipped key: no path)
             return path
     return None
 
@@ -296,19 +332,21 @@ def _tokens_text(stub: dict[str, Any]) -> str:
     return f"{tokens:,} tokens{est}" if stub.get("tokens_exact", True) else f"≥ {tokens:,} tokens{est}"
 
 
-def _next_line(stub: dict[str, Any], prefix: str = "") -> str:
+def _next_line(stub: dict[str, Any], prefix: str = "", path_chars: int = SKETCH_LINE_CHARS) -> str:
     """The next calls, in one line; the handle is named once (the header), SQL's relation once.
-    ``prefix``: the tools were published with it (``sp_schema``), so the line names them so."""
+    ``prefix``: the tools were published with it (``sp_schema``), so the line names them so;
+    a path longer than ``path_chars`` is clipped (marked ``…``)."""
     h, x = stub["handle"], prefix
     if stub["format"] in ("json", "jsonl"):
         path = _array_hint(stub)
+        path = path if path and len(path) <= path_chars else None
         rel = str((stub.get("relations") or [{}])[-1].get("name") or h)
         steps = f"{x}item_schema / {x}get_in"
         if path:
             steps = f'{x}item_schema path="{path}" → {x}iterate_over / {x}get_in'
         inside = [e for e in stub.get("embedded") or [] if e.get("format") == "json"]
         if inside:  # the payload is inside a string: go through it
-            p = inside[0]["path"]
+            p = _clean(str(inside[0]["path"]), path_chars)
             return (
                 f'Next, with this handle: {x}schema path="{p}" (a JSON document inside a string) → {x}item_schema / '
                 f"{x}get_in through it ({p}.…); {x}grep path=…; {x}sql over {rel}."
@@ -321,16 +359,26 @@ def _next_line(stub: dict[str, Any], prefix: str = "") -> str:
 
 def render_stub_text(stub: dict[str, Any], count: Callable[[str], int] | None = None) -> str:
     """The stub as a model reads it; with ``count`` (the model's token counter) it is cut to fit
-    ``STUB_MAX_TOKENS``: preview lines go first (tail, then head), then sketch lines."""
-    tool = _clean(str(stub.get("source_tool") or "output"), 60)
+    ``STUB_MAX_TOKENS``: preview lines go first (tail, then head), then sketch lines. Every line is
+    clipped (marked ``…``), and when even the fewest lines do not fit, the tool's name and the
+    paths are clipped harder: the bound holds whatever the keys, names and paths hold."""
     origin = " (unwrapped from an MCP CallToolResult)" if stub.get("unwrapped") else ""
     stored = "already stored (same bytes)" if stub.get("reused") else "stored"
-    header = (
-        f'[scratchpad] {tool} output{origin} {stored} as handle "{stub["handle"]}", not in context: '
-        f"{stub['format']}, {_size(stub['size'])}, {stub['lines']:,} lines, {_tokens_text(stub)}."
-    )
-    sketch = list(stub.get("schema") or [])
-    extras = [f"{e['path']}: embedded {e['format']} ({e['lines']:,} lines)" for e in stub.get("embedded") or []][:3]
+    cr = " (split at bare CRs)" if stub.get("bare_cr") else ""
+
+    def header_of(tool_chars: int) -> str:
+        tool = _clean(str(stub.get("source_tool") or "output"), tool_chars)
+        return (
+            f'[scratchpad] {tool} output{origin} {stored} as handle "{stub["handle"]}", not in context: '
+            f"{stub['format']}, {_size(stub['size'])}, {stub['lines']:,} lines{cr}, {_tokens_text(stub)}."
+        )
+
+    header = header_of(60)
+    sketch = [_clean(str(s), SKETCH_LINE_CHARS) for s in stub.get("schema") or []]
+    extras = [
+        _clean(f"{e['path']}: embedded {e['format']} ({e['lines']:,} lines)", SKETCH_LINE_CHARS)
+        for e in stub.get("embedded") or []
+    ][:3]
     head = list(stub.get("preview_head") or [])
     tail = list(stub.get("preview_tail") or [])
     tail_start = stub.get("preview_tail_start") or 0
@@ -381,4 +429,15 @@ def render_stub_text(stub: dict[str, Any], count: Callable[[str], int] | None = 
             high = mid
         else:
             low = mid + 1
-    return assemble(*cuts[high])
+    text = assemble(*cuts[high]) if high else text
+    if count(text) <= STUB_MAX_TOKENS:
+        return text
+    # even the fewest lines are too many tokens (keys, a tool name or paths of dense characters):
+    # the root line alone, the tool's name and the paths clipped short
+    n_head, n_tail_cut, _, _ = cuts[-1]
+    header = header_of(16)
+    sketch = [_clean(s, 40) for s in sketch[:1]]
+    text = assemble(n_head, n_tail_cut, 0, len(sketch))
+    parts = text.split("\n")
+    parts[-1] = _next_line(stub, path_chars=16)
+    return "\n".join(parts)

@@ -6,6 +6,9 @@
 * ``markdown``: an ATX heading in the first 50 lines (Aura's rule); the body is the text.
 * ``text``: anything else, including bytes that are not UTF-8 (decoded with U+FFFD replacements
   for the body; the raw bytes are kept exactly for ``read_handle``).
+
+In a text or markdown body a bare carriage return (``\r`` not before ``\n``: progress bars) ends
+a line, as a terminal shows it; a UTF-8 byte order mark is not part of JSON's text.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ __all__ = [
     "Normalised",
     "as_text",
     "dumps_compact",
+    "has_bare_cr",
     "looks_like_markdown",
     "normalise",
     "parse_json_bytes",
@@ -56,9 +60,13 @@ def pretty_json(value: Any) -> bytes:
     return dumps_pretty(value)
 
 
+_BOM = codecs.BOM_UTF8
+
+
 def parse_json_bytes(data: bytes) -> Any:
-    """Parse JSON bytes exactly and at any depth; raises ``ValueError`` if they are not JSON."""
-    return loads(data)
+    """Parse JSON bytes exactly and at any depth; raises ``ValueError`` if they are not JSON.
+    A UTF-8 byte order mark before the text is not part of it (RFC 8259 §8.1: ignored)."""
+    return loads(data[len(_BOM) :] if data.startswith(_BOM) else data)
 
 
 def as_text(result: Any) -> str:
@@ -123,9 +131,11 @@ def _valid_utf8(raw: bytes, step: int = 1 << 20) -> bool:
     return True
 
 
-def _streamed(raw: bytes, stream: Callable[[bytes], bool] | None) -> Normalised | None:
-    """``raw`` (JSON) to be read a segment at a time as its body is written, or None (see ``normalise``)."""
-    found = stream_json(raw) if stream is not None and len(raw) >= STREAM_MIN_BYTES and stream(raw) else None
+def _streamed(raw: bytes, stream: Callable[[bytes], bool] | None, text: bytes | None = None) -> Normalised | None:
+    """``raw`` (JSON) to be read a segment at a time as its body is written, or None (see ``normalise``);
+    ``text``: the JSON text in ``raw`` when it is not all of it (after a byte order mark)."""
+    text = raw if text is None else text
+    found = stream_json(text) if stream is not None and len(text) >= STREAM_MIN_BYTES and stream(text) else None
     return None if found is None else Normalised(raw=raw, body=b"", format="json", value=found.sample, streamed=found)
 
 
@@ -150,22 +160,41 @@ def normalise(result: Any, text: str | None = None, stream: Callable[[bytes], bo
         return _streamed(raw, stream) or Normalised(raw=raw, body=pretty_json(result), format="json", value=result)
     utf8_errors = not _valid_utf8(raw)
     if utf8_errors:
-        body = raw.decode("utf-8", errors="replace").encode("utf-8")
+        body = _bare_cr_as_newline(raw.decode("utf-8", errors="replace").encode("utf-8"))
         return Normalised(raw=raw, body=body, format="text", utf8_errors=True)
-    stripped = raw[:4096].lstrip()[:1]  # (never a copy of the whole body)
+    # a UTF-8 byte order mark (Windows tools write one) is no part of the text: the format is
+    # detected and JSON parsed without it; ``raw`` keeps it, the bytes as given
+    doc = raw[len(_BOM) :] if raw.startswith(_BOM) else raw
+    stripped = doc[:4096].lstrip()[:1]  # (never a copy of the whole body)
     if stripped in (b"{", b"["):
-        streamed = _streamed(raw, stream)
+        streamed = _streamed(raw, stream, doc)
         if streamed is not None:
             return streamed
         try:
-            value = parse_json_bytes(raw)
+            value = parse_json_bytes(doc)
         except ValueError:
             value = None
         if isinstance(value, (dict, list)):
             return Normalised(raw=raw, body=pretty_json(value), format="json", value=value)
-        records = _looks_like_jsonl(raw)
+        records = _looks_like_jsonl(doc)
         if records is not None:
-            return Normalised(raw=raw, body=raw, format="jsonl", value=records)
-    if looks_like_markdown(raw):
-        return Normalised(raw=raw, body=raw, format="markdown")
-    return Normalised(raw=raw, body=raw, format="text")
+            return Normalised(raw=raw, body=doc, format="jsonl", value=records)
+    body = _bare_cr_as_newline(raw)
+    if looks_like_markdown(body):
+        return Normalised(raw=raw, body=body, format="markdown")
+    return Normalised(raw=raw, body=body, format="text")
+
+
+_BARE_CR = re.compile(rb"\r(?!\n)")
+
+
+def has_bare_cr(data: bytes) -> bool:
+    """Whether ``data`` ends a line with a carriage return alone (a progress bar's redraws)."""
+    return b"\r" in data and _BARE_CR.search(data) is not None
+
+
+def _bare_cr_as_newline(raw: bytes) -> bytes:
+    """The body of a text whose lines end in a bare ``\\r`` (a progress bar, old Mac text): each
+    such ``\\r`` a line break, so head, slice, grep and SQL's ``line_no`` see its lines (as a
+    terminal shows them); ``raw`` itself otherwise. The bytes as given stay in ``raw``."""
+    return _BARE_CR.sub(b"\n", raw) if has_bare_cr(raw) else raw

@@ -138,7 +138,9 @@ def loads(data: bytes | str) -> Any:
                 pass  # too deep for orjson, or one of its stricter corners: the stdlib decides
         text = data if isinstance(data, str) else data.decode("utf-8", "surrogatepass")
         try:
-            return json.loads(text, parse_float=_exact_float, parse_int=_exact_int)
+            # NaN, Infinity, -Infinity (Python's json writes them; orjson refuses): written back
+            # as they were, not as null, so get_in shows what SQL and the raw text show
+            return json.loads(text, parse_float=_exact_float, parse_int=_exact_int, parse_constant=ExactNumber)
         except RecursionError:
             return _loads_iterative(text)
         except json.JSONDecodeError as exc:
@@ -286,11 +288,23 @@ def _orjson_default(value: Any) -> Any:
     return natural
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _str_text(text: str) -> str:
+    """A JSON string literal; a lone surrogate (which UTF-8 cannot hold) as its escape, ``\\ud800``,
+    as the document wrote it: the body stays valid UTF-8 and a grep for ``ud800`` finds it."""
+    out = encode_basestring(text)
+    if _SURROGATE.search(out) is None:
+        return out
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
+
+
 def _scalar(value: Any) -> str | None:
     """The JSON text of a non-container value; None for containers."""
     kind = type(value)
     if kind is str:
-        return encode_basestring(value)
+        return _str_text(value)
     if value is None:
         return "null"
     if value is True:
@@ -309,7 +323,7 @@ def _scalar(value: Any) -> str | None:
     if isinstance(value, (dict, list, tuple, set, frozenset)):
         return None
     if isinstance(value, str):
-        return encode_basestring(str.__str__(value))
+        return _str_text(str.__str__(value))
     if isinstance(value, (bytes, bytearray, memoryview)):
         return encode_basestring(bytes(value).decode("utf-8", errors="replace"))
     return encode_basestring(_text_of(value))
@@ -317,7 +331,7 @@ def _scalar(value: Any) -> str | None:
 
 def _key_text(key: Any) -> str:
     if isinstance(key, str):
-        return encode_basestring(str.__str__(key))
+        return _str_text(str.__str__(key))
     if key is None or isinstance(key, (bool, int, float)):
         inner = _scalar(key) or ""
         return inner if inner.startswith('"') else encode_basestring(inner)
