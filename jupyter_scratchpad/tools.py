@@ -389,7 +389,7 @@ _TOOLS: tuple[_Tool, ...] = (
         ),
         ("query",),
         _sql.sql,
-        lambda c, a, e, limit: _sql.sql_suggestions(a, e, limit, c.result_rows),
+        lambda c, a, e, limit: _sql.sql_suggestions(a, e, limit, c.result_rows, c.result_columns),
     ),
     _Tool(
         "scratch_write",

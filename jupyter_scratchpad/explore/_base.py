@@ -183,6 +183,7 @@ class ToolContext:
     charged: bool = True  # a model's call (False: a person's, read in the notebook or the shell)
     opened_at: float | None = None  # the store's time when the call started
     result_rows: int | None = None  # the rows a result holds (sql): a refusal's "rows fit" is of these
+    result_columns: int | None = None  # ... and its columns (a wide one is offered DESCRIBE)
 
     @property
     def deadline(self) -> float:

@@ -543,7 +543,7 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
         _raise_query_error(ctx, reply, [e.key for e in entries], query)
     columns = _unique(reply["columns"])
     rows = reply["rows"]
-    ctx.result_rows = len(rows)
+    ctx.result_rows, ctx.result_columns = len(rows), len(columns)
     if not columns:
         return Output("(statement ran; it returns no rows)", [], budget_footer("0 rows"))
     truncated = bool(reply["truncated"])
@@ -807,10 +807,15 @@ def _without_trailing_comment(query: str) -> str:
     return query[:end].rstrip()
 
 
-def sql_suggestions(args: dict[str, Any], estimated: int, limit: int, rows: int | None) -> list[dict[str, Any]]:
+def sql_suggestions(
+    args: dict[str, Any], estimated: int, limit: int, rows: int | None, columns: int | None = None
+) -> list[dict[str, Any]]:
     query = _without_trailing_comment(str(args.get("query") or ""))
     fit = max(1, int((rows or args.get("max_rows") or SQL_MAX_ROWS) * limit * 0.8 / max(estimated, 1)))
-    return [
+    out = [
         suggestion("sql", f"about {fit} rows fit", query=f"SELECT * FROM ({query}) AS q LIMIT {fit}"),
         suggestion("sql", "aggregate instead of listing", query=f"SELECT count(*) FROM ({query}) AS q"),
     ]
+    if (columns or 0) > 12 and estimated / max(rows or 1, 1) > limit * 0.2:  # rows too wide: pick columns
+        out.insert(0, suggestion("sql", f"its {columns:,} columns, to pick a few", query=f"DESCRIBE {query}"))
+    return out

@@ -757,3 +757,14 @@ def test_integers_beyond_64_bits_are_said_to_be_rounded_in_sql(pad: Scratchpad) 
     plain = pad.spill({"recs": [{"id": 18446744073709551615, "ns": 1733443200000000000 + i} for i in range(400)]}, tool="p")
     fine = pad.call_tool("sql", {"query": f"SELECT id, ns FROM {plain.handle}.recs LIMIT 1"})
     assert fine.ok and "64 bits" not in fine.text and fine.data == [{"id": 18446744073709551615, "ns": 1733443200000000000}]
+
+
+def test_a_result_too_wide_is_offered_its_columns(pad: Scratchpad) -> None:
+    # 3 rows of 3,000 columns: the only offer was count(*)
+    h = pad.spill([{f"col_{j}": "v" * 20 for j in range(3000)} for _ in range(3)], tool="w").handle
+    res = pad.call_tool("sql", {"query": f"SELECT * FROM {h}"})
+    assert res.error["error"] == "sql_too_large", res.text
+    first = res.error["suggestions"][0]
+    assert first["arguments"] == {"query": f"DESCRIBE SELECT * FROM {h}"}
+    described = pad.call_tool("sql", first["arguments"])
+    assert described.ok and described.data[0]["column_name"] == "col_0"
