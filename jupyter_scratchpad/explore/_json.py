@@ -659,6 +659,21 @@ def _sampled_tokens(ctx: ToolContext, node: str | dict[str, Any] | list[Any] | L
     return math.ceil(tokens * len(values) / len(picked)), f"from {len(picked)} of {len(values):,} items"
 
 
+def _char_window(handle: Any, path: str, value: str, lo: int, limit: int) -> list[dict[str, Any]]:
+    """A window of a string's characters from ``lo`` that its measured density says fits, then
+    the stored bytes around it."""
+    window = suggestion(
+        "get_in",
+        "a window of the string's characters",
+        handle=handle,
+        path=path,
+        chars=True,
+        offset=lo,
+        limit=_chars_that_fit(value, lo, limit),
+    )
+    return [window, *_stored_bytes(handle, value, limit)]
+
+
 def get_in_suggestions(
     entry: Entry | None, value: Any, args: dict[str, Any], estimated: int, limit: int
 ) -> list[dict[str, Any]]:
@@ -696,18 +711,7 @@ def get_in_suggestions(
         # by characters: a window the measured density says fits, with room to spare
         lo = int(args.get("offset") or 0) if args.get("chars") else 0
         lo = lo if 0 <= lo < len(value) else 0
-        out.append(
-            suggestion(
-                "get_in",
-                "a window of the string's characters",
-                handle=handle,
-                path=path,
-                chars=True,
-                offset=lo,
-                limit=_chars_that_fit(value, lo, limit),
-            )
-        )
-        out += _stored_bytes(handle, value, limit)
+        out += _char_window(handle, path, value, lo, limit)
     elif isinstance(value, str):
         per_line = max(1.0, estimated / max(1, value.count("\n") + 1))
         out.append(
@@ -721,18 +725,7 @@ def get_in_suggestions(
             )
         )
         if per_line > limit * 0.8:  # a line longer than the limit: a window of characters
-            out.append(
-                suggestion(
-                    "get_in",
-                    "a window of the string's characters",
-                    handle=handle,
-                    path=path,
-                    chars=True,
-                    offset=0,
-                    limit=_chars_that_fit(value, 0, limit),
-                )
-            )
-            out += _stored_bytes(handle, value, limit)
+            out += _char_window(handle, path, value, 0, limit)
     return out
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from ...errors import InvalidArgumentError, NotFoundError
+from ...explore._base import _ago
 from ...tools import TOOL_NAMES, ToolResult
 from .._args import _MAGIC_FORMS, close_handles, for_a_person, suggestion_as_magic
 
@@ -96,12 +97,6 @@ def _handles(session: ScratchSession) -> list[str]:
     return [e["handle"] for e in session.pad.entries("handle")]
 
 
-def _ago(seconds: float) -> str:
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 def missing_handle(session: ScratchSession, handle: str) -> str:
