@@ -32,9 +32,15 @@ class _BodyHead:
     inclusive, clamped, split on ``\\n`` only, the final newline not starting a line.
     """
 
-    def __init__(self, body: bytes) -> None:
-        self.body = body
+    def __init__(self, body: bytes, raw: bytes) -> None:
+        self.body, self.raw = body, raw
         self.line_count = body.count(b"\n") + (1 if body and not body.endswith(b"\n") else 0)
+        # (a body of its own, as a spill writes one, or the raw bytes themselves)
+        self.raw_path, self.body_path = "raw", ("raw" if body is raw or body == raw else "body")
+        self.raw_size = len(raw)
+
+    def read_raw(self, start: int, end: int) -> bytes:
+        return self.raw[start:end]
 
     def read_lines(self, start: int, end: int) -> list[str]:
         start, end = max(1, start), min(end, self.line_count)
@@ -62,7 +68,7 @@ def render_stub(
     norm = normalise(result)
     exact = len(norm.raw) <= EXACT_INLINE_BYTES or tokens < threshold
     digest = hashlib.sha256(norm.raw).hexdigest()
-    head = _BodyHead(norm.body)
+    head = _BodyHead(norm.body, norm.raw)
     entry = Entry(
         run_id="lab",
         agent_id="lab",

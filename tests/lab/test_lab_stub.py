@@ -29,6 +29,7 @@ results = st.one_of(
     ),  # JSON Lines
     st.lists(st.sampled_from(["# Title", "## Part", "- item", "text", "```", ""]), max_size=30).map("\n".join),
     st.binary(max_size=300),  # maybe not UTF-8
+    st.lists(st.sampled_from(["step 1/3\r", "done\n", "x\r\n", "é\r"]), max_size=30).map("".join),  # progress bars
 )
 
 
