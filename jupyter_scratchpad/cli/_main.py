@@ -70,7 +70,21 @@ def _bound_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _store_args(p: argparse.ArgumentParser) -> None:
+def _store_args(p: argparse.ArgumentParser, reads: bool = False) -> None:
+    """The store options; ``reads``: a command that reads a run (no --ephemeral, whose store is
+    empty, no --policy, which only a spill applies)."""
+    if reads:
+        g = p.add_argument_group("store")
+        g.add_argument("--store", metavar="DIR", help=f"store directory (default {default_store_dir()})")
+        g.add_argument("--store-url", metavar="URL", help="a shared PostgreSQL catalog (env SCRATCHPAD_STORE_URL)")
+        g.add_argument("--bodies", metavar="DIR", help="with --store-url: the shared directory of the bodies")
+        g.add_argument("--run-id", type=_named("--run-id"), help="the run to read (default 'default'; a server "
+                       "prints its run when it starts)")  # fmt: skip
+        g.add_argument("--agent-id", type=_named("--agent-id"), default="main", help="the run's agent (default main)")
+        g.add_argument("--model", default="gpt-4o", help="the model whose tokens are counted (default gpt-4o)")
+        g.add_argument("--ephemeral", action="store_true", help=argparse.SUPPRESS)  # (an empty store: nothing to read)
+        p.set_defaults(policy=None)
+        return
     g = p.add_argument_group("store")
     g.add_argument("--store", metavar="DIR", help=f"store directory (default {default_store_dir()})")
     g.add_argument(
@@ -87,6 +101,28 @@ def _store_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--agent-id", type=_named("--agent-id"), default="main", help="the agent (default main)")
     g.add_argument("--model", default="gpt-4o", help="the model whose tokens are counted (default gpt-4o)")
     g.add_argument("--policy", metavar="TOML", help="spill policy in Aura's TOML layout")
+
+
+_JSON_HELP = "print the result as JSON (ok/data/error) for machines"
+_TTL_MAX_S = 315_360_000  # ten years: the store's own bound
+
+
+def _seconds(option: str) -> Callable[[str], float]:
+    """A TTL given on the command line, checked as the option it is (``notes --ttl -1`` was refused
+    as "scratch_write: 'ttl_s' must be …", with a hint to run a tool call)."""
+
+    def check(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not 0 < value <= _TTL_MAX_S:
+            raise argparse.ArgumentTypeError(
+                f"{option} takes seconds, a number > 0 and at most {_TTL_MAX_S:,} (ten years), not {text[:40]!r}"
+            )
+        return value
+
+    return check
 
 
 def _named(option: str) -> Callable[[str], str]:
@@ -139,6 +175,27 @@ def _pad(store: Any, args: argparse.Namespace, default_run: str) -> Any:
     return store.scratchpad(args.run_id or default_run, args.agent_id, **kwargs)
 
 
+def _reading_pad(store: Any, args: argparse.Namespace) -> Any:
+    """The pad of the run a read command reads, never creating it (``store.scratchpad`` registers
+    the agent and claims the run: ``ls --run-id incident-42`` made the run 'main''s, and the agent
+    it was meant for was refused it). A run with no live entries, or only another agent's, is said."""
+    from ..errors import NotFoundError, ScopeError
+
+    run = args.run_id or "default"
+    rows = store.list_entries(run)  # (every agent's; reads only)
+    if not rows:
+        raise NotFoundError(
+            f"no live handle or note in run {run!r} of {store.describe()} (no such run, or all of it expired or "
+            "was deleted); a server prints its run when it starts: give it with --run-id",
+        )
+    owners = sorted({str(r["agent_id"]) for r in rows})
+    if args.agent_id not in owners:
+        raise ScopeError(
+            f"run {run!r} is agent {owners[0]!r}'s, not {args.agent_id!r}'s: read it with --agent-id {owners[0]}",
+        )
+    return _pad(store, args, run)
+
+
 def _host_port(text: str) -> tuple[str, int]:
     """``--http HOST:PORT`` (an IPv6 host in brackets: ``[::1]:8765``), checked before anything starts."""
     host, _, port = text.strip().rpartition(":")
@@ -162,21 +219,31 @@ def _tool_prefix(text: str) -> str:
     return text
 
 
-def _serve(server: Any, http: tuple[str, int] | None) -> int:
+def _serve(server: Any, http: tuple[str, int] | None, serving: Callable[[], None] = lambda: None) -> int:
     import anyio
 
     if http:
         import uvicorn
 
         host, port = http
+        serving()
         uvicorn.run(server.streamable_http_app(), host=host, port=port, log_level="warning")
         return 0
 
     async def run() -> None:
         from ..mcp._wire import tolerant_stdio_server
 
-        async with tolerant_stdio_server() as (read, write):  # (a request the SDK cannot read is answered)
-            await server.run(read, write, server.create_initialization_options())
+        # The proxy's upstreams start before stdin is read: one that cannot start stops the proxy at
+        # once (a thread blocked reading stdin kept it alive, silent, until the client closed stdin),
+        # and a client that leaves while they start ends the wait.
+        async with anyio.create_task_group() as tg:
+            started = anyio.Event()
+            tg.start_soon(_until_stdin_closes, started, tg.cancel_scope)
+            async with server.lifespan(server):
+                started.set()
+                serving()
+                async with tolerant_stdio_server() as (read, write):  # (a request the SDK cannot read is answered)
+                    await server.run(read, write, server.create_initialization_options(_notifications(server)))
 
     from ..mcp._proxy import UpstreamError, first_raised
 
@@ -189,6 +256,49 @@ def _serve(server: Any, http: tuple[str, int] | None) -> int:
         print(f"jupyter-scratchpad: {found}", file=sys.stderr)
         return START_FAILED
     return 0
+
+
+async def _until_stdin_closes(started: Any, scope: Any) -> None:
+    """Cancels ``scope`` if the client closes stdin before ``started`` is set (POSIX: a pipe's
+    hang-up); returns once it is set."""
+    import anyio
+
+    poll = _stdin_hangup_poll()
+    gone_at = None
+    while not started.is_set():
+        if gone_at is None and poll is not None and poll():
+            gone_at = anyio.current_time()  # (what it sent before is still answered, if the start is quick)
+        if gone_at is not None and anyio.current_time() - gone_at > HANGUP_GRACE_S:
+            print("jupyter-scratchpad: the client closed stdin while the upstreams were starting; stopped",
+                  file=sys.stderr, flush=True)  # fmt: skip
+            scope.cancel()
+            return
+        await anyio.sleep(0.1)
+
+
+def _notifications(server: Any) -> Any:
+    from ..mcp._proxy import proxy_notification_options
+
+    return proxy_notification_options() if server.name == "jupyter-scratchpad-proxy" else None
+
+
+HANGUP_GRACE_S = 3.0  # how long upstreams may go on starting after the client closed stdin
+
+
+def _stdin_hangup_poll() -> Callable[[], bool] | None:
+    """A check that stdin's writer has gone (its data may still be unread), or None where the
+    platform cannot tell without reading it."""
+    import select
+
+    if not hasattr(select, "poll"):  # pragma: no cover (Windows)
+        return None
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+    poller = select.poll()
+    poller.register(fd, select.POLLHUP | select.POLLERR)
+    return lambda: any(ev & (select.POLLHUP | select.POLLERR | select.POLLNVAL) for _, ev in poller.poll(0))
 
 
 START_FAILED = 1  # the exit code of a proxy whose upstream could not start
@@ -235,7 +345,32 @@ def _cmd_proxy(args: argparse.Namespace) -> int:
         upstreams = [Upstream(args.name, command=command[0], args=command[1:], timeout_s=timeout)]
     with _open_store(args) as store:
         pad = _pad(store, args, f"proxy-{uuid.uuid4().hex[:12]}")
+        for warning in _passes_through(pad.policy, args.policy, [u.name for u in upstreams]):
+            print(f"jupyter-scratchpad: warning: {warning}", file=sys.stderr, flush=True)
         return _serve_and_log(pad, build_proxy(pad, upstreams, prefix=args.prefix), args.http)
+
+
+def _passes_through(policy: Any, source: str | None, servers: list[str]) -> list[str]:
+    """What the policy lets through unspilled, said at start: Aura's layout turns spilling off
+    without ``enabled = true``, and intercepts only the tools a pattern names (a config copied
+    from a client's server list passed 275 KB results straight through, without a word)."""
+    if source is None:
+        return []
+    if not policy.enabled:
+        return [
+            f"{source} has no 'enabled = true' under [agent.scratchpad], so nothing is spilled: every result "
+            "reaches the client whole. Add [agent.scratchpad] enabled = true (and patterns) to spill"
+        ]
+    if not policy.opt_in or policy.patterns:
+        return []
+    bare = [s for s in servers if not (policy.server_patterns or {}).get(s)]
+    if not bare:
+        return []
+    return [
+        f"{source}: no pattern names the tools of {', '.join(repr(s) for s in bare[:10])}, so their results "
+        'reach the client whole; add e.g. [mcp.servers.NAME.scratchpad] "*" = { min_tokens = 2000 } '
+        '(or [agent.scratchpad.patterns] "*" = { min_tokens = 2000 } for every server)'
+    ]
 
 
 def _serve_and_log(pad: Any, server: Any, http: tuple[str, int] | None) -> int:
@@ -243,11 +378,23 @@ def _serve_and_log(pad: Any, server: Any, http: tuple[str, int] | None) -> int:
     said (a session that never ran has no usage to tell)."""
     code = None
     try:
-        code = _serve(server, http)
+        code = _serve(server, http, lambda: _say_run(pad))
         return code
     finally:
         if code != START_FAILED:
             _log_usage(pad)
+
+
+def _say_run(pad: Any) -> None:
+    """One line on stderr once the server serves: the run its handles are in (else found only in
+    the exit line), for the CLI to read them."""
+    store = pad.store.describe()
+    print(
+        f"jupyter-scratchpad: run {pad.run_id!r} (agent {pad.agent_id!r}) in {store}; its handles are read "
+        f"with --run-id {pad.run_id} once this process exits (an embedded store opens in one process at a time)",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _log_usage(pad: Any) -> None:
@@ -273,6 +420,8 @@ def _print_result(args: argparse.Namespace, res: Any) -> int:
         hint = next((_cli_hint(args, s) for s in err.get("suggestions") or [] if s.get("tool")), None)
         line = f"jupyter-scratchpad: {err.get('error', 'error')}: {err.get('message', '')}"
         print(" ".join(line.split())[:600] + (f" (try: {hint})" if hint else ""), file=sys.stderr)
+    if not res.ok and (res.error or {}).get("error") == "invalid_argument":
+        return 2  # a bad or missing argument is a usage error, as argparse's own
     found_nothing = res.ok and isinstance(res.data, dict) and res.data.get("total_matches") == 0  # grep's 1
     return 0 if res.ok and not found_nothing else 1
 
@@ -290,7 +439,7 @@ def _for_the_terminal(text: str) -> str:
 
 def _cmd_tool(args: argparse.Namespace, tool: str, arguments: dict[str, Any]) -> int:
     with _open_store(args, create=tool == "scratch_write") as store:  # (a note written makes the store)
-        pad = _pad(store, args, "default")
+        pad = _pad(store, args, "default") if tool == "scratch_write" else _reading_pad(store, args)
         limit = getattr(args, "max_tokens", None)
         return _print_result(args, pad.call_tool(tool, arguments, charge=False, page_tokens=limit or None))
 
@@ -341,7 +490,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     from ..spill._stub import render_stub_text
 
     with _open_store(args, create=False) as store:
-        pad = _pad(store, args, "default")
+        pad = _reading_pad(store, args)
         stub = pad.stub(args.handle)
         print(json.dumps(stub, default=str) if args.json else render_stub_text(stub, pad.tokenizer.count))
         return 0
@@ -351,19 +500,19 @@ def _cmd_rm(args: argparse.Namespace) -> int:
     from ..errors import InvalidArgumentError
 
     with _open_store(args, create=False) as store:
-        pad = _pad(store, args, "default")
-        failed = 0
+        pad = _reading_pad(store, args)  # (nothing to delete in a run that is not there)
+        code = 0
         for h in args.handles:  # each on its own: a bad one does not stop the rest
             try:
                 removed = pad.delete(h)
-            except InvalidArgumentError as exc:
-                removed = False
-                print(f"jupyter-scratchpad: {' '.join(str(exc).split())[:300]}", file=sys.stderr)
-            else:
-                if not removed:
-                    print(f"jupyter-scratchpad: no live handle {h!r} (see: jupyter-scratchpad ls)", file=sys.stderr)
-            failed += not removed
-        return 1 if failed else 0
+            except InvalidArgumentError as exc:  # a usage error (2), said as the command line says it
+                code = 2
+                print(f"jupyter-scratchpad: {_in_cli_words(args, ' '.join(str(exc).split()))[:400]}", file=sys.stderr)
+                continue
+            if not removed:
+                code = max(code, 1)
+                print(f"jupyter-scratchpad: no live handle {h!r} (see: jupyter-scratchpad ls)", file=sys.stderr)
+        return code
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
@@ -373,35 +522,72 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         return 0
 
 
+_NOTE_VERBS = {"read": 1, "write": 2, "delete": 1}  # how many words each takes after it
+
+
+def _note_words(args: argparse.Namespace) -> tuple[str, str | None, str | None]:
+    """``(verb, key, value)`` of ``notes [read KEY | write KEY VALUE | delete KEY | KEY [VALUE]]``:
+    ``notes read plan`` wrote read="plan", where its help said "read KEY"."""
+    words = list(args.words)
+    if words and words[0] in _NOTE_VERBS:
+        verb, rest = words[0], words[1:]
+        if len(rest) != _NOTE_VERBS[verb]:
+            shape = {"read": "read KEY", "write": "write KEY VALUE", "delete": "delete KEY"}[verb]
+            raise UsageError(f"notes {verb} takes {shape} (a note named {verb!r}: notes read {verb})")
+    elif len(words) > 2:
+        raise UsageError("notes takes KEY [VALUE]: notes read KEY, notes write KEY VALUE, notes delete KEY")
+    else:
+        verb, rest = ("list" if not words else "read" if len(words) == 1 else "write"), words
+    if args.delete:
+        if verb not in ("read", "delete"):  # (with no key it listed the notes; with a value, ignored it)
+            raise UsageError(
+                "notes --delete needs the KEY of the note to delete"
+                if verb == "list"
+                else "notes --delete takes a KEY only, not a value"
+            )
+        verb = "delete"
+    return verb, (rest[0] if rest else None), (rest[1] if len(rest) > 1 else None)
+
+
 def _cmd_notes(args: argparse.Namespace) -> int:
-    if args.delete and args.key is None:  # (it listed the notes, as if --delete were not there)
-        raise UsageError("notes --delete needs the KEY of the note to delete")
-    if args.delete and args.value is not None:
-        raise UsageError("notes --delete takes a KEY only, not a value")
-    with _open_store(args, create=args.value is not None) as store:
-        pad = _pad(store, args, "default")
-        if args.key is None:
-            return _print_result(args, pad.call_tool("scratch_list", {}, charge=False))
-        if args.delete:
-            return _print_result(args, pad.call_tool("scratch_delete", {"key": args.key}, charge=False))
-        if args.value is None:
-            return _print_result(args, pad.call_tool("scratch_read", {"key": args.key}, charge=False))
-        try:
-            value = json.loads(args.value)
-        except ValueError:
-            value = args.value  # not JSON: the text itself
-        write: dict[str, Any] = {"key": args.key, "value": value}
-        if args.ttl is not None:
-            write["ttl_s"] = args.ttl
-        return _print_result(args, pad.call_tool("scratch_write", write, charge=False))
+    verb, key, value = _note_words(args)
+    if args.ttl is not None and verb != "write":
+        raise UsageError("notes --ttl goes with a write: notes write KEY VALUE --ttl SECONDS")
+    with _open_store(args, create=verb == "write") as store:
+        if verb == "write":
+            pad = _pad(store, args, "default")
+            try:
+                parsed: Any = json.loads(value or "")
+            except ValueError:
+                parsed = value  # not JSON: the text itself
+            write: dict[str, Any] = {"key": key, "value": parsed}
+            if args.ttl is not None:
+                write["ttl_s"] = args.ttl
+            return _print_result(args, pad.call_tool("scratch_write", write, charge=False))
+        pad = _reading_pad(store, args)
+        if verb == "list":  # the notes only (scratch_list gave the handles too)
+            notes = pad.store.entries(pad.scope, "note")
+            for e in notes:
+                row = {"key": e.key, "size": e.size_bytes, "preview": e.preview}
+                shown = _for_the_terminal(str(e.preview or ""))[:200]
+                print(json.dumps(row, default=str) if args.json else f"{e.key}\t{shown}")
+            if not notes:
+                print(f"jupyter-scratchpad: no notes in run {pad.run_id!r}", file=sys.stderr)
+            return 0 if notes else 1
+        tool = "scratch_delete" if verb == "delete" else "scratch_read"
+        return _print_result(args, pad.call_tool(tool, {"key": key}, charge=False))
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
     from .._export import export
+    from ..errors import InvalidArgumentError
 
     with _open_store(args, create=False) as store:
-        pad = _pad(store, args, "default")
-        written = export(pad, args.handle, Path(args.to), path=args.path, overwrite=args.overwrite)
+        pad = _reading_pad(store, args)
+        try:
+            written = export(pad, args.handle, Path(args.to), path=args.path, overwrite=args.overwrite)
+        except InvalidArgumentError as exc:  # (the library's words name its keyword: overwrite=True)
+            raise UsageError(str(exc).replace("pass overwrite=True (--overwrite)", "add --overwrite")) from None
         print(
             json.dumps(written)
             if args.json
@@ -427,7 +613,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 def _cmd_list(args: argparse.Namespace) -> int:
     with _open_store(args, create=False) as store:
-        pad = _pad(store, args, "default")  # the run's owner only: another agent gets a ScopeError
+        pad = _reading_pad(store, args)  # the run's owner only: another agent gets a ScopeError
         if not (args.json or args.run_id):  # a named run: one JSON row per entry, as before
             print(pad.call_tool("scratch_list", {}, charge=False).text)
             return 0
@@ -438,7 +624,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 def _cmd_usage(args: argparse.Namespace) -> int:
     with _open_store(args, create=False) as store:
-        pad = _pad(store, args, "default")
+        pad = _reading_pad(store, args)
         # this process spilled nothing: what is kept out of the context is the run's live handles
         handles = [r for r in store.list_entries(pad.run_id, pad.agent_id) if r["kind"] == "handle"]
         usage = {
@@ -453,7 +639,8 @@ def _cmd_usage(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="jupyter-scratchpad", description=__doc__.split("\n")[0] if __doc__ else "")
+    first = (__doc__ or "").split("\n")[0].replace("``", "")  # (argparse shows reST markup as typed)
+    parser = argparse.ArgumentParser(prog="jupyter-scratchpad", description=first)
     parser.add_argument("--version", action="version", version=f"jupyter-scratchpad {__version__}")
     parser.add_argument(
         "--store",
@@ -489,41 +676,45 @@ def build_parser() -> argparse.ArgumentParser:
         ("usage", [], "tokens intercepted and read"),
         ("sweep", [], "remove expired entries and their bodies now"),
     ):
-        p = sub.add_parser(name, aliases=aliases, help=helptext)
-        _store_args(p)
-        p.add_argument("--json", action="store_true")
+        p = sub.add_parser(name, aliases=aliases, help=helptext, description=helptext)
+        _store_args(p, reads=name != "sweep")
+        p.add_argument("--json", action="store_true", help=_JSON_HELP)
     p = sub.add_parser("spill", help="store stdin as one entry and print its stub")
     _store_args(p)
     p.add_argument("--tool", default="stdin", help="the tool name the handle starts with (default stdin)")
-    p.add_argument("--ttl", type=float, help="seconds to keep it (default the store's)")
+    p.add_argument("--ttl", type=_seconds("--ttl"), metavar="SECONDS", help="seconds to keep it (default the store's)")
     p.add_argument(
         "--policy-decides",
         action="store_true",
         help="spill only what the policy would (else print the output unchanged)",
     )
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=_JSON_HELP)
     p = sub.add_parser("show", help="the stub of a handle")
-    _store_args(p)
+    _store_args(p, reads=True)
     p.add_argument("handle")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=_JSON_HELP)
     p = sub.add_parser("rm", help="delete handles")
-    _store_args(p)
+    _store_args(p, reads=True)
     p.add_argument("handles", nargs="+")
-    p.add_argument("--json", action="store_true")
-    p = sub.add_parser("notes", help="list notes; read KEY; write KEY VALUE (JSON or text); --delete KEY")
+    p.add_argument("--json", action="store_true", help=_JSON_HELP)
+    p = sub.add_parser(
+        "notes",
+        help="notes: list; read KEY; write KEY VALUE (JSON or text); delete KEY (KEY [VALUE] also reads/writes)",
+        description="With no words, the run's notes. 'read KEY', 'write KEY VALUE' (VALUE is JSON, else text) "
+        "and 'delete KEY'; 'KEY' alone reads and 'KEY VALUE' writes.",
+    )
     _store_args(p)
-    p.add_argument("key", nargs="?")
-    p.add_argument("value", nargs="?")
-    p.add_argument("--ttl", type=float, help="seconds the note lives")
-    p.add_argument("--delete", action="store_true")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("words", nargs="*", metavar="[read|write|delete] KEY [VALUE]")
+    p.add_argument("--ttl", type=_seconds("--ttl"), metavar="SECONDS", help="with write: seconds the note lives")
+    p.add_argument("--delete", action="store_true", help="delete KEY (as 'notes delete KEY')")
+    p.add_argument("--json", action="store_true", help=_JSON_HELP)
     p = sub.add_parser("export", help="write a handle to FILE.json / .jsonl / .parquet / .csv")
-    _store_args(p)
+    _store_args(p, reads=True)
     p.add_argument("handle")
     p.add_argument("--to", required=True, metavar="FILE")
     p.add_argument("--path", help="the array to export as rows (default: the document's array of records)")
     p.add_argument("--overwrite", action="store_true", help="replace FILE if it exists (else it is kept)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=_JSON_HELP)
     p = sub.add_parser("replay", help="the policy lab: what a policy would do to a trace or transcript")
     p.add_argument("trace", help="a trace (JSONL) or a conversation log")
     p.add_argument("--policy", metavar="TOML", help="a policy in Aura's TOML layout (default ours)")
@@ -536,10 +727,11 @@ def build_parser() -> argparse.ArgumentParser:
     call.add_argument("--json", action="store_true", help="print ok/data/error as JSON")
     _bound_arg(call)
     for name, aliases in _SHORTCUTS.items():
-        p = sub.add_parser(name, aliases=aliases, help=f"the {name} tool as the person")
-        _store_args(p)
-        p.add_argument("rest", nargs="*", help=_SHORTCUT_HELP)
-        p.add_argument("--json", action="store_true")
+        said, words = _SHORTCUT_DOCS[name]
+        p = sub.add_parser(name, aliases=aliases, help=said, description=f"{said}: {_usage_of(name)}")
+        _store_args(p, reads=True)
+        p.add_argument("rest", nargs="*", metavar=words, help=_usage_of(name))
+        p.add_argument("--json", action="store_true", help=_JSON_HELP)
         _bound_arg(p)
     return parser
 
@@ -556,10 +748,19 @@ _SHORTCUTS = {
     "sql": [],
     "read": [],
 }
-_SHORTCUT_HELP = (
-    "handle and arguments: schema H [PATH]; head/tail H [N]; slice H START END; grep H PATTERN [PATH]; "
-    "get H PATH; item-schema H [PATH]; iter H PATH FIELDS; sql QUERY"
-)
+_SHORTCUT_DOCS = {  # what each does, and its words
+    "schema": ("the shape of a handle's JSON (or its text's lines)", "HANDLE [PATH]"),
+    "head": ("the first lines of a handle", "HANDLE [LINES]"),
+    "tail": ("the last lines of a handle", "HANDLE [LINES]"),
+    "slice": ("lines START to END of a handle", "HANDLE START END"),
+    "grep": ("the lines of a handle matching a regex", "HANDLE PATTERN [PATH]"),
+    "get_in": ("the value at a JSON path", "HANDLE PATH"),
+    "item_schema": ("the shape of the items of an array", "HANDLE [PATH]"),
+    "iterate_over": ("some fields of each item of an array", "HANDLE PATH FIELDS [LIMIT]"),
+    "sql": ("DuckDB SQL over the handles (each handle is a relation)", "QUERY"),
+    "read": ("read a handle in bounded pages", "HANDLE"),
+}
+_REQUIRED = {"grep": 1, "slice": 2, "iterate_over": 2, "get_in": 1}  # words needed after the handle
 _ALIASES = {alias: name for name, aliases in _SHORTCUTS.items() for alias in aliases}
 
 
@@ -647,6 +848,9 @@ def _shortcut(cmd: str, rest: list[str]) -> dict[str, Any]:
     names = _WORDS.get(cmd, [])
     if len(more) > len(names):
         raise UsageError(f"{cmd} takes {' '.join(n.upper() for n in names) or 'only a handle'} after the handle")
+    if len(more) < _REQUIRED.get(cmd, 0):  # (the tool said "needs 'pattern' (Regex (at most 1,024 bytes).)")
+        missing = names[len(more) : _REQUIRED[cmd]]
+        raise UsageError(f"{cmd} needs {' and '.join(n.upper() for n in missing)}: {_usage_of(cmd)}")
     for name, value in zip(names, more, strict=False):
         if name in _NUMBERS and not re.fullmatch(r"-?[0-9]+", value.strip()):
             raise UsageError(f"{cmd}: {name} takes a whole number, not {value[:40]!r}: {_usage_of(cmd)}")
@@ -656,8 +860,8 @@ def _shortcut(cmd: str, rest: list[str]) -> dict[str, Any]:
 
 def _usage_of(cmd: str) -> str:
     """``head HANDLE [LINES]``: how a shortcut is written."""
-    names = _WORDS.get(cmd, [])
-    return f"jupyter-scratchpad {(_SHORTCUTS.get(cmd) or [cmd])[0]} HANDLE " + " ".join(f"[{n.upper()}]" for n in names)
+    words = _SHORTCUT_DOCS[cmd][1] if cmd in _SHORTCUT_DOCS else "HANDLE"
+    return f"jupyter-scratchpad {(_SHORTCUTS.get(cmd) or [cmd])[0]} {words}"
 
 
 _LIST_POINTER = re.compile(r"[;,]? *(?:list what exists|list live handles) with scratch_list")
@@ -685,8 +889,32 @@ _COMMANDS = {
 }
 
 
+def _locked_by(exc: Exception) -> str:
+    """The locked-store message, naming the holder when it is one of our servers (its message
+    told a person to shut a kernel down, where an ``mcp proxy`` held the store)."""
+    said = " ".join(str(exc).split())
+    holder = str(getattr(exc, "holder", "") or "")
+    try:
+        argv = Path(f"/proc/{int(holder)}/cmdline").read_bytes().split(b"\0")
+    except (OSError, ValueError):
+        return said
+    words = [w.decode("utf-8", "replace") for w in argv if w]
+    kind = next((f"mcp {words[i + 1]}" for i, w in enumerate(words[:-1]) if w == "mcp" and
+                 words[i + 1] in ("serve", "proxy") and any("scratchpad" in v for v in words[:i])), None)  # fmt: skip
+    if kind is None:
+        return said
+    where = getattr(exc, "path", None) or "the store"
+    return (
+        f"the scratch store at {where} is open in process {holder}, a jupyter-scratchpad {kind}: an embedded "
+        f"store opens in one process at a time. Its handles are read through that server's tools while it runs, "
+        f"or here with --run-id RUN (the run it printed when it started) once it exits; to read them while it "
+        f"runs, give both one shared PostgreSQL store (--store-url, or SCRATCHPAD_STORE_URL), or this command "
+        f"another --store DIR"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
-    from ..errors import ScratchpadError
+    from ..errors import ScratchpadError, StoreLockedError
 
     args = build_parser().parse_args(argv)
     try:
@@ -715,6 +943,9 @@ def main(argv: list[str] | None = None) -> int:
         return 141  # 128 + SIGPIPE
     except UsageError as exc:
         print(f"jupyter-scratchpad: {exc}", file=sys.stderr)
+        return 2
+    except StoreLockedError as exc:  # who holds it: a kernel, or our own mcp serve / proxy
+        print(f"jupyter-scratchpad: {_locked_by(exc)[:700]}", file=sys.stderr)
         return 2
     except ScratchpadError as exc:  # a missing handle, a locked store, …: the message says what to do
         print(f"jupyter-scratchpad: {_in_cli_words(args, ' '.join(str(exc).split()))[:600]}", file=sys.stderr)

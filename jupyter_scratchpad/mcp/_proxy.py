@@ -49,7 +49,7 @@ from ._server import (
     run_usage,
     unknown_tool,
 )
-from ._wire import UNREADABLE_REPLY, use_tolerant_parser
+from ._wire import UNREADABLE_REPLY, UnreadableLine, use_tolerant_parser
 
 __all__ = ["Upstream", "UpstreamError", "build_proxy", "first_raised", "upstreams_from_toml"]
 
@@ -178,7 +178,7 @@ class _State:
     sessions: dict[str, ClientSession] = field(default_factory=dict)
 
 
-async def _connect(stack: AsyncExitStack, up: Upstream) -> ClientSession:
+async def _connect(stack: AsyncExitStack, up: Upstream, on_message: Any = None) -> ClientSession:
     if up.command is not None:
         use_line_aligned_reader()  # (the SDK's own reader is quadratic in a message's size: _lines.py)
         use_tolerant_parser()  # (a reply it cannot parse fails its call at once, not at the timeout: _wire.py)
@@ -191,7 +191,9 @@ async def _connect(stack: AsyncExitStack, up: Upstream) -> ClientSession:
         assert up.url is not None
         read, write = await stack.enter_async_context(streamable_http_client(up.url))
     # (the session's timeout bounds initialize and the listings; a tool call has its own, reset by progress)
-    session = await stack.enter_async_context(ClientSession(read, write, read_timeout_seconds=up.timeout_s))
+    session = await stack.enter_async_context(
+        ClientSession(read, write, read_timeout_seconds=up.timeout_s, message_handler=on_message)
+    )
     await session.initialize()
     return session
 
@@ -298,10 +300,51 @@ def restates(structured: Any, texts: list[types.TextContent]) -> bool:
     return False
 
 
+BLOCK_MAX_BYTES = 1 << 20  # an image, audio or blob block (its JSON) over this in a result is stored, not passed on
+
+
 def through_policy(
     pad: Scratchpad, route: _Route, result: types.CallToolResult, prefix: str = ""
 ) -> types.CallToolResult:
-    """One upstream result as the client gets it: unchanged, bounded (an error), or a stub.
+    """One upstream result as the client gets it (``_texts_through_policy``), each image, audio
+    or blob block over ``BLOCK_MAX_BYTES`` stored as its own handle and replaced by a one-line
+    note naming it (``_big_blocks_stored``): a 2.75 MB image passed through whole."""
+    out = _texts_through_policy(pad, route, result, prefix)
+    return out if out.is_error else _big_blocks_stored(pad, route, out)
+
+
+def _big_blocks_stored(pad: Scratchpad, route: _Route, result: types.CallToolResult) -> types.CallToolResult:
+    content: list[Any] = []
+    changed = False
+    for block in result.content:
+        if isinstance(block, types.TextContent | types.ResourceLink) or _text_of(block) is not None:
+            content.append(block)
+            continue
+        dumped = block.model_dump(mode="json", by_alias=True, exclude_none=True)
+        size = _json_bytes(dumped)
+        if size <= BLOCK_MAX_BYTES:
+            content.append(block)
+            continue
+        changed = True
+        kind = getattr(block, "mime_type", None) or getattr(getattr(block, "resource", None), "mime_type", None)
+        what = f"{block.type} block ({kind or 'no MIME type'}, {size:,} bytes of JSON)"
+        out = pad.intercept(dumped, tool=route.upstream_name, server=route.server, force=True)
+        if out.spilled and out.handle:
+            note = (
+                f"[a {what} was kept out of the context by the proxy, stored as handle {out.handle} "
+                f"(over {BLOCK_MAX_BYTES:,} bytes): export it with jupyter-scratchpad export {out.handle} "
+                "--to FILE.json, or read its fields with get_in]"
+            )
+        else:
+            note = f"[a {what} was left out by the proxy (over {BLOCK_MAX_BYTES:,} bytes; it could not be stored)]"
+        content.append(types.TextContent(type="text", text=note))
+    return result.model_copy(update={"content": content}) if changed else result
+
+
+def _texts_through_policy(
+    pad: Scratchpad, route: _Route, result: types.CallToolResult, prefix: str = ""
+) -> types.CallToolResult:
+    """One upstream result's text as the client gets it: unchanged, bounded (an error), or a stub.
 
     The text blocks, embedded resources' texts (the model reads them too) and ``structured_content``
     are measured as one output and spilled as one entry (one text block alone is unwrapped, JSON
@@ -412,6 +455,9 @@ def bounded_links(result: types.CallToolResult) -> types.CallToolResult:
     return result.model_copy(update={"content": content}) if changed else result
 
 
+# of an upstream's progress message (clients show it): a 2,000,000-character one reached the client whole
+PROGRESS_MESSAGE_MAX_BYTES = 512
+
 RESOURCE_TOOL = "resources/read"  # the name a resource read goes through the policy under
 
 
@@ -509,6 +555,32 @@ def _bounded_protocol_error(exc: Exception, limit: int) -> Exception:
     return MCPError(code=types.INTERNAL_ERROR, message=f"the upstream server failed: {_why(exc)}")
 
 
+START_TIMEOUT_S = 60.0  # an upstream not started and listed this long (or its own timeout, if shorter) stops the proxy
+
+
+def start_limit(up: Upstream) -> float:
+    """Seconds ``up`` has to answer initialize and list its tools: a server that hangs before
+    initialize held the proxy (and its client) for the whole call timeout, 300 s."""
+    return min(START_TIMEOUT_S, up.timeout_s or START_TIMEOUT_S)
+
+
+async def _bound_start(starting: list[Upstream], started: anyio.Event, scope: anyio.CancelScope) -> None:
+    """Cancels ``scope`` when the upstream in ``starting`` has been starting longer than its
+    ``start_limit``; returns once every upstream has started."""
+    current: Upstream | None = None
+    deadline = 0.0
+    while not started.is_set():
+        up = starting[0] if starting else None
+        if up is not current:
+            current, deadline = up, anyio.current_time() + (start_limit(up) if up is not None else 0.0)
+        elif up is not None and anyio.current_time() > deadline:
+            scope.cancel()
+            return
+        await anyio.sleep(0.05)
+
+
+CLIENTS_KEPT = 64  # client sessions (HTTP has one per client) told that the tool list changed
+
 _NEVER = 1e9  # seconds: the SDK's own per-request clock stays out of a tool call (its scope is ours, reset by progress)
 
 
@@ -524,22 +596,33 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
 
     @asynccontextmanager
     async def lifespan(_server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        if "state" in holder:  # (entered already: the stdio CLI starts the upstreams before it reads stdin)
+            yield {}
+            return
         starting: list[Upstream] = []  # the upstream being started or listed, while one is
         try:
-            async with AsyncExitStack() as stack:
-                state = _State()
-                listed: list[tuple[str, list[types.Tool], list[types.Prompt]]] = []
-                for up in upstreams:
-                    starting[:] = [up]
-                    session = state.sessions[up.name] = await _connect(stack, up)
-                    listed.append((up.name, *await _listing(session)))
-                starting.clear()
-                _index(state, listed, prefix)
-                holder["state"] = state
-                try:
-                    yield {}
-                finally:
-                    holder.pop("state", None)
+            async with anyio.create_task_group() as tg:
+                started = anyio.Event()
+                tg.start_soon(_bound_start, starting, started, tg.cancel_scope)
+                async with AsyncExitStack() as stack:
+                    state = _State()
+                    listed: list[tuple[str, list[types.Tool], list[types.Prompt]]] = []
+                    for up in upstreams:
+                        starting[:] = [up]
+                        session = state.sessions[up.name] = await _connect(stack, up, _on_message(up.name, tg))
+                        listed.append((up.name, *await _listing(session)))
+                    starting.clear()
+                    started.set()
+                    _index(state, listed, prefix)
+                    holder["state"] = state
+                    listings.update((name, (tools, prompts)) for name, tools, prompts in listed)
+                    try:
+                        yield {}
+                    finally:
+                        holder.pop("state", None)
+            if starting:  # (_bound_start cancelled the start: it took too long)
+                limit = start_limit(starting[0])
+                raise TimeoutError(f"it did not answer initialize and its listings within {limit:g} s")
         except BaseException as exc:  # (an HTTP upstream's task group raises its ConnectError as the stack unwinds)
             if not starting or first_raised(exc, UpstreamError) or not first_raised(exc, Exception):
                 raise
@@ -550,13 +633,57 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
                 "args and cwd (or url), and its own messages above"
             ) from None
 
+    listings: dict[str, tuple[list[types.Tool], list[types.Prompt]]] = {}  # each upstream's, as last listed
+    clients: dict[int, Any] = {}  # our clients' sessions (the latest CLIENTS_KEPT), told when the tools change
+
+    def _on_message(server: str, tg: Any) -> Any:
+        async def handle(message: Any) -> None:
+            if isinstance(message, types.ToolListChangedNotification):  # (listed off the reader: no deadlock)
+                tg.start_soon(relist, server)
+            elif isinstance(message, UnreadableLine):
+                log.warning("upstream %r sent %s", server, message)
+
+        return handle
+
+    async def relist(server: str) -> None:
+        """An upstream's tools listed again (it said they changed), the index rebuilt, and our
+        clients told: a tool it added later was unknown_tool, the proxy having listed once."""
+        st = holder.get("state")
+        if st is None or server not in listings:
+            return
+        try:
+            tools = await _pages(st.sessions[server].list_tools, "tools")
+        except Exception as exc:
+            log.warning("upstream %r said its tools changed, but listing them failed: %s", server, _why(exc))
+            return
+        listings[server] = (tools, listings[server][1])
+        st.tools, st.tool_defs, st.prompts, st.prompt_defs = {}, [], {}, []
+        _index(st, [(name, ts, ps) for name, (ts, ps) in listings.items()], prefix)
+        for key, client in list(clients.items()):
+            try:
+                await client.send_tool_list_changed()
+            except Exception:  # a client gone: not told again
+                clients.pop(key, None)
+
     def state() -> _State:
         return holder["state"]
 
+    def seen(ctx: Any) -> None:
+        session = getattr(ctx, "session", None)
+        # (a session object is made per request; its connection is the client's)
+        key = id(getattr(session, "_connection", None) or session)
+        if session is not None:
+            clients.pop(key, None)
+            clients[key] = session  # the latest, last
+            while len(clients) > CLIENTS_KEPT:
+                clients.pop(next(iter(clients)))
+
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        seen(ctx)
         return types.ListToolsResult(tools=[*state().tool_defs, *our_tools(prefix)])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        seen(ctx)
         route = state().tools.get(params.name)
         if route is None:
             ours = params.name[len(prefix) :] if prefix and params.name.startswith(prefix) else params.name
@@ -572,7 +699,9 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
         async def on_progress(done: float, total: float | None, message: str | None) -> None:
             if limit is not None:  # a sign of life: the upstream gets its time again
                 waiting.deadline = anyio.current_time() + limit
-            if token is not None:  # forwarded to our client, under its token
+            if token is not None:  # forwarded to our client, under its token, its words bounded
+                if isinstance(message, str) and len(message) > PROGRESS_MESSAGE_MAX_BYTES // 4:
+                    message = clip_middle(message, PROGRESS_MESSAGE_MAX_BYTES)
                 await ctx.session.send_progress_notification(
                     token, done, total, message, related_request_id=ctx.request_id
                 )
@@ -636,7 +765,7 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
         except Exception as exc:
             raise _bounded_protocol_error(exc, pad.policy.error_max_bytes) from None
 
-    return Server(
+    server: Server[Any] = Server(
         "jupyter-scratchpad-proxy",
         version=__version__,
         instructions=INSTRUCTIONS,
@@ -648,3 +777,11 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
     )
+    return server
+
+
+def proxy_notification_options() -> Any:
+    """What the proxy tells its client at initialize: its tool list can change (an upstream's did)."""
+    from mcp.server.lowlevel.server import NotificationOptions
+
+    return NotificationOptions(tools_changed=True)

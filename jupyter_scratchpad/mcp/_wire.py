@@ -138,15 +138,19 @@ def _why(exc: ValueError) -> str:
     return " ".join(str(exc).split())[:200]
 
 
+class UnreadableLine(ValueError):
+    """A line from an upstream that no JSON-RPC parser reads and no call waits for: handed to the
+    upstream's session (whose message handler says which upstream sent it)."""
+
+
 def _unreadable_reply(line: str, exc: ValueError) -> SessionMessage | ValueError:
     """A reply from an upstream that cannot be read: a JSON-RPC error under its id, which fails
     the call waiting for it at once; anything else (a request, no id) is dropped as before."""
     fields = top_level_fields(line) if line.strip() else {}
     rid = _request_id(fields)
     why = _why(exc)
-    if rid is None or "method" in fields:
-        log.warning("an upstream sent a line that is not valid JSON-RPC (%s); it was dropped", why)
-        return exc
+    if rid is None or "method" in fields:  # (the proxy logs it with the upstream's name: its session gets it)
+        return UnreadableLine(f"a line that is not valid JSON-RPC ({why}); it was dropped")
     log.warning("an upstream's reply to request %r is not valid JSON-RPC (%s); the call fails", rid, why)
     error = types.ErrorData(code=types.PARSE_ERROR, message=f"{UNREADABLE_REPLY} ({why})")
     return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=rid, error=error))

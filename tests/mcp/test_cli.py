@@ -167,7 +167,8 @@ def test_small_mistakes_are_said_not_guessed(spilled: tuple[dict[str, str], str]
     assert empty.returncode == 2 and "--run-id needs a name" in empty.stderr and h not in empty.stdout
     # rm stopped at an invalid handle: the valid ones after it stayed
     two = _run(env, "rm", "nope", "BAD!", h)
-    assert two.returncode == 1 and "invalid handle 'BAD!'" in two.stderr and "no live handle 'nope'" in two.stderr
+    assert two.returncode == 2 and "invalid handle 'BAD!'" in two.stderr  # (an invalid one: a usage error)
+    assert "no live handle 'nope'" in two.stderr
     assert h not in _run(env, "ls").stdout
     # a misspelt --store was made, tree and all, and listed as empty
     typo = tmp_path / "no" / "such" / "store"

@@ -121,12 +121,13 @@ def test_the_environment_variables_name_the_store(base_env: dict[str, str], pg_u
     assert sorted(json.loads(line)["handle"] for line in listing.stdout.splitlines()) == sorted([handle, text_handle])
     # without the variables (and no flags) the CLI is on its embedded store, which has none of it
     alone = _run(base_env, "ls", *ids)
-    assert alone.returncode == 0 and handle not in alone.stdout and text_handle not in alone.stdout
+    assert alone.returncode == 1 and handle not in alone.stdout and text_handle not in alone.stdout
+    assert "no live handle or note in run" in alone.stderr  # (an unknown run is said, and not made)
     # a store named on the command line beats the variable: --store, --ephemeral
     for chosen in (["--store", str(tmp_path / "mine")], ["--ephemeral"]):
         assert _run(by_env, "notes", "k", "1", *ids, *chosen).returncode == 0  # (a write makes a store)
         mine = _run(by_env, "ls", *ids, *chosen)
-        assert mine.returncode == 0 and handle not in mine.stdout, mine.stderr
+        assert mine.returncode == (1 if "--ephemeral" in chosen else 0) and handle not in mine.stdout, mine.stderr
     assert (tmp_path / "mine" / "catalog.duckdb").exists()
 
 

@@ -263,3 +263,19 @@ def test_the_proxy_over_streamable_http_both_ways(tmp_path: Path, env: dict[str,
                 p.wait(timeout=10)
                 if p.stderr is not None:
                     p.stderr.close()
+
+
+def test_a_huge_image_in_a_result_is_stored_and_a_small_one_passes(tmp_path: Path, env: dict[str, str]) -> None:
+    # a 2.8 MB image passed through whole (the same block in an error result was cut to 8 KiB)
+    async def check(s: ClientSession) -> None:
+        res = await s.call_tool("big_image", {})
+        assert not res.is_error and len(res.content) == 2
+        note, icon = res.content
+        assert isinstance(note, types.TextContent) and len(note.text) < 600, note
+        assert "image block (image/png" in note.text and "stored as handle" in note.text
+        assert isinstance(icon, types.ImageContent) and len(icon.data) < 2000  # a small one is untouched
+        handle = note.text.split("stored as handle ")[1].split()[0]
+        got = await s.call_tool("get_in", {"handle": handle, "path": "mimeType"})
+        assert not got.is_error and "image/png" in got.content[0].text, got
+
+    through_mixed(env, tmp_path / "store", check)

@@ -5,6 +5,7 @@ and an HTTP upstream nobody answers at is one line. Real servers, the official c
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -15,7 +16,7 @@ import mcp_types as types
 import pytest
 from conftest import INITIALIZE_LINE, cli, free_port
 from mcp import ClientSession
-from mcp.client.stdio import stdio_client
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from test_mcp_proxy_blocks import MIXED, proxy_params, through_mixed
 
@@ -158,3 +159,81 @@ def test_an_http_upstream_nobody_answers_at_is_one_line(env: dict[str, str]) -> 
     assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
     assert len(said) == 1 and "upstream 'api' could not start" in said[0] and f":{port}/mcp" in said[0], said
     assert "ConnectError" in said[0]
+
+
+def _start_with_stdin_open(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    """The proxy as a client runs it: initialize sent, stdin kept open."""
+    cmd, argv = cli("mcp", "proxy", "--ephemeral", *args)
+    proc = subprocess.Popen([cmd, *argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env, text=True)  # fmt: skip
+    assert proc.stdin is not None
+    proc.stdin.write(INITIALIZE_LINE)
+    proc.stdin.flush()
+    return proc
+
+
+def _exits_within(proc: subprocess.Popen[str], seconds: float) -> tuple[int, str]:
+    try:
+        proc.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise AssertionError(f"the proxy was still running after {seconds:g} s") from None
+    if proc.stdin is not None and proc.stdin.closed:
+        proc.stdin = None
+    out, err = proc.communicate()  # (closes the pipes)
+    assert not out, err
+    return proc.returncode, err
+
+
+HANGS = (sys.executable, "-c", "import time; time.sleep(600)")  # a server that never answers initialize
+
+
+def test_an_upstream_that_dies_at_start_stops_the_proxy_while_stdin_is_open(env: dict[str, str]) -> None:
+    # the proxy said nothing and stayed alive until the client closed stdin
+    from conftest import filesystem_server
+
+    proc = _start_with_stdin_open(env, "--name", "fs", "--", filesystem_server(), "/no/such/dir")
+    code, err = _exits_within(proc, 30)
+    said = [line for line in err.splitlines() if line.startswith("jupyter-scratchpad:")]
+    assert code == 1 and len(said) == 1 and "upstream 'fs' could not start" in said[0], err
+
+
+def test_an_upstream_that_hangs_at_start_is_bounded_and_a_leaving_client_ends_the_wait(env: dict[str, str]) -> None:
+    # it waited the whole --upstream-timeout (300 s), even after the client closed stdin
+    proc = _start_with_stdin_open(env, "--upstream-timeout", "2", "--name", "slow", "--", *HANGS)
+    code, err = _exits_within(proc, 30)
+    said = [line for line in err.splitlines() if line.startswith("jupyter-scratchpad:")]
+    assert code == 1 and len(said) == 1 and "upstream 'slow' could not start" in said[0], err
+    proc = _start_with_stdin_open(env, "--name", "slow", "--", *HANGS)  # the default: 300 s per call
+    time.sleep(1)
+    proc.stdin.close()  # type: ignore[union-attr]
+    code, err = _exits_within(proc, 20)
+    assert "Traceback" not in err, err
+
+
+@pytest.mark.parametrize(
+    ("table", "said"),
+    [
+        ("", "no 'enabled = true'"),  # a server list copied from a client: spilling off, without a word
+        ("[agent.scratchpad]\nenabled = true\n", "no pattern names the tools of 'mixed'"),  # opt-in, no pattern
+    ],
+)
+def test_a_config_that_spills_nothing_says_so_at_start(tmp_path: Path, env: dict[str, str], table: str,
+                                                        said: str) -> None:  # fmt: skip
+    config = tmp_path / "servers.toml"
+    config.write_text(f'{table}[mcp.servers.mixed]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(MIXED))}]\n')
+    cmd, argv = cli("mcp", "proxy", "--ephemeral", "--config", str(config))
+    params = StdioServerParameters(command=cmd, args=argv, env=env)
+    errlog = tmp_path / "stderr.txt"
+
+    async def run() -> None:
+        with errlog.open("w") as err:
+            async with stdio_client(params, errlog=err) as (r, w), ClientSession(r, w) as s:
+                await s.initialize()
+                res = await s.call_tool("big_listing", {"mb": 1})
+                assert not res.is_error and len(res.content[0].text) > 500_000  # passed through, as configured
+
+    anyio.run(run)
+    warned = [line for line in errlog.read_text().splitlines() if "warning:" in line]
+    assert len(warned) == 1 and said in warned[0], errlog.read_text()

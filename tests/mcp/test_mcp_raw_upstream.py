@@ -111,3 +111,62 @@ def test_the_id_of_a_line_too_deep_to_parse_is_found() -> None:
         "method": "x",
         "params": top_level_fields.__globals__["NOT_SCALAR"],
     }
+
+
+def test_a_progress_message_is_bounded(tmp_path: Path, env: dict[str, str]) -> None:
+    # a 2,000,000-character progress message reached the client whole
+    params = _proxy(env, tmp_path / "store")
+    messages: list[str | None] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        messages.append(message)
+
+    async def run() -> None:
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            res = await s.call_tool("big_progress_msg", {}, progress_callback=on_progress)
+            assert res.content[0].text == "done"
+
+    anyio.run(run)
+    assert len(messages) == 1 and messages[0] is not None
+    assert len(messages[0].encode()) <= 512 and messages[0].startswith("MMM") and "cut" in messages[0]
+
+
+def test_an_upstreams_new_tools_are_listed_and_the_client_told(tmp_path: Path, env: dict[str, str]) -> None:
+    # the proxy listed once, said listChanged=false, and a tool added later was unknown_tool
+    params = _proxy(env, tmp_path / "store")
+
+    async def run() -> None:
+        told = anyio.Event()
+
+        async def on_message(message: Any) -> None:
+            if isinstance(message, types.ToolListChangedNotification):
+                told.set()
+
+        async with stdio_client(params) as (r, w), ClientSession(r, w, message_handler=on_message) as s:
+            init = await s.initialize()
+            assert init.capabilities.tools is not None and init.capabilities.tools.list_changed
+            assert "added_later" not in {t.name for t in (await s.list_tools()).tools}
+            assert (await s.call_tool("add_tool", {})).content[0].text == "added"
+            with anyio.fail_after(20):
+                await told.wait()
+            assert "added_later" in {t.name for t in (await s.list_tools()).tools}
+            res = await s.call_tool("added_later", {})
+            assert not res.is_error and res.content[0].text == "added later", res
+
+    anyio.run(run)
+
+
+def test_a_stray_line_is_logged_with_its_upstreams_name(tmp_path: Path, env: dict[str, str]) -> None:
+    params = _proxy(env, tmp_path / "store")
+
+    async def run(errlog: Any) -> None:
+        async with stdio_client(params, errlog=errlog) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            assert (await s.call_tool("stray_line", {})).content[0].text == "just this"
+
+    with (tmp_path / "stderr.txt").open("w+") as errlog:
+        anyio.run(run, errlog)
+        errlog.seek(0)
+        said = errlog.read()
+    assert "upstream 'raw' sent a line that is not valid JSON-RPC" in said, said

@@ -188,3 +188,33 @@ def test_a_cancelled_sql_call_stops_its_query(tmp_path: Path, env: dict[str, str
         anyio.run(run)
         errlog.seek(0)
         assert "Traceback" not in errlog.read()
+
+
+def test_a_servers_run_is_said_at_start_and_the_cli_names_the_server_holding_the_store(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    # the CLI said "store.close(), or shut that kernel down", and the run id was in no message at start
+    store = tmp_path / "store"
+    cmd, argv = cli("mcp", "serve", "--store", str(store))
+    errlog = tmp_path / "stderr.txt"
+
+    def cli_run(*args: str) -> subprocess.CompletedProcess[str]:
+        c, a = cli(*args, "--store", str(store))
+        return subprocess.run([c, *a], env=env, capture_output=True, text=True, timeout=60)
+
+    async def run() -> None:
+        with errlog.open("w") as err:
+            params = StdioServerParameters(command=cmd, args=argv, env=env)
+            async with stdio_client(params, errlog=err) as (r, w), ClientSession(r, w) as s:
+                await s.initialize()
+                await s.call_tool("scratch_write", {"key": "plan", "value": "step one"})
+                held = await anyio.to_thread.run_sync(lambda: cli_run("ls"))
+                assert held.returncode == 2 and "a jupyter-scratchpad mcp serve" in held.stderr, held.stderr
+                assert "kernel" not in held.stderr and "--run-id" in held.stderr
+
+    anyio.run(run)
+    said = errlog.read_text()
+    run_id = said.split("jupyter-scratchpad: run '")[1].split("'")[0]
+    assert run_id.startswith("mcp-")
+    note = cli_run("notes", "plan", "--run-id", run_id)
+    assert note.returncode == 0 and "step one" in note.stdout, note

@@ -101,6 +101,18 @@ def explode_with_attachments() -> types.CallToolResult:
 
 
 @server.tool()
+def big_image() -> types.CallToolResult:
+    """A 2 MB image (2.8 MB of base64) and a small icon, with no text."""
+    big = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8192).decode()
+    return types.CallToolResult(
+        content=[
+            types.ImageContent(type="image", data=big, mime_type="image/png"),
+            types.ImageContent(type="image", data=PNG, mime_type="image/png"),
+        ]
+    )
+
+
+@server.tool()
 def embedded_file() -> types.CallToolResult:
     """A short note and a large text file embedded as a resource (as a file-reading tool might)."""
     body = "\n".join(f"log line {i}: request served" for i in range(60000))

@@ -7,7 +7,11 @@ servers really send and the SDK's parser refuses. Run as ``python raw_server.py`
 - ``small``: "just this";
 - ``tiny_big_meta``: "ok", whose text block carries a 500 KB ``_meta``;
 - ``big_json``: 6,000 items of JSON text (spilled by the proxy);
-- ``big_link``: "see the file" and a resource link whose description is 500 KB.
+- ``big_link``: "see the file" and a resource link whose description is 500 KB;
+- ``big_progress_msg``: a progress notification whose message is 2,000,000 characters, then "done";
+- ``add_tool``: adds the tool ``added_later`` ("added later"), says so with
+  ``notifications/tools/list_changed``, then answers "added";
+- ``stray_line``: a line that is not JSON-RPC ("DEBUG: handling call"), then "just this".
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ import json
 import sys
 
 BIG = json.dumps({"items": [{"id": i, "name": f"n{i}", "phase": "ok" if i % 5 else "bad"} for i in range(6000)]})
-TOOLS = ["lone_surrogate", "deep_reply", "small", "tiny_big_meta", "big_json", "big_link"]
+TOOLS = ["lone_surrogate", "deep_reply", "small", "tiny_big_meta", "big_json", "big_link", "big_progress_msg", "add_tool",
+         "stray_line"]
 
 
 def out(line: str) -> None:
@@ -48,6 +53,8 @@ def answer(mid: object, name: str) -> str:
     if name == "big_link":
         link = {"type": "resource_link", "uri": "file:///data/x.log", "name": "x.log", "description": "d" * 500_000}
         return text_result(mid, '"see the file"').replace("}]}}", "}," + json.dumps(link) + "]}}")
+    if name == "added_later" and name in TOOLS:
+        return text_result(mid, '"added later"')
     return text_result(mid, '"just this"')
 
 
@@ -57,7 +64,7 @@ for line in sys.stdin:
     if method == "initialize":
         init = {
             "protocolVersion": msg["params"]["protocolVersion"],
-            "capabilities": {"tools": {}},
+            "capabilities": {"tools": {"listChanged": True}},
             "serverInfo": {"name": "raw", "version": "1"},
         }
         out(json.dumps({"jsonrpc": "2.0", "id": mid, "result": init}))
@@ -65,6 +72,17 @@ for line in sys.stdin:
         tools = [{"name": n, "inputSchema": {"type": "object"}} for n in TOOLS]
         out(json.dumps({"jsonrpc": "2.0", "id": mid, "result": {"tools": tools}}))
     elif method == "tools/call":
-        out(answer(mid, msg["params"]["name"]))
+        name = msg["params"]["name"]
+        token = (msg["params"].get("_meta") or {}).get("progressToken")
+        if name == "big_progress_msg" and token is not None:
+            progress = {"progressToken": token, "progress": 1, "total": 2, "message": "M" * 2_000_000}
+            out(json.dumps({"jsonrpc": "2.0", "method": "notifications/progress", "params": progress}))
+        if name == "stray_line":
+            out("DEBUG: handling call")
+        if name == "add_tool" and "added_later" not in TOOLS:
+            TOOLS.append("added_later")
+            out(json.dumps({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
+        said = {"big_progress_msg": '"done"', "add_tool": '"added"'}.get(name)
+        out(text_result(mid, said) if said else answer(mid, name))
     elif mid is not None:
         out(json.dumps({"jsonrpc": "2.0", "id": mid, "result": {}}))
