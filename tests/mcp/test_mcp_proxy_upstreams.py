@@ -14,7 +14,7 @@ from pathlib import Path
 import anyio
 import mcp_types as types
 import pytest
-from conftest import INITIALIZE_LINE, cli, free_port
+from conftest import INITIALIZE_LINE, cli, filesystem_server, free_port
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
@@ -191,7 +191,6 @@ HANGS = (sys.executable, "-c", "import time; time.sleep(600)")  # a server that 
 
 def test_an_upstream_that_dies_at_start_stops_the_proxy_while_stdin_is_open(env: dict[str, str]) -> None:
     # the proxy said nothing and stayed alive until the client closed stdin
-    from conftest import filesystem_server
 
     proc = _start_with_stdin_open(env, "--name", "fs", "--", filesystem_server(), "/no/such/dir")
     code, err = _exits_within(proc, 30)
