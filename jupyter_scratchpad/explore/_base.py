@@ -169,6 +169,19 @@ def _ago(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+def expired_error(ctx: ToolContext, gone: Entry, sugg: list[Suggestion], verb: str, **fields: Any) -> ToolError:
+    """``expired_handle`` for ``gone``, a handle past its time to live: how long ago, and what to do."""
+    ago = max(0.0, ctx.store.now() - float(gone.expires_at or 0))
+    return ToolError(
+        "expired_handle",
+        f"{gone.key!r} expired {_ago(ago)} ago (unread for its time to live) and is gone; "
+        f"spill the output again to {verb} it",
+        sugg,
+        handle=gone.key,
+        **fields,
+    )
+
+
 @dataclass
 class ToolContext:
     """One tool call: the pad it runs in and the limit its result must fit."""
@@ -230,15 +243,7 @@ class ToolContext:
             sugg.append(suggestion("scratch_list", "see every live handle"))
             gone = self.store.expired_entry(self.pad.scope, "handle", handle)
             if gone is not None:
-                ago = max(0.0, self.store.now() - float(gone.expires_at or 0))
-                raise ToolError(
-                    "expired_handle",
-                    f"{handle!r} expired {_ago(ago)} ago (unread for its time to live) and is gone; "
-                    "spill the output again to read it",
-                    sugg,
-                    handle=handle,
-                    close_matches=close,
-                )
+                raise expired_error(self, gone, sugg, "read", close_matches=close)
             raise ToolError(
                 "unknown_handle",
                 f"no live handle {handle!r} in this run (expired, deleted, or never spilled here)",

@@ -30,7 +30,7 @@ from .._bounded import redact_paths
 from ..errors import ScratchpadError
 from ..store import Entry
 from ..store._bodies import removed_while_read
-from ._base import Output, Suggestion, ToolContext, ToolError, ToolTimeout, _ago, fmt_bytes, suggestion
+from ._base import Output, Suggestion, ToolContext, ToolError, ToolTimeout, expired_error, fmt_bytes, suggestion
 from ._segments import array_bytes
 from ._sqlviews import build_views
 from ._sqlworker import CELL_CHARS, SqlBusy, SqlTimeout, SqlWorkerError, run_job
@@ -663,14 +663,7 @@ def _raise_if_expired(ctx: ToolContext, query: str, message: str) -> None:
         except (ValueError, ScratchpadError):  # (not a handle's form)
             continue
         if gone is not None and ctx.store.get_entry(ctx.pad.scope, "handle", name) is None:
-            ago = max(0.0, ctx.store.now() - float(gone.expires_at or 0))
-            raise ToolError(
-                "expired_handle",
-                f"{name!r} expired {_ago(ago)} ago (unread for its time to live) and is gone; spill the output "
-                "again to query it",
-                [suggestion("scratch_list", "see every live handle")],
-                handle=name,
-            )
+            raise expired_error(ctx, gone, [suggestion("scratch_list", "see every live handle")], "query")
 
 
 def relations_to_show(
