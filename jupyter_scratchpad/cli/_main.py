@@ -184,10 +184,18 @@ def _reading_pad(store: Any, args: argparse.Namespace) -> Any:
     run = args.run_id or "default"
     rows = store.list_entries(run)  # (every agent's; reads only)
     if not rows:
-        raise NotFoundError(
-            f"no live handle or note in run {run!r} of {store.describe()} (no such run, or all of it expired or "
-            "was deleted); a server prints its run when it starts: give it with --run-id",
+        owner = store.run_owner(run)
+        what = (
+            "no such run" if owner is None else f"agent {owner!r}'s run, with nothing live: it expired or was deleted"
         )
+        runs = [r["run_id"] for r in store.list_runs(args.agent_id if store.shared else None)]
+        where = (
+            f"; runs with live entries: {', '.join(runs[:5])}{' …' if len(runs) > 5 else ''} (jupyter-scratchpad runs)"
+            if runs
+            else "; a server prints its run when it starts"
+        )
+        raise NotFoundError(f"no live handle or note in run {run!r} of {store.describe()} ({what}){where}: give one "
+                            "with --run-id")  # fmt: skip
     owners = sorted({str(r["agent_id"]) for r in rows})
     if args.agent_id not in owners:
         raise ScopeError(
@@ -418,12 +426,30 @@ def _print_result(args: argparse.Namespace, res: Any) -> int:
     else:  # one line with the hint, on stderr
         err = res.error or {}
         hint = next((_cli_hint(args, s) for s in err.get("suggestions") or [] if s.get("tool")), None)
+        if err.get("in_runs"):  # the same command, in the run that holds the handle
+            hint = _in_run(getattr(args, "argv", None) or sys.argv[1:], str(err["in_runs"][0]))
         line = f"jupyter-scratchpad: {err.get('error', 'error')}: {err.get('message', '')}"
         print(" ".join(line.split())[:600] + (f" (try: {hint})" if hint else ""), file=sys.stderr)
     if not res.ok and (res.error or {}).get("error") == "invalid_argument":
         return 2  # a bad or missing argument is a usage error, as argparse's own
     found_nothing = res.ok and isinstance(res.data, dict) and res.data.get("total_matches") == 0  # grep's 1
     return 0 if res.ok and not found_nothing else 1
+
+
+def _in_run(argv: list[str], run: str) -> str:
+    """``argv`` as a command line reading ``run`` instead (its ``--run-id`` replaced or added)."""
+    import shlex
+
+    words: list[str] = []
+    skip = False
+    for w in argv:
+        if skip:
+            skip = False
+        elif w == "--run-id":
+            skip = True
+        elif not w.startswith("--run-id="):
+            words.append(w)
+    return shlex.join(["jupyter-scratchpad", *words, "--run-id", run])
 
 
 def _for_the_terminal(text: str) -> str:
@@ -622,6 +648,34 @@ def _cmd_list(args: argparse.Namespace) -> int:
         return 0
 
 
+def _cmd_runs(args: argparse.Namespace) -> int:
+    from ..explore._base import _ago
+
+    with _open_store(args, create=False) as store:
+        # every agent's runs; a shared store shows one agent its own (row-level security)
+        agent = args.agent_id or ("main" if store.shared else None)
+        runs = store.list_runs(agent)
+        if args.json:
+            print(json.dumps({"ok": True, "data": {"runs": runs}}, default=str))
+            return 0
+        if not runs:
+            who = f" of agent {agent!r}" if agent else ""
+            print(f"no run{who} has a live handle or note in {store.describe()}")
+            return 0
+        now = store.now()
+        print(f"{'RUN':<24} {'AGENT':<12} {'HANDLES':>7} {'NOTES':>5} {'TOKENS':>12}  NEWEST")
+        for r in runs:
+            print(f"{_cell(r['run_id'], 24)} {_cell(r['agent_id'], 12)} {r['handles']:>7,} {r['notes']:>5,} "
+                  f"{r['tokens']:>12,}  {_ago(max(0.0, now - r['last_created_at']))} ago")  # fmt: skip
+        print("read one: jupyter-scratchpad ls --run-id RUN --agent-id AGENT")
+        return 0
+
+
+def _cell(text: str, width: int) -> str:
+    text = _for_the_terminal(text)
+    return text.ljust(width) if len(text) <= width else text[: width - 1] + "…"
+
+
 def _cmd_usage(args: argparse.Namespace) -> int:
     with _open_store(args, create=False) as store:
         pad = _reading_pad(store, args)
@@ -679,6 +733,15 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, aliases=aliases, help=helptext, description=helptext)
         _store_args(p, reads=name != "sweep")
         p.add_argument("--json", action="store_true", help=_JSON_HELP)
+    p = sub.add_parser(
+        "runs",
+        help="the runs with live handles or notes",
+        description="The runs with a live handle or note, newest first: every agent's (a shared store: "
+        "--agent-id's, default main, as row-level security shows each agent its own).",
+    )
+    _store_args(p, reads=True)
+    p.set_defaults(agent_id=None)
+    p.add_argument("--json", action="store_true", help=_JSON_HELP)
     p = sub.add_parser("spill", help="store stdin as one entry and print its stub")
     _store_args(p)
     p.add_argument("--tool", default="stdin", help="the tool name the handle starts with (default stdin)")
@@ -879,6 +942,7 @@ _COMMANDS = {
     "list": _cmd_list,
     "ls": _cmd_list,
     "usage": _cmd_usage,
+    "runs": _cmd_runs,
     "spill": _cmd_spill,
     "show": _cmd_show,
     "rm": _cmd_rm,
@@ -916,7 +980,16 @@ def _locked_by(exc: Exception) -> str:
 def main(argv: list[str] | None = None) -> int:
     from ..errors import ScratchpadError, StoreLockedError
 
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
+    # words after the options (notes write --store DIR KEY VALUE, rm --store DIR H1 H2) are the
+    # command's, as before them: argparse gives a list positional only the words before
+    field = {"notes": "words", "rm": "handles"}.get(args.cmd)
+    if extra and field and not any(w.startswith("-") for w in extra):
+        setattr(args, field, [*getattr(args, field), *extra])
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         if args.cmd == "mcp":
             return _cmd_serve(args) if args.mcp_cmd == "serve" else _cmd_proxy(args)

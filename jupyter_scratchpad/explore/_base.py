@@ -244,6 +244,19 @@ class ToolContext:
             gone = self.store.expired_entry(self.pad.scope, "handle", handle)
             if gone is not None:
                 raise expired_error(self, gone, sugg, "read", close_matches=close)
+            scope = self.pad.scope
+            elsewhere = [r for r in self.store.runs_holding(scope.agent_id, handle) if r != scope.run_id][:3]
+            if elsewhere:  # (a handle names its run's body: another run's is read in that run)
+                runs = ", ".join(repr(r) for r in elsewhere)
+                raise ToolError(
+                    "unknown_handle",
+                    f"no live handle {handle!r} in this run ({scope.run_id!r}); it is live in run {runs} of this "
+                    "agent, which this session does not read: each run reads its own handles",
+                    sugg,
+                    handle=handle,
+                    close_matches=close,
+                    in_runs=elsewhere,
+                )
             raise ToolError(
                 "unknown_handle",
                 f"no live handle {handle!r} in this run (expired, deleted, or never spilled here)",

@@ -163,6 +163,38 @@ class SqlCatalog(ABC):
                 ).fetchall()
             )
 
+    def run_owner(self, run_id: str) -> str | None:
+        """The agent owning ``run_id``, whether or not anything in it is live; None: no such run."""
+        with self._one(None) as tx:
+            return self._run_owner(tx, run_id)
+
+    def live_runs(self, agent_id: str | None, now: float) -> list[Row]:
+        """``(run_id, agent_id, handles, notes, tokens, last_created_at)`` of every run with a live
+        entry, newest first; ``agent_id`` None: every agent's (a shared catalog's row-level
+        security shows each agent only its own: there it must be given)."""
+        sql = (
+            "SELECT run_id, agent_id, count(*) FILTER (WHERE kind = 'handle'), count(*) FILTER (WHERE kind = 'note'), "
+            "coalesce(sum(tokens) FILTER (WHERE kind = 'handle'), 0), max(created_at) FROM scratch_entries "
+            "WHERE expires_at > ?"
+        )
+        params: list[Any] = [now]
+        if agent_id is not None:
+            sql += " AND agent_id = ?"
+            params.append(agent_id)
+        with self._one(agent_id) as tx:
+            rows = tx.execute(sql + " GROUP BY run_id, agent_id", params).fetchall()
+        return sorted((tuple(r) for r in rows), key=lambda r: (-r[5], r[0]))
+
+    def runs_holding(self, agent_id: str, kind: str, key: str, now: float) -> list[str]:
+        """The runs of ``agent_id`` where ``(kind, key)`` is live (to say where a handle is)."""
+        with self._one(agent_id) as tx:
+            rows = tx.execute(
+                "SELECT run_id FROM scratch_entries WHERE agent_id = ? AND kind = ? AND key = ? AND expires_at > ? "
+                "ORDER BY created_at DESC",
+                [agent_id, kind, key, now],
+            ).fetchall()
+        return [str(r[0]) for r in rows]
+
     # -- writes ------------------------------------------------------------------------------
 
     def refresh(
@@ -404,6 +436,29 @@ class DuckCatalog(SqlCatalog):
                 if r[17] > now
             ]
         return sorted(found, key=lambda r: (r[16], r[2], r[3]))
+
+    def live_runs(self, agent_id: str | None, now: float) -> list[Row]:
+        runs: dict[tuple[str, str], list[Any]] = {}
+        with self._lock:
+            for (run, agent), rows in self._mirror.items():
+                if agent_id is not None and agent != agent_id:
+                    continue
+                for r in rows.values():
+                    if r[17] > now:
+                        acc = runs.setdefault((run, agent), [run, agent, 0, 0, 0, r[16]])
+                        acc[2 if r[2] == "handle" else 3] += 1
+                        acc[4] += (r[10] or 0) if r[2] == "handle" else 0
+                        acc[5] = max(acc[5], r[16])
+        return sorted((tuple(a) for a in runs.values()), key=lambda r: (-r[5], r[0]))
+
+    def runs_holding(self, agent_id: str, kind: str, key: str, now: float) -> list[str]:
+        with self._lock:
+            found = [
+                (rows[(kind, key)][16], run)
+                for (run, agent), rows in self._mirror.items()
+                if agent == agent_id and (kind, key) in rows and rows[(kind, key)][17] > now
+            ]
+        return [run for _, run in sorted(found, reverse=True)]
 
     def refresh(
         self, scope: Scope, handle: str, content_hash: str | None, *, now: float, expires: float,

@@ -466,6 +466,30 @@ class ScratchStore:
         """Metadata of the live entries of ``run_id`` (never bodies), as plain dicts."""
         return [Entry.from_row(r).as_dict() for r in self.catalog.run_rows(run_id, agent_id, self.now())]
 
+    def run_owner(self, run_id: str) -> str | None:
+        """The agent owning ``run_id`` (even with nothing live in it), or None: no such run."""
+        return self.catalog.run_owner(run_id)
+
+    def list_runs(self, agent_id: str | None = None) -> list[dict[str, Any]]:
+        """The runs with a live handle or note, newest activity first: ``run_id``, ``agent_id``,
+        ``handles``, ``notes``, ``tokens`` (of the handles) and ``last_created_at``.
+
+        ``agent_id`` None lists every agent's runs of an embedded store; a shared store's
+        row-level security shows an agent only its own runs, so there ``agent_id`` is required.
+        """
+        if agent_id is None and self.shared:
+            raise InvalidArgumentError(
+                "a shared store lists one agent's runs (row-level security): give agent_id", agent_id=None
+            )
+        if agent_id is not None:
+            agent_id = validate_id(agent_id, "agent_id")
+        names = ("run_id", "agent_id", "handles", "notes", "tokens", "last_created_at")
+        return [dict(zip(names, r, strict=True)) for r in self.catalog.live_runs(agent_id, self.now())]
+
+    def runs_holding(self, agent_id: str, handle: str) -> list[str]:
+        """The runs of ``agent_id`` where ``handle`` is live, newest first (to say where it is)."""
+        return self.catalog.runs_holding(agent_id, "handle", handle, self.now())
+
     def put_body(
         self,
         scope: Scope,

@@ -548,3 +548,27 @@ def test_background_sweeps_say_once_that_the_database_is_away(
     assert [r.levelno for r in said] == [logging.WARNING, logging.WARNING], [r.getMessage() for r in said]
     assert "wait for it" in said[0].getMessage() and "run again" in said[1].getMessage()
     assert all(r.exc_info is None for r in said)
+
+
+def test_runs_are_listed_per_agent_and_a_handle_is_found_in_its_run(store: ScratchStore, clock: FakeClock) -> None:
+    a1 = store.ensure_scope("r1", "agent-a")
+    a2 = store.ensure_scope("r2", "agent-a")
+    b = store.ensure_scope("rb", "agent-b")
+    for scope, handle in ((a1, "h_one"), (a2, "h_two"), (b, "h_one")):
+        store.put_body(scope, handle=handle, raw=b"x\n" * 10, body=None, content_hash=handle, fmt="text",
+                       size_bytes=20, tokens=7, preview="x", source_tool="t", server=None, ttl_s=60)  # fmt: skip
+        clock.advance(1)
+    store.put_note(a2, "k", 1, ttl_s=60)
+    clock.advance(1)
+    store.ensure_scope("r3", "agent-a")  # a run with nothing in it
+    mine = store.list_runs("agent-a")
+    assert [(r["run_id"], r["handles"], r["notes"], r["tokens"]) for r in mine] == [("r2", 1, 1, 7), ("r1", 1, 0, 7)]
+    assert store.runs_holding("agent-a", "h_one") == ["r1"] and store.runs_holding("agent-b", "h_one") == ["rb"]
+    assert store.run_owner("r3") == "agent-a" and store.run_owner("nope") is None
+    if store.shared:  # row-level security: one agent's runs at a time
+        with pytest.raises(InvalidArgumentError):
+            store.list_runs()
+    else:
+        assert {r["run_id"] for r in store.list_runs()} == {"r1", "r2", "rb"}
+    clock.advance(120)  # everything expired: no live run
+    assert store.list_runs("agent-a") == [] and store.runs_holding("agent-a", "h_one") == []

@@ -92,3 +92,38 @@ def test_notes_read_and_write_are_verbs(tmp_path: Path, env: dict[str, str]) -> 
     assert _run(env, "notes", "plan", "--json").stdout == read.stdout  # KEY alone still reads
     assert _run(env, "notes", "delete", "plan").returncode == 0
     assert _run(env, "notes", "plan").returncode == 1
+
+
+def test_runs_lists_the_live_runs_and_a_handle_in_another_run_is_pointed_to(tmp_path: Path, env: dict[str, str]) -> None:
+    # the CLI could not list runs: a wrong --run-id said "no such run" with nothing to try, and a
+    # handle of another run read as "never spilled here"
+    env = {**env, "SCRATCHPAD_STORE": str(tmp_path / "store")}
+    lines = b"".join(b"%d ok\n" % i for i in range(300))
+    spilled = _run(env, "spill", "--tool", "logs", "--run-id", "incident-41", "--json", stdin=lines)
+    h = json.loads(spilled.stdout)["handle"]
+    assert _run(env, "notes", "write", "plan", "1", "--run-id", "incident-42").returncode == 0
+    assert _run(env, "spill", "--run-id", "bots-run", "--agent-id", "bot", stdin=lines[:900]).returncode == 0
+    listed = _run(env, "runs", "--json")
+    runs = {r["run_id"]: r for r in json.loads(listed.stdout)["data"]["runs"]}
+    assert set(runs) == {"incident-41", "incident-42", "bots-run"}, listed
+    assert (runs["incident-41"]["handles"], runs["incident-41"]["notes"], runs["incident-42"]["notes"]) == (1, 0, 1)
+    assert runs["incident-41"]["tokens"] > 0 and runs["bots-run"]["agent_id"] == "bot"
+    table = _run(env, "runs", "--agent-id", "bot").stdout
+    assert "bots-run" in table and "incident-41" not in table and "--run-id RUN" in table
+    # a run that does not exist names those that do
+    missing = _run(env, "ls", "--run-id", "incident-40")
+    assert missing.returncode == 1 and "(no such run)" in missing.stderr and "incident-41" in missing.stderr
+    # the handle, read from the wrong run: where it is, and the same command there
+    wrong = _run(env, "head", h, "3", "--run-id", "incident-42")
+    assert wrong.returncode == 1 and "live in run 'incident-41'" in wrong.stderr, wrong.stderr
+    again = wrong.stderr.split("(try: jupyter-scratchpad ")[1].rstrip(")\n").split()
+    assert again == ["head", h, "3", "--run-id", "incident-41"], again
+    assert _run(env, *again).stdout.splitlines()[:1] == ["1\t0 ok"]
+
+
+def test_words_after_the_options_are_the_commands(tmp_path: Path, env: dict[str, str]) -> None:
+    # `notes write --store DIR k v` failed "unrecognized arguments: k v"
+    store = str(tmp_path / "store")
+    assert _run(env, "notes", "write", "--store", store, "plan", "v1").returncode == 0
+    assert _run(env, "notes", "read", "--store", store, "plan").stdout.strip() == "v1"
+    assert _run(env, "notes", "--store", store, "--bogus").returncode == 2

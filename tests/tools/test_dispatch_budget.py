@@ -393,3 +393,14 @@ def test_a_model_that_only_starts_like_a_known_one_is_not_known(model: str, know
     from jupyter_scratchpad.budget import is_known_model
 
     assert is_known_model(model) is known
+
+
+def test_a_handle_of_another_run_is_said_to_be_there(store: ScratchStore, pad: Scratchpad, pods_handle: str) -> None:
+    # it read as "never spilled here": a model retried, a person doubted the store
+    other = store.scratchpad("run-2", pad.agent_id)
+    res = other.call_tool("head", {"handle": pods_handle})
+    assert res.error["error"] == "unknown_handle" and res.error["in_runs"] == [pad.run_id], res.error
+    assert f"live in run {pad.run_id!r}" in res.error["message"]
+    stranger = store.scratchpad("run-3", "agent-2")  # another agent's runs are never named
+    res = stranger.call_tool("head", {"handle": pods_handle})
+    assert "in_runs" not in res.error and "never spilled here" in res.error["message"]
