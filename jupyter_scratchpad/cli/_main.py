@@ -70,9 +70,10 @@ def _bound_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _store_args(p: argparse.ArgumentParser, reads: bool = False) -> None:
+def _store_args(p: argparse.ArgumentParser, reads: bool = False, server: bool = False) -> None:
     """The store options; ``reads``: a command that reads a run (no --ephemeral, whose store is
-    empty, no --policy, which only a spill applies)."""
+    empty, no --policy, which only a spill applies); ``server``: mcp serve/proxy (a new run per
+    session)."""
     if reads:
         g = p.add_argument_group("store")
         g.add_argument("--store", metavar="DIR", help=f"store directory (default {default_store_dir()})")
@@ -96,7 +97,9 @@ def _store_args(p: argparse.ArgumentParser, reads: bool = False) -> None:
     g.add_argument("--bodies", metavar="DIR", help="with --store-url: the shared directory of the bodies")
     g.add_argument("--ephemeral", action="store_true", help="a temporary store, deleted on exit")
     g.add_argument(
-        "--run-id", type=_named("--run-id"), help="the run (default: a new one per server session; 'default' for reads)"
+        "--run-id",
+        type=_named("--run-id"),
+        help="the run (default: a new one per server session)" if server else "the run (default 'default')",
     )
     g.add_argument("--agent-id", type=_named("--agent-id"), default="main", help="the agent (default main)")
     g.add_argument("--model", default="gpt-4o", help="the model whose tokens are counted (default gpt-4o)")
@@ -430,7 +433,7 @@ def _print_result(args: argparse.Namespace, res: Any) -> int:
             hint = _in_run(getattr(args, "argv", None) or sys.argv[1:], str(err["in_runs"][0]))
         line = f"jupyter-scratchpad: {err.get('error', 'error')}: {err.get('message', '')}"
         print(" ".join(line.split())[:600] + (f" (try: {hint})" if hint else ""), file=sys.stderr)
-    if not res.ok and (res.error or {}).get("error") == "invalid_argument":
+    if not res.ok and (res.error or {}).get("error") in ("invalid_argument", "unknown_tool"):
         return 2  # a bad or missing argument is a usage error, as argparse's own
     found_nothing = res.ok and isinstance(res.data, dict) and res.data.get("total_matches") == 0  # grep's 1
     return 0 if res.ok and not found_nothing else 1
@@ -471,6 +474,7 @@ def _cmd_tool(args: argparse.Namespace, tool: str, arguments: dict[str, Any]) ->
 
 
 SPILL_COUNT_WAIT_S = 120.0  # how long spill waits for its exact token count before it exits
+SPILL_PRINT_WAIT_S = 5.0  # how long it waits for it before printing the stub (else a bound, then the wait)
 
 
 def _cmd_spill(args: argparse.Namespace) -> int:
@@ -480,6 +484,8 @@ def _cmd_spill(args: argparse.Namespace) -> int:
     with _open_store(args) as store:
         pad = _pad(store, args, "default")
         r = pad.intercept(data, args.tool, force=not args.policy_decides, ttl_s=args.ttl)
+        if r.spilled and pad.wait_for_counts(SPILL_PRINT_WAIT_S):  # the stub with the exact count, when soon in
+            r = _with_stub(r, pad.stub(r.handle), pad)
         try:
             _print_spill(args, r)
         finally:  # (a reader gone, | head -1, still leaves the count in)
@@ -489,6 +495,14 @@ def _cmd_spill(args: argparse.Namespace) -> int:
             print(f"jupyter-scratchpad: the spill failed: {r.failure}", file=sys.stderr)
             return 2
         return 0
+
+
+def _with_stub(r: Any, stub: dict[str, Any], pad: Any) -> Any:
+    import dataclasses
+
+    from ..spill._stub import render_stub_text
+
+    return dataclasses.replace(r, stub=stub, content=render_stub_text(stub, pad.tokenizer.count))
 
 
 def _print_spill(args: argparse.Namespace, r: Any) -> None:
@@ -706,11 +720,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     mcp = sub.add_parser("mcp", help="MCP server and proxy").add_subparsers(dest="mcp_cmd", required=True)
     serve = mcp.add_parser("serve", help="the scratchpad's tools as an MCP server (stdio, or --http)")
-    _store_args(serve)
+    _store_args(serve, server=True)
     serve.add_argument("--http", metavar="HOST:PORT", type=_host_port, help="streamable HTTP instead of stdio")
     serve.add_argument("--prefix", default="", type=_tool_prefix, help="put this before our tool names")
     proxy = mcp.add_parser("proxy", help="an MCP proxy that spills large upstream results")
-    _store_args(proxy)
+    _store_args(proxy, server=True)
     proxy.add_argument("--config", metavar="TOML", help="[mcp.servers.<name>] upstreams (Aura's layout)")
     proxy.add_argument("--url", help="one streamable-HTTP upstream")
     proxy.add_argument("--name", default="upstream", help="the upstream's server name for the policy")

@@ -127,3 +127,20 @@ def test_words_after_the_options_are_the_commands(tmp_path: Path, env: dict[str,
     assert _run(env, "notes", "write", "--store", store, "plan", "v1").returncode == 0
     assert _run(env, "notes", "read", "--store", store, "plan").stdout.strip() == "v1"
     assert _run(env, "notes", "--store", store, "--bogus").returncode == 2
+
+
+def test_spill_prints_the_exact_count_it_waited_for_and_help_says_the_default_run(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    # spill waited for the exact count, then exited having printed "≥ 5,120 tokens"; the help said
+    # its run defaulted to "a new one per server session"; an unknown tool exited 1
+    env = {**env, "SCRATCHPAD_STORE": str(tmp_path / "store")}
+    lines = b"".join(b"line %d of the log\n" % i for i in range(20_000))
+    out = _run(env, "spill", "--tool", "logs", stdin=lines)
+    assert out.returncode == 0 and "≥" not in out.stdout, out.stdout[:300]
+    listed = json.loads(_run(env, "ls", "--json").stdout.splitlines()[0])
+    assert f"{listed['tokens']:,} tokens" in out.stdout and listed["tokens_exact"] is True
+    assert "(default 'default')" in _run(env, "spill", "--help").stdout
+    assert "a new one per server session" in _run(env, "mcp", "serve", "--help").stdout
+    unknown = _run(env, "call", "no_such_tool", "{}")
+    assert unknown.returncode == 2 and "unknown_tool" in unknown.stderr
