@@ -91,10 +91,11 @@ class Scratchpad:
         if isinstance(tool_timeout_s, bool) or not isinstance(tool_timeout_s, (int, float)) or not tool_timeout_s > 0:
             raise InvalidArgumentError(f"tool_timeout_s must be a positive number of seconds, not {tool_timeout_s!r}")
         self.tool_timeout_s = float(tool_timeout_s)  # each call_tool stops (``timeout``) after this long
+        self._specs = ("anthropic" if "claude" in model.lower() else "openai", "")  # (see _specs_tokens)
         self.budget = ContextBudget(
             context_window if context_window is not None else context_window_for(model),
             self.policy.context_safety_margin if safety_margin is None else safety_margin,
-            initial_used=self.tokenizer.count(json.dumps(tool_specs("openai"))),
+            initial_used=self._specs_tokens(),
             max_extraction_tokens=(
                 self.policy.max_extraction_tokens if max_extraction_tokens is None else max_extraction_tokens
             ),
@@ -185,8 +186,8 @@ class Scratchpad:
         ``force`` spills whatever the policy says; ``handle`` names the entry (a valid handle);
         ``text`` is the result's text when the caller has already serialised it.
 
-        Raises only for a malformed ``handle``, ``ttl_s`` or ``tool`` argument (checked before anything
-        else). Whatever the result holds, it never raises, and it fails closed: when a spill the
+        Raises only for a malformed ``handle``, ``ttl_s``, ``tool`` or ``metadata`` argument (checked
+        before anything else). Whatever the result holds, it never raises, and it fails closed: when a spill the
         policy decided on fails (disk full, a closed store, anything), ``content`` is a short
         pointer (at most ``POINTER_MAX_BYTES``: tool, size, the reason, a few first and last
         lines), never the output itself; the failure is logged at ERROR level with its traceback
@@ -202,6 +203,10 @@ class Scratchpad:
             raise InvalidArgumentError(
                 f"tool must be the tool's name (a string), got {type(tool).__name__}; "
                 "pass the output first: intercept(result, tool='name')"
+            )
+        if metadata is not None and not isinstance(metadata, Mapping):  # (withheld as "too large", a 12-byte output)
+            raise InvalidArgumentError(
+                f"metadata must be a mapping (the result's out-of-band fields), got {type(metadata).__name__}"
             )
         decision: SpillDecision | None = None
         try:
@@ -303,6 +308,8 @@ class Scratchpad:
         # one output, one entry: the same bytes already stored in this scope are reused
         existing = self.store.find_by_hash(self.scope, digest) if handle is None else None
         name = existing.key if existing is not None else handle or self._free_handle(tool, digest)
+        if existing is not None and not self.store.body_opens(existing):
+            existing = None  # its body was lost: written anew under its handle (put_body replaces it)
         tokens, exact = self._tokens_now(text, decision)
         while True:
             meta = self._spill_meta(norm, inner is not None, exact, metadata)
@@ -438,6 +445,7 @@ class Scratchpad:
                     log.exception("a token listener failed")
 
         future = submit_count(lambda: self.tokenizer.count(text), done)
+        self.store.track_count(future)  # (closing the store waits for it, bounded)
         with self._usage_lock:
             self._pending = [f for f in self._pending if not f.done()]
             self._pending.append(future)
@@ -570,11 +578,26 @@ class Scratchpad:
 
     def reset_budget(self) -> None:
         """Start the budget again: ``used`` back to the tokens of the tool definitions alone."""
-        self.budget.reset(self.tokenizer.count(json.dumps(tool_specs("openai"))))
+        self.budget.reset(self._specs_tokens())
+
+    def _specs_tokens(self) -> int:
+        """The tokens of the tool definitions the model holds: those this pad handed out last
+        (``tool_specs``), before that the model family's own flavor (a Claude model: Anthropic's)."""
+        flavor, prefix = self._specs
+        return self.tokenizer.count(json.dumps(tool_specs(flavor, prefix=prefix)))
 
     def tool_specs(self, flavor: str = "openai", *, prefix: str = "") -> list[dict[str, Any]]:
-        """JSON-schema tool definitions: ``"openai"``, ``"openai-responses"``, ``"anthropic"`` or ``"mcp"``."""
-        return tool_specs(flavor, prefix=prefix)
+        """JSON-schema tool definitions: ``"openai"``, ``"openai-responses"``, ``"anthropic"`` or ``"mcp"``.
+
+        The budget's ``used`` starts at the tokens of the definitions handed out: while nothing
+        else was charged, it follows the flavor and prefix asked for here."""
+        specs = tool_specs(flavor, prefix=prefix)
+        if (flavor, prefix) != self._specs:
+            before = self._specs_tokens()
+            self._specs = (flavor, prefix)
+            if self.budget.used == before:  # nothing charged yet: the definitions the model got
+                self.budget.reset(self._specs_tokens())
+        return specs
 
     def record_llm_usage(self, input_tokens: Any, output_tokens: int = 0) -> None:
         """Ground truth from the model API; raises ``budget.used`` only. ``input_tokens`` may be the

@@ -35,6 +35,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, wait
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +75,7 @@ SHARED_ORPHAN_GRACE_S = 900.0  # a body being written by another process is youn
 # It was removed at once: a read racing the replacement got "no live handle" or "DuckDB cannot
 # read this handle" about a handle that was live the whole time.
 RETIRED_GRACE_S = 120.0
+CLOSE_COUNT_WAIT_S = 10.0  # how long close() waits for exact token counts still running
 _STORE_ID_FILE = "STORE_ID"
 
 
@@ -237,6 +239,7 @@ class ScratchStore:
         self._closed = True
         self._lock = threading.RLock()
         self._inflight: set[str] = set()
+        self._counts: set[Future[Any]] = set()  # exact token counts still to be recorded (close waits)
         self._readers: OrderedDict[str, BodyReader] = OrderedDict()
         self._retired: dict[str, float] = {}  # replaced body -> when (kept RETIRED_GRACE_S for its readers)
         try:
@@ -319,8 +322,23 @@ class ScratchStore:
     def closed(self) -> bool:
         return self._closed
 
+    def track_count(self, future: Future[Any]) -> None:
+        """A background exact token count that records itself here: ``close`` waits for it
+        (``CLOSE_COUNT_WAIT_S`` at most), so a reopened store has the count, not the stub's bound."""
+        with self._lock:
+            self._counts = {f for f in self._counts if not f.done()}
+            self._counts.add(future)
+
     def close(self) -> None:
-        """Stop the sweeper, close the catalog and release the lock; idempotent."""
+        """Stop the sweeper, close the catalog and release the lock; idempotent. Waits up to
+        ``CLOSE_COUNT_WAIT_S`` for exact token counts still running (a larger count than that
+        leaves its lower bound)."""
+        with self._lock:
+            if self._closed:
+                return
+            counts = list(self._counts)
+        if counts:
+            wait(counts, timeout=CLOSE_COUNT_WAIT_S)
         with self._lock:
             if self._closed:
                 return
@@ -521,6 +539,11 @@ class ScratchStore:
         ttl = self.ttl_s if ttl_s is None else validate_ttl(ttl_s)
         meta = {**(meta or {}), "ttl_s": ttl}  # the life each read renews (see slide)
         existing = self._row_any_expiry(scope, "handle", handle)
+        if existing is not None and existing.content_hash == content_hash and not self.body_opens(existing):
+            # its body was lost (removed outside the store, cut short by a crash): refreshing it
+            # kept a handle no read could open alive for ever; the output is written anew
+            self.delete_entry(scope, "handle", handle)
+            existing = None
         for _ in range(8):  # the same content: refreshed, unless another process replaced it meanwhile
             if existing is None or existing.content_hash != content_hash:
                 break
@@ -550,7 +573,11 @@ class ScratchStore:
             )  # fmt: skip
             with self._lock:
                 cat = self.catalog
-                os.rename(tmp_dir, self.path / "bodies" / body_id)
+                try:
+                    os.rename(tmp_dir, self.path / "bodies" / body_id)
+                except FileNotFoundError:  # bodies/ removed from outside (a tmp cleaner): made again
+                    (self.path / "bodies").mkdir(parents=True, exist_ok=True)
+                    os.rename(tmp_dir, self.path / "bodies" / body_id)
                 if self.shared:
                     fsync_dir(self.path / "bodies")
                 try:
@@ -722,7 +749,7 @@ class ScratchStore:
             referenced = self.catalog.referenced_bodies()
             # Under the lock: a body renamed into bodies/ gets its row before the lock is released
             # (another process of a shared store: the grace period covers its rename-then-insert).
-            for child in (self.path / "bodies").iterdir():
+            for child in self._children("bodies"):
                 busy = child.name in self._inflight or child.name in self._retired
                 if child.name not in referenced and not busy and _older(child, cutoff):
                     remove_body_dir(child)
@@ -732,9 +759,19 @@ class ScratchStore:
     def _clear_tmp(self) -> None:
         cutoff = time.time() - self.orphan_grace_s
         with self._lock:
-            for child in (self.path / "tmp").iterdir():
+            for child in self._children("tmp"):
                 if child.name not in self._inflight and _older(child, cutoff):
                     remove_body_dir(child)
+
+    def _children(self, name: str) -> list[Path]:
+        """The entries of ``bodies/`` or ``tmp/``; the directory made again when something outside
+        the store removed it (a tmp cleaner under /tmp), so spills and sweeps go on."""
+        directory = self.path / name
+        try:
+            return list(directory.iterdir())
+        except FileNotFoundError:
+            directory.mkdir(parents=True, exist_ok=True)
+            return []
 
     def _retire_body(self, body_id: str) -> None:
         """Leave a replaced body to the orphan sweep once ``RETIRED_GRACE_S`` have passed (its
@@ -774,18 +811,33 @@ class ScratchStore:
     def _body_not_here(self, entry: Entry) -> ScratchpadError:
         """A body not found: removed since its entry was read, or (a shared store whose entry
         still names it) never in this directory, when processes were given different ones."""
-        if self.shared:
-            with contextlib.suppress(ScratchpadError):
-                row = self.catalog.row(Scope(entry.run_id, entry.agent_id), "handle", entry.key, self.now())
-                if row is not None and Entry.from_row(row).body_id == entry.body_id:
+        with contextlib.suppress(ScratchpadError):
+            row = self.catalog.row(Scope(entry.run_id, entry.agent_id), "handle", entry.key, self.now())
+            if row is not None and Entry.from_row(row).body_id == entry.body_id:  # still named: lost
+                if self.shared:
                     return StoreError(
                         f"the body of {entry.key!r} is not in {self.path / 'bodies'}: either the process "
                         "that spilled it keeps this shared store's bodies in another directory (give every "
                         "process the same one: bodies=DIR, --bodies, $SCRATCHPAD_BODIES), or the files of "
-                        "this directory were removed (the output is lost: spill it again)",
+                        "this directory were removed (the output is lost: delete the handle and spill it again)",
                         handle=entry.key,
+                        damaged=True,
                     )
+                return StoreError(
+                    f"the body of {entry.key!r} is gone from {self.path / 'bodies'} (removed outside the store, "
+                    "e.g. by a cleaner of temporary files); the output is lost: delete the handle and spill it again",
+                    handle=entry.key,
+                    damaged=True,
+                )
         return removed_while_read()
+
+    def body_opens(self, entry: Entry) -> bool:
+        """Whether the body of handle ``entry`` is there and whole (a reader opens on it)."""
+        try:
+            self.reader(entry)
+        except ScratchpadError:
+            return False
+        return True
 
     def reader(self, entry: Entry) -> BodyReader:
         """Random access to the body of a handle entry."""
@@ -793,6 +845,9 @@ class ScratchStore:
             raise InvalidArgumentError(f"{entry.key!r} is a note, it has no body", key=entry.key)
         with self._lock:
             reader = self._readers.get(entry.body_id)
+            if reader is not None and not os.path.exists(reader.raw_path):  # removed since: said below
+                del self._readers[entry.body_id]
+                reader = None
             if reader is None:
                 try:
                     reader = BodyReader(self.path / "bodies" / entry.body_id, entry.size_bytes)

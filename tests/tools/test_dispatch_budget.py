@@ -404,3 +404,15 @@ def test_a_handle_of_another_run_is_said_to_be_there(store: ScratchStore, pad: S
     stranger = store.scratchpad("run-3", "agent-2")  # another agent's runs are never named
     res = stranger.call_tool("head", {"handle": pods_handle})
     assert "in_runs" not in res.error and "never spilled here" in res.error["message"]
+
+
+def test_used_starts_at_the_definitions_the_model_holds(store: ScratchStore) -> None:
+    # a Claude pad started at the OpenAI strict specs: 420 tokens more than the Anthropic ones it got
+    pad = store.scratchpad("run-claude", "agent-1", model="claude-sonnet-4-5")
+    anthropic = pad.tokenizer.count(json.dumps(pad.tool_specs("anthropic")))
+    assert pad.budget.used == anthropic
+    openai = pad.tokenizer.count(json.dumps(pad.tool_specs("openai")))  # handed out instead: followed
+    assert openai != anthropic and pad.budget.used == openai
+    pad.budget.charge_unconditionally(10)
+    pad.tool_specs("anthropic")  # once something was charged, used stays what it is
+    assert pad.budget.used == openai + 10
