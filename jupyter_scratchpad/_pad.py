@@ -500,8 +500,8 @@ class Scratchpad:
 
     def get(self, handle: str) -> Any:
         """The spilled value itself: parsed JSON for json/jsonl, else the text exactly as spilled
-        (lone surrogates included); bytes that are not UTF-8 text come back as those bytes (they
-        came back as text with U+FFFD for each byte that was not)."""
+        (lone surrogates included); bytes that are not UTF-8 text come back as ``bytes``, as
+        spilled."""
         from .store._format import parse_json_bytes
 
         entry = self.store.require_entry(self.scope, "handle", validate_handle(handle))
@@ -548,11 +548,13 @@ class Scratchpad:
         params: Mapping[str, Any] | Sequence[Any] | None = None,
         max_rows: int | None = SQL_DF_MAX_ROWS,
     ) -> Any:
-        """Every row of a sandboxed SQL query as a pandas DataFrame, not charged (see ``_person``)."""
+        """Every row of a sandboxed SQL query as a pandas DataFrame: read as the person, whole and
+        not charged to the agent's budget."""
         return _person.sql_df(self, query, limit, params=params, max_rows=max_rows)
 
     def dataframe(self, handle: str, path: str = "$") -> Any:
-        """The array at ``path`` of a handle as a pandas DataFrame, not charged (see ``_person``)."""
+        """The array at ``path`` of a handle as a pandas DataFrame: read as the person, whole and
+        not charged to the agent's budget."""
         return _person.dataframe(self, handle, path)
 
     def export(
