@@ -65,6 +65,14 @@ def written_concurrently(handle: str) -> StoreError:
     )
 
 
+def _damaged(path: Path, store_dir: Path, exc: Exception) -> str:
+    said = " ".join(str(exc).split())[:300]
+    return (
+        f"cannot open {path} as a DuckDB catalog ({said}): it is damaged or not a catalog; move {store_dir} "
+        "aside (its handles and notes cannot be read without it) and open a new store"
+    )
+
+
 class SqlCatalog(ABC):
     """Every catalog statement of the store, once; ``_tx`` and a few hooks differ per engine."""
 
@@ -320,9 +328,9 @@ class DuckCatalog(SqlCatalog):
                     path=str(store_dir),
                     lock_path=str(self.path),
                 ) from exc
-            raise StoreFormatError(f"cannot open {self.path} as a DuckDB catalog: {exc}", path=str(store_dir)) from exc
+            raise StoreFormatError(_damaged(self.path, store_dir, exc), path=str(store_dir)) from exc
         except duckdb.Error as exc:
-            raise StoreFormatError(f"cannot open {self.path} as a DuckDB catalog: {exc}", path=str(store_dir)) from exc
+            raise StoreFormatError(_damaged(self.path, store_dir, exc), path=str(store_dir)) from exc
         try:
             conn.execute(DDL)
             row = conn.execute("SELECT value FROM scratch_meta WHERE name = 'layout_version'").fetchone()
@@ -342,7 +350,11 @@ class DuckCatalog(SqlCatalog):
                 )
         except duckdb.Error as exc:
             conn.close()
-            raise StoreFormatError(f"{self.path} is not a scratch catalog: {exc}", path=str(store_dir)) from exc
+            raise StoreFormatError(
+                f"{self.path} is not a scratch catalog: {exc}; open the store in another directory (this one is "
+                "another program's, or its catalog is damaged: then move it aside)",
+                path=str(store_dir),
+            ) from exc
         except BaseException:
             conn.close()
             raise

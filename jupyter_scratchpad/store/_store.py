@@ -285,8 +285,15 @@ class ScratchStore:
         self._cat: SqlCatalog
         if pg_cat is None:
             found = _recorded_id(self.path)
-            if found is not None and not (self.path / "catalog.duckdb").exists():  # a shared store's bodies
-                raise _refuse_other(self.path, found, None, "")
+            if found is not None and not (self.path / "catalog.duckdb").exists():
+                if (self.path / "LOCK").exists():  # an embedded store's own directory: its catalog was removed
+                    raise StoreFormatError(
+                        f"the catalog of the store at {self.path} (catalog.duckdb) is gone, removed outside the "
+                        "store: its handles and notes cannot be read without it; move the directory aside (or "
+                        "delete it) and open a new store",
+                        path=str(self.path),
+                    )
+                raise _refuse_other(self.path, found, None, "")  # a shared store's bodies
             self._file_lock = StoreLock(self.path / "LOCK")
             try:
                 (self.path / "bodies").mkdir(exist_ok=True)

@@ -78,3 +78,23 @@ def test_intercept_refuses_metadata_that_is_not_a_mapping(tmp_path: Path) -> Non
     with ScratchStore(tmp_path / "s") as store:  # was: a 12-byte output withheld as "too large"
         with pytest.raises(InvalidArgumentError, match="metadata must be a mapping"):
             store.scratchpad().intercept({"ok": True}, tool="t", metadata=5)  # type: ignore[arg-type]
+
+
+def test_a_damaged_or_removed_catalog_says_what_to_do(tmp_path: Path) -> None:
+    import pytest
+
+    from jupyter_scratchpad import StoreFormatError
+
+    path = tmp_path / "s"
+    with ScratchStore(path) as store:
+        store.scratchpad().intercept(TEXT, tool="logs")
+    with open(path / "catalog.duckdb", "r+b") as fh:
+        fh.write(b"\xff" * 4096)
+    with pytest.raises(StoreFormatError, match=r"move .* aside .* open a new store"):
+        ScratchStore(path)
+    (path / "catalog.duckdb").unlink()
+    (path / "catalog.duckdb.wal").unlink(missing_ok=True)
+    # was: "belongs to another scratch catalog … its sweep would delete that catalog's bodies"
+    with pytest.raises(StoreFormatError, match=r"catalog\.duckdb\) is gone") as gone:
+        ScratchStore(path)
+    assert "another scratch catalog" not in str(gone.value)
