@@ -21,6 +21,7 @@ import difflib
 import functools
 import os
 import re
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -206,32 +207,68 @@ def _host_metadata() -> _HostMetadata:
     )
 
 
-def _table_functions_in(query: str) -> list[str] | None:
-    """The table functions ``query`` calls (``FROM f(...)``), from DuckDB's parse tree; None when
-    it cannot say (a statement other than a SELECT)."""
+_PARSER_LOCK = threading.Lock()
+_PARSER: list[Any] = []  # one in-memory connection that only parses (json_serialize_sql)
+
+
+@functools.lru_cache(maxsize=16)
+def _functions_in(query: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """``(table functions, every function)`` ``query`` calls, lower-cased, from DuckDB's parse
+    tree; None when it cannot say (a statement other than a SELECT)."""
     import json
 
     import duckdb
 
     try:
-        with duckdb.connect(":memory:") as conn:
-            row = conn.execute("SELECT json_serialize_sql(?)", [query]).fetchone()
+        with _PARSER_LOCK:
+            if not _PARSER:
+                _PARSER.append(duckdb.connect(":memory:"))
+            row = _PARSER[0].execute("SELECT json_serialize_sql(?)", [query]).fetchone()
         tree = json.loads(row[0]) if row and row[0] else None
     except (duckdb.Error, ValueError, RecursionError):  # (a tree nested past json's depth: refused below)
         return None
     if not isinstance(tree, dict) or tree.get("error"):
         return None
-    found: list[str] = []
+    tables: list[str] = []
+    every: list[str] = []
     stack: list[Any] = [tree]
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
-            if node.get("type") == "TABLE_FUNCTION" and isinstance(node.get("function"), dict):
-                found.append(str(node["function"].get("function_name", "")).lower())
+            kind, function = node.get("type"), node.get("function")
+            if kind == "TABLE_FUNCTION" and isinstance(function, dict):
+                tables.append(str(function.get("function_name", "")).lower())
+            if isinstance(node.get("function_name"), str):
+                every.append(node["function_name"].lower())
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
-    return found
+    return tuple(tables), tuple(every)
+
+
+def _table_functions_in(query: str) -> list[str] | None:
+    """The table functions ``query`` calls (``FROM f(...)``); None when it cannot say."""
+    found = _functions_in(query)
+    return None if found is None else list(found[0])
+
+
+def _tokens(query: str) -> list[tuple[int, Any]]:
+    """DuckDB's tokens of ``query`` as ``(character offset, kind)``: its tokenizer gives offsets in
+    UTF-8 bytes, and read as character offsets, every token after a non-ASCII character was read at
+    the wrong place (``SELECT 'é' AS p, * FROM duckdb_settings()`` hid the refused name, and a
+    handle named after ``'é'`` was not found). Raises ``duckdb.Error`` as the tokenizer does."""
+    import duckdb
+
+    tokens = duckdb.tokenize(query)
+    if query.isascii():
+        return list(tokens)
+    starts: dict[int, int] = {}
+    at = 0
+    for i, ch in enumerate(query):  # byte offset of each character's start -> its index
+        starts[at] = i
+        at += len(ch.encode("utf-8", "surrogatepass"))
+    starts[at] = len(query)
+    return [(starts.get(offset, len(query)), kind) for offset, kind in tokens]
 
 
 @functools.lru_cache(maxsize=16)
@@ -243,7 +280,7 @@ def _names_in(query: str) -> tuple[str, ...]:
 
     names = []
     try:
-        tokens = duckdb.tokenize(query)
+        tokens = _tokens(query)
     except duckdb.Error:  # (its parser says what is wrong, later)
         return tuple(w.lower() for w in _WORD.findall(query))
     for offset, kind in tokens:
@@ -261,6 +298,9 @@ def check_no_host_metadata(query: str) -> None:
     meta = _host_metadata()
     refused, settings = meta.refused, meta.settings
     names = _names_in(query)
+    parsed = _functions_in(query)  # (a second reading: the parse tree's own function names)
+    if parsed is not None:
+        names = names + parsed[1]
     if meta.text_tables.intersection(names):
         called = _table_functions_in(query)
         # (of a statement the parse tree cannot show, any use of the name is refused)
@@ -788,7 +828,7 @@ def _without_trailing_comment(query: str) -> str:
     import duckdb
 
     try:
-        tokens = duckdb.tokenize(query)
+        tokens = _tokens(query)
     except duckdb.Error:
         return query.rstrip().rstrip(";")
     end = len(query)

@@ -432,3 +432,45 @@ def test_an_unreadable_handle_is_not_listed_as_a_relation(pad: Scratchpad) -> No
     res = pad.call_tool("sql", {"query": f"SELECT * FROM {deep}"})
     assert "DuckDB cannot read this handle" in res.error["message"], res.text
     assert deep not in res.error.get("relations", [])
+
+
+_NON_ASCII = "'" + "é" * 40 + "' AS pad"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        f"SELECT {_NON_ASCII}, name, value FROM duckdb_settings()",
+        f"SELECT {_NON_ASCII}, database_name, path FROM duckdb_databases()",
+        f"SELECT {_NON_ASCII}, * FROM query('SELECT 42')",
+        f"SELECT {_NON_ASCII}, current_setting('temp_directory')",
+        f"SELECT '東京' AS city, sql FROM duckdb_views()",
+    ],
+)
+def test_a_non_ascii_character_never_hides_a_refused_name(pad: Scratchpad, pods_handle: str, query: str) -> None:
+    # DuckDB's tokenizer gives byte offsets, read as character offsets: after 'é' every name was
+    # read at the wrong place, and duckdb_settings(), duckdb_databases() (the store's host path),
+    # query() and current_setting() ran
+    res = pad.call_tool("sql", {"query": query})
+    assert res.error is not None and res.error["error"] == "sql_forbidden", res.text
+
+
+def test_the_parse_tree_refuses_what_the_name_check_misses(
+    pad: Scratchpad, pods_handle: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a second reading: the functions of DuckDB's own parse tree, whatever the tokens said
+    from jupyter_scratchpad.explore import _sql
+
+    monkeypatch.setattr(_sql, "_names_in", lambda query: ())
+    res = pad.call_tool("sql", {"query": "SELECT path FROM duckdb_databases()"})
+    assert res.error is not None and res.error["error"] == "sql_forbidden", res.text
+    res = pad.call_tool("sql", {"query": "SELECT current_setting('temp_directory') AS t"})
+    assert res.error is not None and res.error["error"] == "sql_forbidden", res.text
+
+
+def test_a_handle_named_after_a_non_ascii_literal_is_found(pad: Scratchpad, pods_handle: str) -> None:
+    # SELECT count(*), 'é' FROM h answered "Table with name h does not exist"
+    res = pad.call_tool("sql", {"query": f"SELECT 'Zürich' AS city, count(*) AS n FROM {pods_handle}.items"})
+    assert res.ok and res.data == [{"city": "Zürich", "n": 3000}], res.text
+    res = pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {pods_handle}.items -- é comment ;"})
+    assert res.ok and res.data == [{"n": 3000}], res.text
