@@ -16,7 +16,7 @@ import json
 import logging
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -120,7 +120,11 @@ _STRICT_ANY_JSON: list[dict[str, Any]] = [
 ]
 _STRICT_ANY_JSON_WORDS = (
     "A string, number, boolean or flat list (strict mode has no open objects: send an object or a "
-    "nested list as its JSON text, a string)."
+    "nested list as its JSON text, a string; a string that is the JSON text of an object or array is "
+    "stored as that object or array)."
+)
+_ANY_JSON_WORDS = (
+    "Any JSON value (a string that is the JSON text of an object or array is stored as that object or array)."
 )
 
 
@@ -310,7 +314,7 @@ _TOOLS: tuple[_Tool, ...] = (
         "lines are marked '>' with `context` lines around them; overlapping windows are merged.",
         _p(
             handle=_HANDLE,
-            pattern={"type": "string", "description": "Regex (at most 1,024 bytes)."},
+            pattern={"type": "string", "minLength": 1, "description": "Regex (at most 1,024 bytes)."},
             context={**_INT, "minimum": 0, "maximum": 50, "description": "Lines around each match (default 3)."},
             ignore_case={"type": "boolean", "description": "Case-insensitive (default false)."},
             max_matches={**_INT, "minimum": 1, "maximum": 1000, "description": "Matching lines to show (default 100)."},
@@ -359,7 +363,11 @@ _TOOLS: tuple[_Tool, ...] = (
             handle=_HANDLE,
             start={**_INT, "minimum": 0, "description": "First byte (default 0)."},
             end={**_INT, "minimum": 1, "description": "End byte, exclusive (default start + 4096)."},
-            match={"type": "string", "description": "A substring to find instead of a range."},
+            match={
+                "type": "string",
+                "minLength": 1,
+                "description": "A substring to find instead of a range (at most 1,024 bytes).",
+            },
             window={**_INT, "minimum": 0, "description": "Bytes around each match (default 200)."},
         ),
         ("handle",),
@@ -383,7 +391,10 @@ _TOOLS: tuple[_Tool, ...] = (
         _p(
             query={
                 "type": "string",
-                "description": "One SQL statement, e.g. SELECT status, count(*) FROM h GROUP BY 1.",
+                "minLength": 1,
+                "maxLength": _sql.MAX_QUERY_CHARS,
+                "description": f"One SQL statement (at most {_sql.MAX_QUERY_CHARS:,} characters), e.g. "
+                "SELECT status, count(*) FROM h GROUP BY 1.",
             },
             max_rows={**_INT, "minimum": 1, "maximum": 10000, "description": "Rows to return (default 200)."},
         ),
@@ -396,7 +407,7 @@ _TOOLS: tuple[_Tool, ...] = (
         "Save a note (any JSON value) under `key` for later steps of this run.",
         _p(
             key={**_KEY, "description": "Any non-empty string."},
-            value={"anyOf": _ANY_JSON, "description": "Any JSON value."},
+            value={"anyOf": _ANY_JSON, "description": _ANY_JSON_WORDS},
             ttl_s={
                 "type": "number",
                 "exclusiveMinimum": 0,
@@ -484,11 +495,30 @@ def _strict(tool: _Tool) -> dict[str, Any]:
     for name, schema in tool.properties.items():
         if schema.get("anyOf") is _ANY_JSON:  # (said so: "Any JSON value" while objects are refused)
             schema = {**schema, "anyOf": _STRICT_ANY_JSON, "description": _STRICT_ANY_JSON_WORDS}
-        if "minLength" in schema:  # not a keyword OpenAI's strict mode accepts: said in words
+        if "minLength" in schema or "maxLength" in schema:  # not keywords strict mode accepts: said in words
             schema = {k: v for k, v in schema.items() if k not in ("minLength", "maxLength")}
-            schema["description"] = f"{schema.get('description', '')} Non-empty.".strip()
+            schema["description"] = _length_words(tool.properties[name])
         props[name] = schema if name in tool.required else _nullable(schema)
     return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+
+def _length_words(schema: dict[str, Any]) -> str:
+    """``schema``'s description with its minLength and maxLength in words, as strict mode needs
+    them (a 2,000-character key was valid against the strict spec and refused), each said once."""
+    said = str(schema.get("description", "")).strip()
+    lower = said.lower()
+    words = []
+    least, most = schema.get("minLength"), schema.get("maxLength")
+    if isinstance(least, int) and least == 1 and "non-empty" not in lower:
+        words.append("non-empty")
+    elif isinstance(least, int) and least > 1 and f"at least {least:,} characters" not in lower:
+        words.append(f"at least {least:,} characters")
+    if isinstance(most, int) and f"at most {most:,} characters" not in lower:
+        words.append(f"at most {most:,} characters")
+    if not words:
+        return said
+    extra = ", ".join(words)
+    return f"{said} {extra[0].upper()}{extra[1:]}.".strip()
 
 
 def valid_prefix(prefix: object) -> bool:
@@ -592,29 +622,79 @@ def _validate(tool: _Tool, args: dict[str, Any]) -> None:
 
 
 def _fixed_call(tool: _Tool, args: dict[str, Any], name: str) -> list[dict[str, Any]]:
-    """The same call with the bad argument left to its default (an optional one), or at its bound
-    (a number out of range): ``head(lines=0)`` got no suggestion at all. (Checked to run, as every
-    suggestion, before it is sent.)"""
-    schema = tool.properties[name]
-    rest = {k: v for k, v in args.items() if k != name}
-    if name not in tool.required:
-        return [suggestion(tool.name, f"'{name}' at its default", **rest)]
-    got = args.get(name)
-    if schema.get("type") == "integer" and not isinstance(got, (int, bool)):
-        number = _as_number(got)  # 1.5 or "1e3": the integer meant (an end rounded up, else down)
+    """The same call with every bad argument fixed, not only ``name`` (the first the schema
+    found): a number as the integer meant (``1.5`` or ``"1e3"``; an ``end`` rounded up, else
+    down), a number out of range at its bound (``max_matches=2000`` as 1000), an optional argument
+    that is no number at all left to its default; a negative start of a line range as the last
+    lines (``tail``). ``head(lines=0)`` got no suggestion at all, ``offset="2e2"`` went back to
+    item 0. (Checked to run, and shrunk until it fits, as every suggestion, before it is sent.)"""
+    lines = _as_lines(tool, args)  # slice(start=-10, end=-1): the last 10 lines
+    if lines:
+        return lines
+    fixed, whys = dict(args), []
+    bad: str | None = name
+    for _ in range(len(tool.properties)):
+        if not bad:  # all fixed, or a fault no one argument holds
+            break
+        value, why = _fixed_value(tool, bad, fixed.get(bad))
+        if why is None:  # a required argument with no value meant
+            return []
+        if value is _DEFAULT:
+            fixed.pop(bad, None)
+        else:
+            fixed[bad] = value
+        whys.append(why)
+        bad = _first_invalid(tool, fixed)
+    if bad is not None:
+        return []
+    return [suggestion(tool.name, "; ".join(whys), **fixed)]
+
+
+_DEFAULT = object()  # (an argument left out: its default)
+
+
+def _fixed_value(tool: _Tool, name: str, got: Any) -> tuple[Any, str | None]:
+    """``got`` for ``name`` as the value meant and why, ``(_DEFAULT, why)`` to leave it out, or
+    ``(None, None)`` when there is no value meant."""
+    schema = tool.properties.get(name, {})
+    optional = name not in tool.required
+    if schema.get("type") == "integer":
+        number: float | None
+        if isinstance(got, bool):  # (true for a required number: 1, as JSON's habit has it)
+            number = None if optional else float(got)
+        elif isinstance(got, int):
+            number = float(got) if abs(got) < 1e300 else math.copysign(1e300, got)
+        else:
+            number = _as_number(got)
         if number is not None:
-            got = math.ceil(number) if name == "end" else math.floor(number)
-            for key in ("minimum", "maximum"):
-                bound = schema.get(key)
-                if isinstance(bound, int):
-                    got = max(got, bound) if key == "minimum" else min(got, bound)
-            return [suggestion(tool.name, f"'{name}' as an integer", **rest, **{name: got})]
-    if schema.get("type") == "integer" and isinstance(got, int) and not isinstance(got, bool):
-        for key in ("minimum", "maximum"):
-            bound = schema.get(key)
-            if isinstance(bound, int) and (got < bound if key == "minimum" else got > bound):
-                return [suggestion(tool.name, f"'{name}' at its {key}", **rest, **{name: bound})]
-    return []
+            low, high = schema.get("minimum"), schema.get("maximum")
+            if name == "lines" and number < 0:  # tail(lines=-3): the last 3 lines
+                number = -number
+            at = ""
+            if isinstance(low, int) and number < low:
+                number, at = float(low), "minimum"
+            elif isinstance(high, int) and number > high:
+                number, at = float(high), "maximum"
+            if abs(number) < 1e15:
+                value = math.ceil(number) if name == "end" else math.floor(number)
+                return value, (f"'{name}' at its {at}" if at else f"'{name}' as an integer")
+    if optional:
+        return _DEFAULT, f"'{name}' at its default"
+    return None, None
+
+
+def _first_invalid(tool: _Tool, args: dict[str, Any]) -> str | None:
+    """The argument the schema finds wrong first, None when all are right; ``""`` for a fault it
+    cannot pin on one."""
+    import fastjsonschema
+
+    placeholders = {name: tool.properties[name].get("default", "") for name in tool.explains_missing}
+    try:
+        _validator(tool)({**placeholders, **args})
+    except fastjsonschema.JsonSchemaValueException as exc:
+        path = [str(p) for p in (exc.path or [])][1:]
+        return path[0] if path and path[0] in tool.properties else ""
+    return None
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
@@ -624,10 +704,10 @@ def _as_number(value: Any) -> float | None:
     """A finite number from a float or a numeric string ("1e3", "2.5"), else None."""
     if isinstance(value, str):
         try:
-            value = float(value.strip())
+            value = float(value.strip()) if len(value) <= 400 else None
         except ValueError:
             return None
-    if isinstance(value, float) and math.isfinite(value) and abs(value) < 1e15:
+    if isinstance(value, float) and math.isfinite(value):
         return value
     return None
 
@@ -728,16 +808,38 @@ def _as_lines(tool: _Tool, args: dict[str, Any]) -> list[dict[str, Any]]:
                        end=first + count - 1)]  # fmt: skip
 
 
+def _json_kind(value: Any) -> str:
+    """What ``value`` is, in JSON's words (a model never reads ``NoneType`` or ``mappingproxy``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    if isinstance(value, Mapping):
+        return "an object"
+    return "a value that is not JSON"
+
+
 def _normalise_args(tool: _Tool, arguments: Any) -> dict[str, Any]:
-    if arguments is None:
-        arguments = {}
     if isinstance(arguments, str):
         try:
             arguments = loads_any_depth(arguments) if arguments.strip() else {}
-        except ValueError as exc:  # JSONDecodeError, or a number too long for int()
-            raise ToolError("invalid_argument", f"arguments must be a JSON object ({exc})") from None
-    if not isinstance(arguments, dict):
-        raise ToolError("invalid_argument", f"arguments must be an object, got {type(arguments).__name__}")
+        except json.JSONDecodeError as exc:
+            raise ToolError("invalid_argument", f"arguments must be a JSON object (not valid JSON: {exc})") from None
+        except ValueError:  # (a number too long for int(): Python's own words name a setting of Python's)
+            raise ToolError(
+                "invalid_argument",
+                "arguments must be a JSON object whose numbers have at most 4,300 digits (longer ones cannot be read)",
+            ) from None
+    if arguments is None:  # Python's None or JSON's null: no arguments, as {} is
+        arguments = {}
+    if not isinstance(arguments, Mapping):
+        raise ToolError("invalid_argument", f"arguments must be a JSON object, got {_json_kind(arguments)}")
     args: dict[str, Any] = {}
     for key, value in arguments.items():
         alias = _ALIASES.get(key)
@@ -781,11 +883,27 @@ def _error_result(
     be shown), so ``used`` may pass ``usable`` by that much. ``prefix``: the tools were published
     with it, so the suggestions name them with it (``sp_head``, not ``head``: an unknown tool).
     """
-    if prefix and err.get("suggestions"):
-        err = {
-            **err,
-            "suggestions": [{**s, "tool": prefix + s["tool"], "call": prefix + s["call"]} for s in err["suggestions"]],
-        }
+    err, text = _error_text(_prefixed(err, prefix), pad)
+    tokens = 0
+    if pad is not None:
+        tokens = pad.tokenizer.count(text)
+        pad.budget.charge_unconditionally(tokens)
+        pad._record_extraction(tokens)
+    return ToolResult(False, text, None, err, tokens, name, _shown_args(args))
+
+
+def _prefixed(err: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """``err`` with its suggestions naming the tools as they were published (``sp_head``)."""
+    if not prefix or not err.get("suggestions"):
+        return err
+    return {
+        **err,
+        "suggestions": [{**s, "tool": prefix + s["tool"], "call": prefix + s["call"]} for s in err["suggestions"]],
+    }
+
+
+def _error_text(err: dict[str, Any], pad: Scratchpad | None) -> tuple[dict[str, Any], str]:
+    """``err`` bounded, and the text the model reads of it."""
     if pad is not None:  # a model reads handles, never the machine's directories
         err = json.loads(redact_paths(json.dumps(err, ensure_ascii=False, default=str), _store_paths(pad)))
     err = bound_error(err)
@@ -793,12 +911,7 @@ def _error_result(
     if not is_utf8_text(text):  # (a key of the document's, echoed)
         err = sendable_value(err)
         text = json.dumps(_for_the_model(err), ensure_ascii=False, default=str)
-    tokens = 0
-    if pad is not None:
-        tokens = pad.tokenizer.count(text)
-        pad.budget.charge_unconditionally(tokens)
-        pad._record_extraction(tokens)
-    return ToolResult(False, text, None, err, tokens, name, _shown_args(args))
+    return err, text
 
 
 def _for_the_model(err: dict[str, Any]) -> dict[str, Any]:
@@ -859,7 +972,17 @@ def _timeout_error(tool: _Tool, args: dict[str, Any], exc: ToolTimeout) -> dict[
         less = "a WHERE filter, an aggregate, fewer joined rows, a LIMIT"
         query = args.get("query")
         if isinstance(query, str) and re.match(r"\s*(select|with|from|values)\b", query, re.IGNORECASE):
-            sugg.append(suggestion("sql", "its plan, without running it", query=f"EXPLAIN {query}"))
+            # (not dry-run: that would take a whole time limit again. Said as it is instead: a
+            # plan usually comes back at once, but DuckDB computes constant expressions while
+            # planning, and EXPLAIN SELECT list(range(0, 10000000)) ran out of time too)
+            sugg.append(
+                suggestion(
+                    "sql",
+                    "its plan, without running it; planning may take long too (DuckDB computes constant "
+                    "expressions, such as a list(range(…)), while planning)",
+                    query=f"EXPLAIN {query}",
+                )
+            )
     return {
         "error": "timeout",
         "message": f"{tool.name} ran longer than its {exc.limit_s:.3g} s limit and was stopped; only this "
@@ -1006,12 +1129,30 @@ def _fits(pad: Scratchpad, call: dict[str, Any], limit: int) -> bool:
 _ABOUT_FIT = re.compile(r"about [\d,]+ (\w+) fit")
 
 
+_DEFAULT_WORDS = re.compile(r"\(default (\d+)\)")
+
+
+def _default_of(tool_name: str, key: str, args: dict[str, Any]) -> int | None:
+    """The default of ``tool_name``'s integer ``key``, as its description says it ("(default
+    100)"); None when it has none to shrink from (item_schema's limit is "all", a byte range has
+    no window)."""
+    tool = TOOLS.get(tool_name)
+    schema = tool.properties.get(key) if tool is not None else None
+    if not schema or schema.get("type") != "integer" or (key == "window" and args.get("match") is None):
+        return None
+    found = _DEFAULT_WORDS.search(str(schema.get("description", "")))
+    return int(found.group(1)) if found else None
+
+
 def _shrunk(call: dict[str, Any]) -> dict[str, Any] | None:
     """The same call asking for about half as much, or None when nothing can shrink; a "why" of
-    "about N lines fit" says the new number."""
+    "about N lines fit" says the new number. An argument left to its default shrinks from it
+    (a grep fixed to context=50 had nothing to shrink but its 100 matches, which it left out)."""
     args = dict(call["arguments"])
     for key in _SHRINKABLE:
         value = args.get(key)
+        if value is None:
+            value = _default_of(call["tool"], key, args)
         if isinstance(value, int) and not isinstance(value, bool) and value > (0 if key == "context" else 1):
             args[key] = value // 2 if key != "context" else 0
             why = call["why"] if key == "context" else _why(call["why"], args[key])
@@ -1097,7 +1238,7 @@ def dispatch(
     ``too_large``).
     """
     billed = pad if charge else None  # a person's mistakes are not charged to the agent either
-    raw_args = arguments if isinstance(arguments, dict) else {}
+    raw_args = dict(arguments) if isinstance(arguments, Mapping) else {}
     tool = None
     if isinstance(name, str) and name.startswith(prefix):
         tool = TOOLS.get(name[len(prefix) :])
@@ -1121,8 +1262,11 @@ def dispatch(
             billed,
             prefix,
         )
-    # (opened_at: a read that outlasts its handle's expiry still slides it)
-    ctx = ToolContext(pad, tool.name, limit, timeout_s=pad.tool_timeout_s, charged=charge, opened_at=pad.store.now())
+    # (opened_at: a read that outlasts its handle's expiry still slides it; with the budget about
+    # spent, a tool may still build an answer as short as a refusal: _charge returns it if it
+    # costs no more than the refusal would)
+    room = min(cap, max(remaining, REFUSAL_TOKENS)) if charge else limit
+    ctx = ToolContext(pad, tool.name, room, timeout_s=pad.tool_timeout_s, charged=charge, opened_at=pad.store.now())
     args: dict[str, Any] = dict(raw_args)
     try:
         args = _normalise_args(tool, arguments)
@@ -1312,6 +1456,15 @@ def _charge(
         refusal = None
     if refusal is not None:
         err = _too_large(pad, tool, ctx, args, tokens, refusal.reason, refusal.limit)
-        return _error_result(tool.name, args, err, pad, prefix)
+        if refusal.reason == "remaining_budget":
+            # an answer no longer than the refusal would be (a 4-token note, refused by 87 tokens
+            # with the budget spent) is shown instead: it overdraws the budget no more than the
+            # refusal, which charges its own text, would, and it is what the model asked for
+            said = _error_text(_prefixed(err, prefix), pad)[1]
+            if tokens <= tokenizer.count(said):
+                budget.charge_unconditionally(tokens)
+                refusal = None
+        if refusal is not None:
+            return _error_result(tool.name, args, err, pad, prefix)
     pad._record_extraction(tokens)
     return ToolResult(True, text, output.data, None, tokens, tool.name, args, output.meta)

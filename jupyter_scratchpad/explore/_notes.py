@@ -6,8 +6,9 @@ import datetime as _dt
 import json
 from typing import Any
 
+from .._bounded import is_utf8_text
 from ..errors import InvalidArgumentError
-from ..store._jsontext import render_json
+from ..store._jsontext import loads_any_depth, render_json
 from ._base import Output, ToolContext, ToolError, fmt_bytes, suggestion
 from ._text import budget_footer
 
@@ -31,7 +32,35 @@ def _note_text(value: Any) -> str:
         return render_json(value, indent=True)
 
 
+def _json_text_value(value: Any) -> Any:
+    """The object or array a string holds as JSON text, else None.
+
+    One rule for every flavor: OpenAI's strict mode has no open objects, so its spec asks for an
+    object as its JSON text; stored as that string, ``value.Running`` over ``scratch_notes`` was
+    NULL where the same note from an Anthropic agent (an object) gave 10."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if len(text) < 2 or (text[0], text[-1]) not in (("{", "}"), ("[", "]")):
+        return None
+    try:
+        parsed = loads_any_depth(text)
+    except (ValueError, RecursionError):
+        return None
+    return parsed if isinstance(parsed, (dict, list)) else None
+
+
 def scratch_write(ctx: ToolContext, key: str, value: Any, ttl_s: float | None = None) -> Output:
+    parsed = _json_text_value(value)
+    if parsed is not None:
+        if not is_utf8_text(json.dumps(parsed, ensure_ascii=False, default=str)):
+            raise ToolError(
+                "invalid_argument",
+                "'value' is JSON text holding an unpaired surrogate (a \\ud800 escape alone), which is not "
+                "text; send it as valid Unicode (a pair, or the character itself)",
+                argument="value",
+            )
+        value = parsed
     # a model reads a note whole: one that no scratch_read of its could return was accepted, then
     # refused at every read with no way to page it. Refused here, before anything is stored (a
     # note already under `key` stays as it was). A person's note (read as a value) is not.
@@ -49,10 +78,15 @@ def scratch_write(ctx: ToolContext, key: str, value: Any, ttl_s: float | None = 
         entry = ctx.store.put_note(ctx.pad.scope, key, value, ttl_s)
     except InvalidArgumentError as exc:
         raise ToolError("invalid_argument", exc.message) from None
+    held = "" if parsed is None else f"; its JSON text is stored as the {_kind(parsed)} it holds"
     return Output(
-        f"saved note {key!r} ({fmt_bytes(entry.size_bytes)}), expires {_iso(entry.expires_at)}",
+        f"saved note {key!r} ({fmt_bytes(entry.size_bytes)}), expires {_iso(entry.expires_at)}{held}",
         {"key": key, "expires_at": _iso(entry.expires_at)},
     )
+
+
+def _kind(value: Any) -> str:
+    return "object" if isinstance(value, dict) else "array"
 
 
 def scratch_read(ctx: ToolContext, key: str) -> Output:

@@ -24,7 +24,7 @@ from ..store._jsontext import dumps_pretty
 from ._base import Output, ToolContext, ToolError, call_repr, fmt_bytes, grep_errors, suggestion
 from ._paths import key_step
 from ._shape import ItemKeyCounts, Shape
-from ._text import _positive_int, budget_footer
+from ._text import CLIP_CHARS, _positive_int, budget_footer
 
 __all__ = ["precompute_schema", "precompute_streamed_schema", "schema", "wait_for_schema"]
 
@@ -430,8 +430,8 @@ def schema(ctx: ToolContext, handle: str, max_depth: int = 4, path: str | None =
         # (lines longer than the call's limit: a head of one is refused; the bytes are read a window at a time)
         head = call_repr("head", {"handle": entry.key, "lines": fit}) if fit else _read_window(ctx, entry)
         # (a grep shows whole lines: when not even one fits, the byte window alone)
-        errors = grep_errors(entry.key, "")
-        next_steps = [call_repr("grep", errors["arguments"]), head] if fit else [head]
+        errors = _grep_fit(ctx, entry) if fit else None
+        next_steps = [call_repr("grep", errors["arguments"]), head] if errors else [head]
         if entry.format == "jsonl":
             next_steps.insert(0, f'item_schema(handle="{entry.key}", path="$")')
     body = f"{title}\n{text}\nnext: " + "; ".join(next_steps)
@@ -446,6 +446,34 @@ def _section_slice(ctx: ToolContext, entry: Entry, heads: list[dict[str, Any]]) 
     if not fit:
         return _read_window(ctx, entry)
     return call_repr("slice", {"handle": entry.key, "start": start, "end": start + fit - 1}) + " reads a section"
+
+
+GREP_MATCHES = 20  # matches the next: line's grep asks for, at most
+
+
+def _grep_fit(ctx: ToolContext, entry: Entry) -> Any:
+    """``grep_errors``'s search sized to the call's limit, as the head beside it is: the largest
+    context (3, 1, then 0) at which 20 matches fit, else fewer matches with no context; None when
+    not even one fits. Sized from the longest line (as grep clips it) at a token per byte, a
+    bound no text passes, so the call named runs as it is: 20 matches with 3 lines of context
+    over a log of 400-byte lines was 37,000 tokens, refused at every call."""
+    call = grep_errors(entry.key, "")
+    args = dict(call["arguments"])
+    longest = int(getattr(ctx.reader(entry), "longest_line", 0) or 0)
+    # (a line as grep shows it, at most CLIP_CHARS characters with its clip marks; its number, a
+    # '>' mark and a newline; the '--' between windows)
+    shown = min(longest, 4 * CLIP_CHARS) + (60 if longest > CLIP_CHARS else 0) + 12
+    factor = float(getattr(ctx.pad.tokenizer.rule, "factor", 1.0) or 1.0)
+    room = int((ctx.limit_tokens - 60) * 0.8)
+    for context in (3, 1):
+        if GREP_MATCHES * ((2 * context + 1) * shown + 3) * factor <= room:
+            if context != 3:
+                args["context"] = context
+            return suggestion("grep", "", **args)
+    matches = min(GREP_MATCHES, int(room / ((shown + 3) * factor)))
+    if matches < 1:
+        return None
+    return suggestion("grep", "", **{**args, "context": 0, "max_matches": matches})
 
 
 def _lines_fit(ctx: ToolContext, entry: Entry, most: int = 50, start: int = 1) -> int:

@@ -196,6 +196,27 @@ def _compile(pattern: str, ignore_case: bool) -> tuple[Any, str | None]:
         )
 
 
+def _bounded_needle(needle: str, name: str) -> None:
+    """grep's pattern and read_handle's match: at most ``MAX_PATTERN_BYTES`` (a 1 MB needle was
+    echoed back, or refused as a 125,000-token answer with calls that had nothing to do with it)."""
+    if len(needle) > MAX_PATTERN_BYTES or len(needle.encode("utf-8", "surrogatepass")) > MAX_PATTERN_BYTES:
+        raise ToolError(
+            "invalid_argument",
+            f"'{name}' is longer than {MAX_PATTERN_BYTES} bytes; search for a distinctive part of it",
+            argument=name,
+        )
+
+
+SHOWN_NEEDLE_CHARS = 80  # of a match echoed in read_handle's text
+
+
+def _shown_needle(needle: str) -> str:
+    """``needle`` as read_handle's text echoes it: its first characters and its length."""
+    if len(needle) <= SHOWN_NEEDLE_CHARS:
+        return repr(needle)
+    return f"{needle[:SHOWN_NEEDLE_CHARS]!r}… ({len(needle):,} characters)"
+
+
 def _clip(line: str, at: int | None = None) -> str:
     if len(line) <= CLIP_CHARS:
         return line
@@ -377,12 +398,7 @@ def grep(
     entry = ctx.entry(handle)
     if not isinstance(pattern, str) or not pattern:
         raise ToolError("invalid_argument", "'pattern' must be a non-empty string (a regex)", argument="pattern")
-    if len(pattern.encode("utf-8", "surrogatepass")) > MAX_PATTERN_BYTES:
-        raise ToolError(
-            "invalid_argument",
-            f"'pattern' is longer than {MAX_PATTERN_BYTES} bytes; search for a distinctive part of it",
-            argument="pattern",
-        )
+    _bounded_needle(pattern, "pattern")
     context = _positive_int(context, "context", minimum=0)
     if context > 50:
         raise ToolError("invalid_argument", "'context' must be at most 50 lines", argument="context")
@@ -616,6 +632,7 @@ def read_handle(
 def _read_matches(ctx: ToolContext, entry: Entry, reader: BodyReader, match: str, window: int, size: int) -> Output:
     if not isinstance(match, str) or not match:
         raise ToolError("invalid_argument", "'match' must be a non-empty string", argument="match")
+    _bounded_needle(match, "match")
     needle = match.encode("utf-8", "surrogatepass")
     spans: list[list[int]] = []
     found = 0
@@ -644,7 +661,7 @@ def _read_matches(ctx: ToolContext, entry: Entry, reader: BodyReader, match: str
                 pos = mm.find(needle, pos + 1)
     if not spans:
         return Output(
-            f"No occurrence of {match!r} in the {size:,} bytes of {entry.key}.",
+            f"No occurrence of {_shown_needle(match)} in the {size:,} bytes of {entry.key}.",
             {"handle": entry.key, "match": match, "windows": [], "occurrences": 0},
             budget_footer("0 occurrences"),
         )
@@ -656,7 +673,7 @@ def _read_matches(ctx: ToolContext, entry: Entry, reader: BodyReader, match: str
         blocks.append(f"--- bytes {lo:,}-{hi:,} ---\n{text}")
         windows.append({"start": lo, "end": hi, "text": text, "valid_utf8": valid})
     more = "+" if found > 10_000 else ""
-    summary = f"{len(spans)} windows around {found:,}{more} occurrences of {match!r} · {size:,} bytes"
+    summary = f"{len(spans)} windows around {found:,}{more} occurrences of {_shown_needle(match)} · {size:,} bytes"
     return Output(
         "\n".join(blocks),
         {"handle": entry.key, "match": match, "windows": windows, "occurrences": found},

@@ -370,7 +370,9 @@ def test_with_little_budget_left_suggestions_fit_it_and_with_none_the_budget_is_
         assert dry.ok
         assert answer + 48 <= left, (s, answer, left)
     _spend(pad, log_handle, 0)
-    spent = pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {log_handle}"})
+    small = pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {log_handle}"})
+    assert small.ok and small.data == [{"n": 5000}]  # no longer than the refusal: shown instead
+    spent = pad.call_tool("sql", {"query": f"SELECT * FROM {log_handle} LIMIT 50"})
     assert spent.error is not None and spent.error["error"] == "budget_exhausted"
     assert spent.error["remaining_budget_tokens"] == 0 and spent.error["suggestions"] == []
     assert "scratch_write" in spent.error["message"] and spent.tokens < 200
