@@ -186,12 +186,12 @@ class Scratchpad:
         ``force`` spills whatever the policy says; ``handle`` names the entry (a valid handle);
         ``text`` is the result's text when the caller has already serialised it.
 
-        Raises only for a malformed ``handle``, ``ttl_s``, ``tool`` or ``metadata`` argument (checked
-        before anything else). Whatever the result holds, it never raises, and it fails closed: when a spill the
-        policy decided on fails (disk full, a closed store, anything), ``content`` is a short
-        pointer (at most ``POINTER_MAX_BYTES``: tool, size, the reason, a few first and last
-        lines), never the output itself; the failure is logged at ERROR level with its traceback
-        and set on ``failure``.
+        Raises only for a malformed ``handle``, ``ttl_s``, ``tool``, ``result_class`` or ``metadata``
+        argument (checked before anything else). Whatever the result holds, it never raises, and it
+        fails closed: when a spill the policy decided on fails (disk full, a closed store,
+        anything), ``content`` is a short pointer (at most ``POINTER_MAX_BYTES``: tool, size, the
+        reason, a few first and last lines), never the output itself; the failure is logged at
+        ERROR level with its traceback and set on ``failure``.
         """
         if handle is not None:  # the caller's own arguments: a programming error, raised up front
             validate_handle(handle)
@@ -204,10 +204,8 @@ class Scratchpad:
                 f"tool must be the tool's name (a string), got {type(tool).__name__}; "
                 "pass the output first: intercept(result, tool='name')"
             )
-        if metadata is not None and not isinstance(metadata, Mapping):  # (withheld as "too large", a 12-byte output)
-            raise InvalidArgumentError(
-                f"metadata must be a mapping (the result's out-of-band fields), got {type(metadata).__name__}"
-            )
+        # (a typo in result_class let a flood through; metadata=5 withheld a 12-byte output as "too large")
+        result_class = self.policy.check_call(result_class, metadata)
         decision: SpillDecision | None = None
         try:
             if text is None:
@@ -267,7 +265,7 @@ class Scratchpad:
             "spilling the output of %s failed; it was withheld from the context: %s", tool[:200], reason, exc_info=exc
         )
         decision = decision or SpillDecision(True, "failed", detail="the spill decision itself failed")
-        content = withheld_pointer(text, tool, decision, reason)
+        content = withheld_pointer(text, tool, decision, reason, error=exc)
         return InterceptResult(False, content, None, decision, failure=reason)
 
     def spill(

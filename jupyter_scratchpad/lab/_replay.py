@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..errors import InvalidArgumentError
 from ..spill import SpillDecision, SpillPolicy, bound_error_text
 from ..store import as_text
 from ._measure import Measurer, content_key
@@ -99,7 +100,10 @@ def decide_with_count(policy: SpillPolicy, call: TraceCall, size_bytes: int, tok
     ``tokens_saved``, and the stub quotes it), and the early exit would add a partial count per
     spilled result and policy. ``tests/lab`` checks this equals ``explain`` for every rule.
     """
-    pre = policy.explain("", text="", **_explain_args(call, model))
+    try:
+        pre = policy.explain("", text="", **_explain_args(call, model))
+    except InvalidArgumentError as exc:  # a trace line's unknown result_class: never spilled, and why
+        return SpillDecision(False, "result_class", detail=exc.message)
     if pre.rule not in SIZE_RULES:
         return pre
     threshold, pattern = pre.threshold, pre.pattern

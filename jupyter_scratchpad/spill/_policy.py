@@ -7,7 +7,10 @@ Decision order (the first rule that applies wins):
 2. ``metadata`` (the argument, not a key inside the result) carries out-of-band keys such as
    ``artifact_id``: never spilled, a stub would strip that meaning.
 3. internal verbs (progress, tool search, memory and scratch verbs, our own tools): never.
-4. ``result_class`` outside the spill classes: never.
+4. ``result_class`` outside the spill classes: never. Compared without regard to case
+   (``"QUERY"`` is ``query``); None skips the rule; a class that is neither a spill class nor one
+   of ``KNOWN_RESULT_CLASSES`` (``query``, ``workspace``, ``browser``, ``effect``) is refused with
+   an ``InvalidArgumentError`` (a typo there let a flood through, decided "never").
 5. an opt-in policy (read from Aura's TOML) and no pattern of the tool's server matches it: never
    (``no_pattern_for_server``).
 6. tokens >= the tool's threshold (inclusive), or bytes >= ``min_bytes`` when set: spill.
@@ -15,6 +18,7 @@ Decision order (the first rule that applies wins):
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -31,6 +35,7 @@ __all__ = [
     "DEFAULT_MIN_TOKENS",
     "DEFAULT_OOB_METADATA_KEYS",
     "DEFAULT_SPILL_CLASSES",
+    "KNOWN_RESULT_CLASSES",
     "SpillDecision",
     "SpillPolicy",
     "bound_error_text",
@@ -40,6 +45,9 @@ __all__ = [
 DEFAULT_MIN_TOKENS = 5_120
 ERROR_MAX_BYTES = 8 * 1024
 DEFAULT_SPILL_CLASSES = frozenset({"query", "workspace", "browser"})
+# Aura's result classes: the three that spill by default, and the effects of a tool (never spilled).
+# A policy's own spill_classes are known too.
+KNOWN_RESULT_CLASSES = DEFAULT_SPILL_CLASSES | {"effect"}
 DEFAULT_OOB_METADATA_KEYS = frozenset({"artifact_id", "mutation_complete", "memory_entry_id", "persisted"})
 # Our own tool set: reading a spill back must never spill again.
 OWN_TOOLS = frozenset(
@@ -166,6 +174,7 @@ class SpillPolicy:
     max_extraction_tokens: int = 10_000
     turn_depth_bonus: int = 6
     _compiled: tuple[tuple[str | None, str, int], ...] = field(default=(), init=False, repr=False, compare=False)
+    _classes: frozenset[str] = field(default=frozenset(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         _check_threshold(self.min_tokens, "min_tokens")
@@ -190,6 +199,9 @@ class SpillPolicy:
                 compiled.append((server, str(glob), _check_threshold(threshold, f"{server}/{glob!r}")))
         for name in ("spill_classes", "oob_metadata_keys", "internal_tools"):
             object.__setattr__(self, name, frozenset(getattr(self, name)))
+        if not all(isinstance(c, str) for c in self.spill_classes):
+            raise InvalidArgumentError(f"spill_classes must be strings, not {sorted(map(repr, self.spill_classes))}")
+        object.__setattr__(self, "_classes", frozenset(c.casefold() for c in self.spill_classes))
         object.__setattr__(self, "patterns", patterns)
         object.__setattr__(self, "server_patterns", servers)
         object.__setattr__(self, "_compiled", tuple(compiled))
@@ -236,9 +248,13 @@ class SpillPolicy:
     ) -> SpillDecision:
         """Decide whether ``result`` spills, and say why. Counts only as far as needed.
 
+        Raises ``InvalidArgumentError`` for an unknown ``result_class`` or ``metadata`` that is not
+        a mapping (``check_call``), whatever the rule that would decide.
+
         ``tokens``: the exact count of the result's text when the caller already has it (a replay
         that decides many policies from one count); nothing is tokenized then.
         """
+        result_class = self.check_call(result_class, metadata)  # (a typo is refused, whatever the rule)
         if text is None:
             text = as_text(result)
         if not self.enabled:
@@ -253,7 +269,7 @@ class SpillPolicy:
                 return SpillDecision(False, "oob_metadata", detail=f"metadata carries {', '.join(keys)}")
         if self.is_internal(tool, server):
             return SpillDecision(False, "internal_tool", detail=f"{tool!r} is an internal verb")
-        if result_class is not None and result_class not in self.spill_classes:
+        if result_class is not None and result_class not in self._classes:
             return SpillDecision(
                 False,
                 "result_class",
@@ -298,6 +314,34 @@ class SpillPolicy:
         return SpillDecision(
             False, "below_threshold", tokens, True, threshold, size, pattern, f"{tokens} tokens < {threshold}"
         )
+
+    def check_call(self, result_class: object, metadata: object = None) -> str | None:
+        """The call arguments ``explain`` reads, checked: ``result_class`` in lower case (None
+        stays None, the rule skipped), ``metadata`` a mapping or None. Raises
+        ``InvalidArgumentError`` naming the known classes for a class that is neither one of this
+        policy's ``spill_classes`` nor of ``KNOWN_RESULT_CLASSES``, and for metadata of another type.
+        """
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise InvalidArgumentError(
+                f"metadata must be a mapping of the call's out-of-band keys (or None), not {type(metadata).__name__}"
+            )
+        if result_class is None:
+            return None
+        known = sorted(KNOWN_RESULT_CLASSES | self._classes)
+        if not isinstance(result_class, str):
+            raise InvalidArgumentError(
+                f"result_class must be one of {', '.join(known)} or None, not {type(result_class).__name__} "
+                f"{result_class!r:.40}"
+            )
+        folded = result_class.casefold()
+        if folded not in self._classes and folded not in KNOWN_RESULT_CLASSES:
+            close = difflib.get_close_matches(folded, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise InvalidArgumentError(
+                f"unknown result_class {result_class!r:.60}{hint}; the known classes are {', '.join(known)} "
+                "(None skips the class rule)"
+            )
+        return folded
 
     def with_(self, **changes: Any) -> SpillPolicy:
         """A copy with some fields changed (``policy.with_(min_tokens=1000)``)."""

@@ -16,7 +16,9 @@ Read with Aura's meaning: opt-in per server (a tool no pattern matches is not in
 ``[agent.scratchpad]``, which Aura's deserializer ignores: ``opt_in = false`` (every tool has a
 threshold), ``min_tokens`` (our default threshold), ``min_bytes``, ``spill_classes``,
 ``oob_metadata_keys``, ``internal_tools``, ``error_max_bytes`` and the
-``[agent.scratchpad.patterns]`` table.
+``[agent.scratchpad.patterns]`` table. Any other key of ``[agent.scratchpad]`` is a typo
+(``enable``, ``min_token``, ``[agent.scratchpad.pattern]``): an ``InvalidArgumentError`` naming it
+and the known key it is closest to, never a silent default.
 """
 
 from __future__ import annotations
@@ -101,7 +103,26 @@ def _entry_threshold(value: Any, where: str) -> int:
     return threshold
 
 
+def _refuse_unknown_keys(agent: dict[str, Any], where: str) -> None:
+    """A key of ``[agent.scratchpad]`` that is neither Aura's nor ours is a typo (``enable = true``
+    left the scratchpad off, ``min_token`` the default threshold): refused, naming the key and the
+    known key it is closest to."""
+    unknown = sorted(str(k) for k in agent if k not in _AGENT_KEYS)
+    if not unknown:
+        return
+    key = unknown[0]
+    close = difflib.get_close_matches(key, sorted(_AGENT_KEYS), n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    more = f" (and {', '.join(repr(k) for k in unknown[1:])})" if len(unknown) > 1 else ""
+    raise InvalidArgumentError(
+        f"{where}: unknown key {key!r} in [agent.scratchpad]{hint}{more}; the keys are "
+        f"{', '.join(sorted(_AGENT_KEYS))}",
+        key=key,
+    )
+
+
 def _agent_kwargs(agent: dict[str, Any], where: str) -> dict[str, Any]:
+    _refuse_unknown_keys(agent, where)
     kwargs: dict[str, Any] = {}
     for name, kind in _SCALARS:
         if name not in agent:

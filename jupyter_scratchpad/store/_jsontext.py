@@ -15,11 +15,24 @@ documents, and those take the iterative, exact paths written here:
   compactly on one line instead (the raw bytes are kept exactly elsewhere).
 * Values that are not JSON (tuple keys, sets, NaN, cycles, objects) are written as JSON anyway:
   keys and objects as their ``str``, sets and tuples as arrays, NaN and Infinity as ``null`` (as
-  JavaScript's ``JSON.stringify`` and orjson do), a cycle as ``"[circular reference]"``.
+  JavaScript's ``JSON.stringify`` and orjson do), a cycle as ``"[circular reference]"``. An object
+  whose attributes, ``str`` or iteration raise is written as what can be read of it (its ``repr``,
+  else ``"<unprintable TYPE>"``; a container whose iteration fails ends with an
+  ``"[iteration failed: ERROR]"`` item): a writer never raises for a value it is handed.
+* Keys that would collide once written (``3`` and ``"3"``, ``True`` and ``"true"``) never lose a
+  value: a ``str`` key is always written as itself, and a key of another type whose text another
+  key of that object already has is written with its type after it, ``"3 (int)"`` (then
+  ``"3 (int 2)"``, ... should that be taken too).
 * Values that stand for JSON values are written as those (``_natural``): numpy scalars and arrays
   as numbers, booleans and arrays (not ``"1"`` or ``"[1 2 3]"``), dates and times as ISO 8601
-  text, a ``Decimal`` as its exact number, pandas' missing values as ``null``. Duck-typed: the
-  core imports neither numpy nor pandas.
+  text, a ``Decimal`` as its exact number, pandas' missing values as ``null``. A pandas
+  ``DataFrame`` is written as its rows, as the notebook stores one: an array of records (one
+  object per row, its index a first column unless it is the default 0..n-1, a repeated column
+  name made unique as pandas' CSV reader does, ``a``, ``a.1``), NaN and NaT as ``null``,
+  timestamps as ISO 8601 text, never its printed (cut-down) table. A ``Series`` with the default
+  index is the array of its values; with another index, the records of its index and its values
+  (a column named after the Series, or ``value``). Duck-typed: the core imports neither numpy
+  nor pandas (pandas is used only for a value made by it, once it is loaded).
 """
 
 from __future__ import annotations
@@ -29,6 +42,7 @@ import gc
 import json
 import math
 import re
+import sys
 from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
 from json.decoder import scanstring  # type: ignore[attr-defined]
@@ -251,22 +265,44 @@ def _text_of(obj: Any) -> str:
 
 
 _PLAIN_TYPES = frozenset({str, int, float, bool, type(None), dict, list, tuple, ExactNumber})
+_NOT_PANDAS = object()
+
+
+def _attr(value: Any, name: str) -> Any:
+    """``getattr(value, name, None)`` that never raises: an attribute dict's ``__getattr__`` raises
+    ``KeyError``, a lazy proxy's whatever it likes (``getattr`` with a default only swallows
+    ``AttributeError``)."""
+    try:
+        return getattr(value, name, None)
+    except Exception:
+        return None
 
 
 def _natural(value: Any) -> Any:
     """The JSON value a non-JSON Python value stands for (see the module docstring); ``value``
-    itself when it stands for none (then written as its ``str``)."""
+    itself when it stands for none (then written as its ``str``). Never raises."""
     kind = type(value)
     if kind in _PLAIN_TYPES:
         return value
-    dtype = getattr(value, "dtype", None)
-    if dtype is not None and callable(getattr(value, "tolist", None)):  # numpy array or scalar, pandas Series
+    try:
+        return _natural_of(value, kind)
+    except Exception:  # whatever the object does when looked at: written as its text
+        return value
+
+
+def _natural_of(value: Any, kind: type) -> Any:
+    if "pandas" in sys.modules:
+        natural = _from_pandas(value, kind)
+        if natural is not _NOT_PANDAS:
+            return natural
+    dtype = _attr(value, "dtype")
+    if dtype is not None and callable(tolist := _attr(value, "tolist")):  # numpy array or scalar
         try:
-            if getattr(dtype, "kind", "") in ("M", "m"):  # datetime64/timedelta64: tolist() gives int nanoseconds
-                if getattr(value, "ndim", 0) == 0:
+            if _attr(dtype, "kind") in ("M", "m"):  # datetime64/timedelta64: tolist() gives int nanoseconds
+                if (_attr(value, "ndim") or 0) == 0:
                     return None if value != value else str(value)
                 return [_natural(v) for v in value]
-            return value.tolist()
+            return tolist()
         except Exception:
             return value
     if kind.__name__ in ("NAType", "NaTType"):  # pandas.NA, pandas.NaT
@@ -279,6 +315,90 @@ def _natural(value: Any) -> Any:
         text = str(value)
         return ExactNumber(text) if _NUMBER.fullmatch(text) else value
     return value
+
+
+# -- pandas (only for a value pandas made: the core never imports it) --------------------------
+
+
+def _from_pandas(value: Any, kind: type) -> Any:
+    """A DataFrame as its records, a Series as its values or records, a Timedelta as ISO 8601;
+    ``_NOT_PANDAS`` for anything else."""
+    pd: Any = sys.modules.get("pandas")
+    frame_type, series_type = _attr(pd, "DataFrame"), _attr(pd, "Series")
+    if isinstance(frame_type, type) and isinstance(value, frame_type):
+        return _frame_or_text(value, pd, "DataFrame")
+    if isinstance(series_type, type) and isinstance(value, series_type):
+        if _default_index(_attr(value, "index"), pd):
+            return _frame_or_text(value, pd, "Series", as_list=True)
+        return _frame_or_text(value, pd, "Series")
+    if kind.__name__ == "Timedelta" and kind.__module__.startswith("pandas"):
+        return None if value != value else value.isoformat()  # (as DataFrame.to_json writes it)
+    return _NOT_PANDAS
+
+
+def _default_index(index: Any, pd: Any) -> bool:
+    """The index pandas gives a frame that was not given one (0..n-1, unnamed): not a column."""
+    return isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1 and index.name is None
+
+
+def _frame_or_text(value: Any, pd: Any, what: str, as_list: bool = False) -> Any:
+    try:
+        if as_list:
+            return value.tolist()
+        if what == "Series":
+            value = value.to_frame(name=value.name if value.name is not None else "value")
+        return _frame_records(value, pd)
+    except Exception as exc:  # never the printed table as if it were the data
+        return (
+            f"{_text_of(value)}\n[only the printed form of this {what} was written: its rows could not "
+            f"be ({type(exc).__name__}: {_text_of(exc)[:200]})]"
+        )
+
+
+def _frame_records(frame: Any, pd: Any) -> list[dict[str, Any]]:
+    """The rows of a DataFrame as JSON records, as the notebook stores one (``orient="records"``):
+    the index first (as ``reset_index`` names it) unless it is the default, column names unique."""
+    labels: list[Any] = []
+    columns: list[list[Any]] = []
+    index = frame.index
+    if not _default_index(index, pd):
+        if isinstance(index, pd.MultiIndex):
+            labels += [n if n is not None else f"level_{i}" for i, n in enumerate(index.names)]
+            columns += [index.get_level_values(i).tolist() for i in range(index.nlevels)]
+        else:
+            name = index.name
+            labels.append(name if name is not None else "level_0" if "index" in frame.columns else "index")
+            columns.append(index.tolist())
+    labels += list(frame.columns)
+    for i in range(frame.shape[1]):
+        column = frame.iloc[:, i]
+        values = column.tolist()
+        if column.dtype.kind == "f" and column.hasnans:  # NaN as null here: the C writers then take it
+            values = [None if v != v else v for v in values]
+        columns.append(values)
+    names = _unique_column_names([_key_name(label)[0] for label in labels])
+    if not names:
+        return [{} for _ in range(len(frame))]
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+
+
+def _unique_column_names(names: list[str]) -> list[str]:
+    """A repeated column name made unique as pandas' CSV reader does: ``a``, ``a.1``, ``a.2``."""
+    if len(set(names)) == len(names):
+        return names
+    taken = set(names)
+    seen: set[str] = set()
+    out = []
+    for name in names:
+        if name in seen:
+            n = 1
+            while f"{name}.{n}" in taken:
+                n += 1
+            name = f"{name}.{n}"
+            taken.add(name)
+        seen.add(name)
+        out.append(name)
+    return out
 
 
 def _orjson_default(value: Any) -> Any:
@@ -325,17 +445,58 @@ def _scalar(value: Any) -> str | None:
     if isinstance(value, str):
         return _str_text(str.__str__(value))
     if isinstance(value, (bytes, bytearray, memoryview)):
-        return encode_basestring(bytes(value).decode("utf-8", errors="replace"))
+        try:
+            return encode_basestring(bytes(value).decode("utf-8", errors="replace"))
+        except Exception:  # a released memoryview
+            return encode_basestring(_text_of(value))
     return encode_basestring(_text_of(value))
 
 
-def _key_text(key: Any) -> str:
+def _key_name(key: Any) -> tuple[str, bool]:
+    """``(text, is_str)``: the text a key is written as (a number as JSON writes it, a date as ISO
+    8601, anything else its ``str``) and whether it was a ``str`` (written as itself, always)."""
     if isinstance(key, str):
-        return _str_text(str.__str__(key))
-    if key is None or isinstance(key, (bool, int, float)):
-        inner = _scalar(key) or ""
-        return inner if inner.startswith('"') else encode_basestring(inner)
-    return encode_basestring(_text_of(key))
+        return str.__str__(key), True
+    natural = _natural(key)
+    if natural is None or isinstance(natural, (bool, int, float)):
+        return _scalar(natural) or "", False
+    if isinstance(natural, str):
+        return str.__str__(natural), False
+    return _text_of(key), False
+
+
+def _key_text(key: Any, owner: Any = None, used: set[str] | None = None) -> str:
+    """The JSON text of a key of ``owner`` (a dict); ``used``: the texts its earlier non-``str``
+    keys were written as. A non-``str`` key whose text ``owner`` has as a ``str`` key, or an
+    earlier key was written as, gets its type after it (module docstring)."""
+    text, is_str = _key_name(key)
+    if not is_str and used is not None:
+        if _taken(text, owner, used):
+            base = f"{text} ({type(key).__name__}"
+            text, n = f"{base})", 2
+            while _taken(text, owner, used):
+                text, n = f"{base} {n})", n + 1
+        used.add(text)
+    return _str_text(text)
+
+
+def _taken(text: str, owner: Any, used: set[str]) -> bool:
+    if text in used:
+        return True
+    try:
+        return text in owner
+    except Exception:
+        return False
+
+
+def _open(value: Any) -> tuple[bool, Iterator[Any]] | None:
+    """``(is_dict, iterator)`` of a non-empty container; None for an empty one. Raises when the
+    container cannot be looked into (a subclass whose ``__len__`` or ``items`` raises)."""
+    if not value:
+        return None
+    if isinstance(value, dict):
+        return True, iter(value.items())
+    return False, iter(value)
 
 
 def _iterencode(
@@ -344,7 +505,7 @@ def _iterencode(
     """JSON text of ``value`` in pieces, with an explicit stack (any depth, cycles marked)."""
     item_sep, key_sep = separators
     on_path: set[int] = set()
-    # frame: [iterator, is_dict, ids on the path, pretty, first, converted]
+    # frame: [iterator, is_dict, ids on the path, pretty, first, converted, the dict, key texts used]
     stack: list[list[Any]] = []
     converted = 0  # frames on the stack that _natural made (an array's tolist())
     pending, have = value, True
@@ -360,28 +521,44 @@ def _iterencode(
                 if converted < 64:
                     pending = _natural(pending)
                 text = _scalar(pending)
+            opened: tuple[bool, Iterator[Any]] | None = None
+            if text is None and id(pending) not in on_path:
+                try:
+                    opened = _open(pending)
+                except Exception:  # a container that cannot be looked into: its text
+                    text = encode_basestring(_text_of(pending))
             if text is not None:
                 yield text
             elif id(pending) in on_path:
                 yield CIRCULAR
-            elif not pending:
+            elif opened is None:
                 yield "{}" if isinstance(pending, dict) else "[]"
             else:
-                is_dict = isinstance(pending, dict)
+                is_dict, items = opened
                 pretty = indent is not None and (cut_depth is None or len(stack) < cut_depth)
                 ids = {id(pending), id(original)}
                 on_path.update(ids)
                 made = pending is not original
                 converted += made
                 yield "{" if is_dict else "["
-                items = iter(pending.items()) if is_dict else iter(pending)
-                stack.append([items, is_dict, ids, pretty, True, made])
+                stack.append([items, is_dict, ids, pretty, True, made, pending if is_dict else None, set()])
         if not stack:
             return
         frame = stack[-1]
+        failed: Exception | None = None
         try:
             item = next(frame[0])
         except StopIteration:
+            item = _END
+        except Exception as exc:  # iteration that raises part-way: said in the output, then closed
+            failed, item = exc, _END
+        if failed is not None and frame[1]:
+            item = ("[iteration failed]", type(failed).__name__)
+        elif failed is not None:
+            item = f"[iteration failed: {type(failed).__name__}]"
+        if failed is not None:
+            frame[0] = iter(())
+        if item is _END:
             stack.pop()
             on_path.difference_update(frame[2])
             converted -= frame[5]
@@ -396,12 +573,69 @@ def _iterencode(
         if frame[3]:
             yield "\n" + " " * (indent or 0) * len(stack)
         if frame[1]:
-            key, pending = item
-            yield _key_text(key)
+            try:
+                key, pending = item
+            except Exception as exc:  # an items() that yields something else than pairs
+                key, pending = "[iteration failed]", type(exc).__name__
+                frame[0] = iter(())
+            yield _key_text(key, frame[6], frame[7])
             yield ": " if frame[3] else key_sep
         else:
             pending = item
         have = True
+
+
+_END = object()
+
+
+def _last_resort(value: Any) -> str:
+    """The value as one JSON string of its text (when even the writer above failed)."""
+    return encode_basestring(_text_of(value))
+
+
+def _keys_all_text(value: Any) -> bool:
+    """Whether every key in ``value`` is a ``str``, known fast: orjson refuses any other key (and
+    a few values it cannot write: then ``_keys_collide`` decides)."""
+    try:
+        orjson.dumps(value, default=_orjson_default)
+    except Exception:
+        return False
+    return True
+
+
+_NUMBER_KEYS = frozenset({str, int, float, bool, type(None)})  # keys json and orjson write as we do
+
+
+def _keys_collide(value: Any) -> bool:
+    """Whether a dict in ``value`` has two keys written alike (``3`` and ``"3"``), which the C
+    writers (json, orjson) would both write, as two equal keys. Walks containers only."""
+    try:
+        stack = [value]
+        seen: set[int] = set()
+        while stack:
+            item = stack.pop()
+            if isinstance(item, dict):
+                if id(item) in seen:
+                    continue
+                seen.add(id(item))
+                if not all(type(k) is str for k in item):
+                    names: set[str] = set()
+                    for key in item:
+                        if type(key) not in _NUMBER_KEYS:  # (a date, a tuple: written as we write it)
+                            return True
+                        name = _key_name(key)[0]
+                        if name in names:
+                            return True
+                        names.add(name)
+                stack.extend(item.values())
+            elif isinstance(item, (list, tuple)):
+                if id(item) in seen:
+                    continue
+                seen.add(id(item))
+                stack.extend(item)
+    except Exception:  # (a container that cannot be looked into: the careful writer decides)
+        return True
+    return False
 
 
 def dumps_compact(value: Any) -> str:
@@ -410,10 +644,18 @@ def dumps_compact(value: Any) -> str:
     Never raises: what JSON cannot say is written as described in the module docstring. (For
     values parsed by ``loads``, which may hold ``ExactNumber``, use ``render_json``.)
     """
+    natural = _natural(value)  # (once: a DataFrame's rows are not made again by each C writer)
     try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False)
-    except (ValueError, TypeError, RecursionError):
+        # (json.dumps writes 3 and "3" alike, as two "3": a document where that happens is
+        # written below)
+        if _keys_all_text(natural) or not _keys_collide(natural):
+            return json.dumps(natural, ensure_ascii=False, allow_nan=False, default=_orjson_default)
+    except Exception:
+        pass
+    try:
         return "".join(_iterencode(value, None, None))
+    except Exception:
+        return _last_resort(value)
 
 
 def render_json(value: Any, indent: bool = False) -> str:
@@ -423,10 +665,20 @@ def render_json(value: Any, indent: bool = False) -> str:
     """
     if indent:
         return dumps_pretty(value)[:-1].decode("utf-8", "surrogatepass")
+    natural = _natural(value)
     try:
-        return orjson.dumps(value, default=_orjson_default, option=orjson.OPT_NON_STR_KEYS).decode()
-    except (TypeError, orjson.JSONEncodeError, RecursionError):
+        return orjson.dumps(natural, default=_orjson_default).decode()
+    except Exception:
+        pass
+    try:
+        if not _keys_collide(natural):  # (orjson writes 3 and "3" alike)
+            return orjson.dumps(natural, default=_orjson_default, option=orjson.OPT_NON_STR_KEYS).decode()
+    except Exception:
+        pass
+    try:
         return "".join(_iterencode(value, None, None, (",", ":")))
+    except Exception:
+        return _last_resort(value)
 
 
 def dumps_pretty(value: Any, base_depth: int = 0) -> bytes:
@@ -435,15 +687,25 @@ def dumps_pretty(value: Any, base_depth: int = 0) -> bytes:
     Byte-for-byte what ``orjson`` writes with ``OPT_INDENT_2`` for documents that are not deeper
     than that and hold only JSON values. ``base_depth``: the depth at which ``value`` sits in a
     larger document written in pieces (containers are cut that much sooner; the text itself is
-    not indented).
+    not indented). Never raises.
     """
     cut = max(1, PRETTY_MAX_DEPTH - base_depth)
+    natural = _natural(value)
+    out: bytes | None = None
     try:
-        out = orjson.dumps(value, default=_orjson_default, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
-    except (TypeError, orjson.JSONEncodeError, RecursionError):
-        out = None
+        out = orjson.dumps(natural, default=_orjson_default, option=orjson.OPT_INDENT_2)
+    except Exception:
+        try:
+            if not _keys_collide(natural):  # (orjson writes 3 and "3" alike: such keys take the path below)
+                options = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
+                out = orjson.dumps(natural, default=_orjson_default, option=options)
+        except Exception:
+            out = None
     # a container past the cut, as orjson indents it: where orjson's text and ours would differ
     if out is not None and b"\n" + b" " * (2 * cut + 2) not in out:
         return out + b"\n"
-    text = "".join(_iterencode(value, 2, cut))
+    try:
+        text = "".join(_iterencode(value, 2, cut))
+    except Exception:
+        text = _last_resort(value)
     return text.encode("utf-8", "surrogatepass") + b"\n"

@@ -341,9 +341,7 @@ class ScratchStore:
         ``CLOSE_COUNT_WAIT_S`` for exact token counts still running (a larger count than that
         leaves its lower bound)."""
         with self._lock:
-            if self._closed:
-                return
-            counts = list(self._counts)
+            counts = [] if self._closed else list(self._counts)
         if counts:
             wait(counts, timeout=CLOSE_COUNT_WAIT_S)
         with self._lock:

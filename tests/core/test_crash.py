@@ -166,7 +166,7 @@ def test_a_body_removed_while_it_is_read_says_so_not_damaged(tmp_path: Path) -> 
     # raised it raw, and opening the body called it "damaged … a machine crash"
     import shutil
 
-    from jupyter_scratchpad import NotFoundError
+    from jupyter_scratchpad import NotFoundError, StoreError
 
     store = ScratchStore(tmp_path / "s", sweep_interval_s=None)
     try:
@@ -176,14 +176,19 @@ def test_a_body_removed_while_it_is_read_says_so_not_damaged(tmp_path: Path) -> 
         shutil.rmtree(store.reader(pad.entry(handle)).directory)
         calls = [("grep", {"handle": handle, "pattern": "line 5"}), ("read_handle", {"handle": handle}),
                  ("head", {"handle": handle}), ("slice", {"handle": handle, "start": 10, "end": 12})]
+        # its entry still names it: lost (removed outside the store), the delete offered, never "a crash"
         for tool, args in calls:
             res = pad.call_tool(tool, args)
             assert not res.ok and res.error["error"] == "store_error", (tool, res.text)
-            assert "removed while it was being read" in res.error["message"], (tool, res.text)
-        with pytest.raises(NotFoundError, match="removed while it was being read"):
+            assert "is gone from" in res.error["message"] and "crash" not in res.error["message"], (tool, res.text)
+            assert res.error["suggestions"][0]["tool"] == "scratch_delete"
+        with pytest.raises(StoreError, match="is gone from"):
             pad.get(handle)
-        store._readers.clear()  # a reader not yet open finds no directory: removed, not damaged
-        res = pad.call_tool("head", {"handle": handle})
-        assert "removed while it was being read" in res.error["message"] and "crash" not in res.error["message"]
+        # the race itself: the entry read, then deleted (and its body) by another process
+        stale = pad.entry(handle)
+        store.delete_entry(pad.scope, "handle", handle)
+        store._readers.clear()
+        with pytest.raises(NotFoundError, match="removed while it was being read"):
+            store.reader(stale)
     finally:
         store.close()

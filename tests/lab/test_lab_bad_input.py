@@ -109,3 +109,18 @@ def test_bad_policies() -> None:
         replay([], policy="no-such-policy.toml")
     with pytest.raises(InvalidArgumentError, match="not valid TOML"):
         replay([], policy="[agent.scratchpad\nmin_tokens = 1")
+
+
+def test_a_line_with_an_unknown_result_class_is_decided_never_and_says_why() -> None:
+    # the core now refuses an unknown result_class (a typo let a flood through): a replay of a trace
+    # holding one stopped at that line; it is a row, never spilled, with the reason
+    rows = replay(
+        [
+            {"tool": "a", "result_class": "memory", "result": "x " * 9000},
+            {"tool": "b", "result_class": "QUERY", "result": "y " * 9000},
+        ],
+        SpillPolicy(),
+        progress=False,
+    )
+    assert list(rows["rule"]) == ["result_class", "threshold"], rows[["tool", "rule"]]
+    assert "unknown result_class 'memory'" in rows["detail"][0]

@@ -149,4 +149,6 @@ def test_sql_over_a_text_body_removed_underneath_is_an_error_not_zero_rows(store
     h = pad.spill(LOG, tool="fetch_logs").handle
     shutil.rmtree(Path(pad.store.reader(pad.entry(h)).body_path).parent)
     res = pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {h}"})
-    assert not res.ok and "removed while it was being read" in res.text, res.text
+    # its entry still names it: lost (embedded "is gone from", shared "is not in"), the delete offered
+    assert not res.ok and ("is gone from" in res.text or "is not in" in res.text), res.text
+    assert res.error["suggestions"][0]["tool"] == "scratch_delete"
