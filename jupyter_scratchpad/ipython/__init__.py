@@ -21,7 +21,7 @@ from typing import Any
 
 from ._magics import ScratchMagics
 from ._render import STUB_MIME, stub_bundle
-from ._session import ScratchSession, get_session
+from ._session import ScratchSession, cell_patterns, get_session
 
 __all__ = [
     "STUB_MIME",
@@ -50,8 +50,10 @@ def load_ipython_extension(ipython: Any) -> ScratchSession:
     ipython.register_magics(magics)
     session.start()
     policy = session.pad.policy
+    named = cell_patterns(policy)
     state = (
         f"outputs of {policy.min_tokens:,}+ tokens ({session.pad.model}) are spilled"
+        + ("".join(f", {g} at {t:,}+" for g, t in sorted(named.items())))
         if session.auto_spill
         else "auto-spill off"
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import re
 import shlex
 from collections.abc import Iterable, Sequence
 from typing import Any, NoReturn
@@ -26,21 +27,56 @@ __all__ = [
     "UnbalancedQuote",
     "close_handles",
     "close_match_hint",
+    "comment_at",
     "split_args",
     "split_first",
+    "strip_comment",
     "suggestion_as_magic",
 ]
 
 _QUOTES = ("'", '"')
+_POSITIONAL = re.compile(r"#\d+(?!\w)")  # DuckDB's #1 (the first column), not a comment
+
+
+def comment_at(text: str) -> int | None:
+    """Where a trailing comment starts in ``text``, or None: at a word that starts with an unquoted
+    ``#``, as in a shell (``list   # a DataFrame``). ``#`` inside a word (``a#b``), in quotes
+    (``"#tag"``) or followed by digits alone (DuckDB's positional column ``#1``) is kept; after an
+    unclosed quote nothing is a comment.
+
+    >>> comment_at("list   # a DataFrame")
+    7
+    >>> comment_at('grep H "#tag" a#b'), comment_at("sql SELECT #1 FROM t ORDER BY #2")
+    (None, None)
+    """
+    quote: str | None = None
+    for i, ch in enumerate(text):
+        if quote is not None:
+            if ch == quote:
+                quote = None
+        elif ch in _QUOTES:
+            quote = ch
+        elif ch == "#" and (i == 0 or text[i - 1].isspace()) and not _POSITIONAL.match(text, i):
+            return i
+    return None
+
+
+def strip_comment(text: str) -> str:
+    """``text`` without its trailing ``# comment`` (see ``comment_at``): what every subcommand is
+    given, so each one takes a comment the same way."""
+    at = comment_at(text)
+    return text if at is None else text[:at].rstrip()
 
 
 def split_args(text: str) -> list[str]:
     """Split on whitespace outside quotes; keep backslashes; strip only quotes that wrap a whole word.
-    A word that starts with ``#`` after the first word starts a comment (quote it: ``"#tag"``).
+    A trailing comment (``# ...``, see ``comment_at``) is left out (quote a word that starts with
+    ``#``: ``"#tag"``).
 
     Regexes (``\\d+``) and paths with quoted keys (``a["b.c"]``) survive as typed, while
     ``"two words"`` is one argument.
     """
+    text = strip_comment(text)
     words: list[str] = []
     current: list[str] = []
     quote: str | None = None
@@ -57,8 +93,6 @@ def split_args(text: str) -> list[str]:
                 words.append(_unwrap("".join(current)))
                 current, started = [], False
             continue
-        if ch == "#" and not started and words:  # "# ..." after a word: a comment, as in a shell
-            break
         started = True
         current.append(ch)
         if ch in _QUOTES:

@@ -38,74 +38,123 @@ _LIVE_OPTIONS = (
 REFUSED: dict[tuple[int, str], Any] = {}
 
 
+class _KeptOnError:
+    """A trait whose type error (traitlets' own: "expected an int, not the str 'abc'") also says
+    what stayed in force, as our own refusals do."""
+
+    name: str | None
+
+    def error(self, obj: Any, value: Any, error: Exception | None = None, info: str | None = None) -> Any:
+        try:
+            return super().error(obj, value, error, info)  # type: ignore[misc]  # (it always raises)
+        except TraitError as exc:
+            if error is not None or self.name is None or not isinstance(obj, ScratchMagics):
+                raise
+            raise TraitError(f"{str(exc).rstrip('.')}. Kept: {obj.kept(self.name)}.") from None
+
+
+class _Bool(_KeptOnError, Bool):
+    pass
+
+
+class _Int(_KeptOnError, Int):
+    pass
+
+
+class _Float(_KeptOnError, Float):
+    pass
+
+
+class _Unicode(_KeptOnError, Unicode):
+    pass
+
+
 @magics_class
 class ScratchMagics(Magics):
     """The scratchpad magics; every option is ``%config ScratchMagics.<name>`` or ``c.ScratchMagics``."""
 
-    auto_spill = Bool(
+    auto_spill = _Bool(
         True,
         help="Replace large cell outputs (the last value, display(...) of text/HTML/JSON, "
         "stdout/stderr) with a stub before they reach the front end.",
     ).tag(config=True)
-    spill_threshold = Int(
+    spill_threshold = _Int(
         None,
         allow_none=True,
         help="Spill outputs of at least this many tokens. None: the policy file's min_tokens, else 5,120.",
     ).tag(config=True)
-    spill_bytes = Int(
+    spill_bytes = _Int(
         None,
         allow_none=True,
         help="Also spill outputs of at least this many UTF-8 bytes. "
         "None: the policy file's min_bytes, else no byte rule.",
     ).tag(config=True)
-    policy_file = Unicode(
+    policy_file = _Unicode(
         None,
         allow_none=True,
         help="An Aura TOML spill policy ([agent.scratchpad], "
         "[mcp.servers.<s>.scratchpad]); patterns like cell_*_stdout apply to cell "
         "outputs.",
     ).tag(config=True)
-    model = Unicode("gpt-4o", help="The model whose tokens are counted and whose context window sizes the budget.").tag(
-        config=True
-    )
-    context_window = Int(
+    model = _Unicode(
+        "gpt-4o", help="The model whose tokens are counted and whose context window sizes the budget."
+    ).tag(config=True)
+    context_window = _Int(
         None, allow_none=True, help="Context window in tokens. None: the model's published window."
     ).tag(config=True)
-    max_extraction_tokens = Int(
+    max_extraction_tokens = _Int(
         None, allow_none=True, help="Most tokens one exploration may return. None: the policy's (10,000)."
     ).tag(config=True)
-    preview_lines = Int(20, help="Lines of preview in a stub.").tag(config=True)
-    store_path = Unicode(
+    preview_lines = _Int(20, help="Lines of preview in a stub.").tag(config=True)
+    store_path = _Unicode(
         None,
         allow_none=True,
         help="Directory of the scratch store; kept after the kernel "
         "exits. None: a temporary directory, deleted when the kernel shuts down.",
     ).tag(config=True)
-    store_url = Unicode(
+    store_url = _Unicode(
         None,
         allow_none=True,
         help="A shared store's PostgreSQL catalog (postgresql://…); "
         "kernels, MCP proxies and the CLI pointed at it share runs. None: the embedded store "
         "(store_path). Default: $SCRATCHPAD_STORE_URL.",
     ).tag(config=True)
-    store_bodies = Unicode(
+    store_bodies = _Unicode(
         None,
         allow_none=True,
         help="With store_url: the directory of the shared bodies, "
         "reachable by every process of the store. None: $SCRATCHPAD_BODIES, else "
         "~/.cache/jupyter-scratchpad/shared-bodies/<catalog id> (one machine).",
     ).tag(config=True)
-    ttl_s = Float(
+    ttl_s = _Float(
         3600.0,
         help="Seconds an entry lives before it expires (each entry; extend with the sidebar or Scratchpad.extend).",
     ).tag(config=True)
-    run_id = Unicode("notebook", help="Run id of the notebook's scratchpad.").tag(config=True)
-    agent_id = Unicode("notebook", help="Agent id of the notebook's scratchpad.").tag(config=True)
+    run_id = _Unicode("notebook", help="Run id of the notebook's scratchpad.").tag(config=True)
+    agent_id = _Unicode("notebook", help="Agent id of the notebook's scratchpad.").tag(config=True)
 
     # Set by load_ipython_extension once the session exists (options loaded from the config
     # before that have nothing live to apply to).
     session: ScratchSession | None = None
     _reverting = False  # an option being put back after it could not be applied
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        # option -> the value in force (the last one set and not refused): what a refusal says
+        # stayed (%config validates after setting, so the attribute may hold the refused value)
+        self._in_force: dict[str, Any] = {}
+        super().__init__(shell=shell, **kwargs)
+
+    def kept(self, name: str) -> str:
+        """What stays in force for option ``name`` when a new value is refused."""
+        value = self._in_force[name] if name in self._in_force else self.trait_defaults(name)
+        session = self.session
+        if session is not None and not session.closed:
+            return session.describe(name, value)
+        return f"ScratchMagics.{name} = {value!r}"
+
+    def _refuse(self, name: str, said: str) -> TraitError:
+        """A refusal of a new value of ``name``: what was wrong, and what stayed in force."""
+        return TraitError(f"{said.rstrip('.')}. Kept: {self.kept(name)}.")
 
     # -- validation: a bad value is refused before it is set ---------------------------------
 
@@ -113,15 +162,14 @@ class ScratchMagics(Magics):
     def _positive_or_none(self, proposal: Any) -> Any:
         value = proposal["value"]
         if value is not None and value <= 0:
-            raise TraitError(
-                f"ScratchMagics.{proposal['trait'].name} must be a positive integer or None, not {value!r}"
-            )
+            name = proposal["trait"].name
+            raise self._refuse(name, f"ScratchMagics.{name} must be a positive integer or None, not {value!r}")
         return value
 
     @validate("preview_lines")
     def _non_negative(self, proposal: Any) -> Any:
         if proposal["value"] < 0:
-            raise TraitError(f"ScratchMagics.preview_lines must be >= 0, not {proposal['value']!r}")
+            raise self._refuse("preview_lines", f"ScratchMagics.preview_lines must be >= 0, not {proposal['value']!r}")
         return proposal["value"]
 
     @default("store_url")
@@ -135,15 +183,17 @@ class ScratchMagics(Magics):
             from ..store._pgcatalog import redact_url
 
             shown = redact_url(url) if "://" in url else "a string that is no URL"  # (a password stays out)
-            raise TraitError(f"ScratchMagics.store_url must be a postgresql:// URL or None, not {shown[:60]!r}")
+            said = f"ScratchMagics.store_url must be a postgresql:// URL or None, not {shown[:60]!r}"
+            raise self._refuse("store_url", said)
         return url
 
     @validate("ttl_s")
     def _ttl(self, proposal: Any) -> Any:
         if not 0 < proposal["value"] <= 10 * 365 * 86400:
-            raise TraitError(
-                f"ScratchMagics.ttl_s must be a positive number of seconds (at most ten "
-                f"years), not {proposal['value']!r}"
+            raise self._refuse(
+                "ttl_s",
+                f"ScratchMagics.ttl_s must be a positive number of seconds (at most ten years), "
+                f"not {proposal['value']!r}",
             )
         return proposal["value"]
 
@@ -154,23 +204,26 @@ class ScratchMagics(Magics):
             try:
                 SpillPolicy.from_toml(path)
             except ScratchpadError as exc:
-                raise TraitError(f"ScratchMagics.policy_file: {exc.message}") from None
+                raise self._refuse("policy_file", f"ScratchMagics.policy_file: {exc.message}") from None
             except (AttributeError, TypeError, ValueError) as exc:  # the core misreads some shapes
-                raise TraitError(f"ScratchMagics.policy_file: {path} is not a valid policy: {exc}") from None
+                said = f"ScratchMagics.policy_file: {path} is not a valid policy: {exc}"
+                raise self._refuse("policy_file", said) from None
         return path
 
     @validate("run_id", "agent_id", "model")
     def _non_empty(self, proposal: Any) -> Any:
         if not proposal["value"]:
-            raise TraitError(f"ScratchMagics.{proposal['trait'].name} must not be empty")
+            name = proposal["trait"].name
+            raise self._refuse(name, f"ScratchMagics.{name} must not be empty")
         return proposal["value"]
 
     @observe(*_LIVE_OPTIONS)
     def _option_changed(self, change: Any) -> None:
+        name = change["name"]
+        self._in_force[name] = change["new"]  # (a value put back is in force again)
         session = self.session
         if session is None or session.closed or self._reverting:
             return
-        name = change["name"]
         try:
             session.configure(name)
         except (ScratchpadError, UsageError) as exc:
@@ -182,7 +235,7 @@ class ScratchMagics(Magics):
             reason = exc.message if isinstance(exc, ScratchpadError) else str(exc)
             raise UsageError(
                 f"ScratchMagics.{name} = {change['new']!r} was not applied: {reason.rstrip('.')}. Kept: "
-                f"{session.describe(name)}."
+                f"{self.kept(name)}."
             ) from None
         if name == "model":
             session.warn_unknown_model()

@@ -10,6 +10,7 @@ True
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import logging
 import sys
 import weakref
@@ -19,6 +20,7 @@ from IPython.core.error import UsageError
 
 from .. import ScratchpadError, ScratchStore, SpillPolicy, StoreLockedError
 from ..budget import CONTEXT_WINDOWS, ContextBudget, is_known_model
+from ..spill import glob_matches
 from ._args import close_match_hint
 from ._complete import Completer
 from ._hooks import OutputHooks
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
     from .._pad import Scratchpad
     from ._magics import ScratchMagics
 
-__all__ = ["ScratchSession", "get_session"]
+__all__ = ["ScratchSession", "cell_patterns", "cell_rule", "for_cells", "get_session"]
 
 log = logging.getLogger("jupyter_scratchpad.ipython")
 
@@ -51,8 +53,12 @@ class ScratchSession:
 
     ``store`` (the kernel's ``ScratchStore``), ``pad`` (the notebook's ``Scratchpad``: always read
     it from the session, ``%config ScratchMagics.run_id`` replaces it), ``magics`` (the
-    ``ScratchMagics`` instance holding the configuration) and ``auto_spill``.
+    ``ScratchMagics`` instance holding the configuration), ``policy`` (the spill policy as
+    configured: a policy file's read with Aura's meaning; ``pad.policy`` is the one cell outputs
+    are decided by, see ``for_cells``) and ``auto_spill``.
     """
+
+    policy: SpillPolicy
 
     def __init__(self, shell: Any, magics: ScratchMagics) -> None:
         self.shell = shell
@@ -86,7 +92,8 @@ class ScratchSession:
 
     def _open_pad(self) -> Scratchpad:
         m = self.magics
-        policy = self.build_policy()
+        configured = self.build_policy()
+        policy = for_cells(configured)
         try:
             pad = self.store.scratchpad(
                 run_id=m.run_id,
@@ -102,6 +109,7 @@ class ScratchSession:
         except ScratchpadError as exc:
             raise UsageError(f"jupyter-scratchpad: {exc.message}") from None
         pad.progress_listeners.append(ProgressLine())  # a spill over a second shows a progress line
+        self.policy = configured
         return pad
 
     def start(self) -> None:
@@ -191,10 +199,15 @@ class ScratchSession:
 
     # -- configuration -----------------------------------------------------------------------
 
-    def build_policy(self) -> SpillPolicy:
-        """The policy file's (or the default) policy, with the thresholds set on the magics."""
+    def build_policy(self, base: SpillPolicy | None = None) -> SpillPolicy:
+        """The policy file's (read with Aura's meaning) or the default policy (or ``base``), with
+        the thresholds set on the magics: ``session.policy``, what ``%scratch policy show`` prints
+        and ``replay`` uses. The pad decides cell outputs with ``for_cells`` of it."""
         m = self.magics
-        policy = SpillPolicy.from_toml(m.policy_file) if m.policy_file else SpillPolicy()
+        if base is not None:
+            policy = base
+        else:
+            policy = SpillPolicy.from_toml(m.policy_file) if m.policy_file else SpillPolicy()
         changes: dict[str, Any] = {}
         if m.spill_threshold is not None:
             changes["min_tokens"] = m.spill_threshold
@@ -215,11 +228,14 @@ class ScratchSession:
         elif name == "preview_lines":
             self.pad.preview_lines = int(self.magics.preview_lines)
         else:  # thresholds, policy file, model, window, per-call cap
-            self.pad.policy = self.build_policy()
+            configured = self.build_policy()
+            self.pad.policy = for_cells(configured)
+            self.policy = configured
             self.retarget()
 
-    def describe(self, name: str) -> str:
-        """What is in force for option ``name`` (said when a new value could not be applied)."""
+    def describe(self, name: str, value: Any = ...) -> str:
+        """What is in force for option ``name`` (said when a new value was refused or could not be
+        applied), its value being ``value`` (``...``: the option's current value)."""
         if name in ("store_path", "store_url", "store_bodies") and self.store.shared:
             return f"the shared store {self.store.describe()} (ScratchMagics.store_url)"
         if name in ("store_path", "store_url", "store_bodies"):
@@ -227,7 +243,17 @@ class ScratchSession:
             return f"{kind} at {self.store.path} (ScratchMagics.store_path = {self.magics.store_path!r})"
         if name in ("run_id", "agent_id"):
             return f"run {self.pad.run_id!r} of agent {self.pad.agent_id!r}"
-        return f"ScratchMagics.{name} = {getattr(self.magics, name)!r}"
+        if value is ...:
+            value = getattr(self.magics, name)
+        said = f"ScratchMagics.{name} = {value!r}"
+        pad = self.pad
+        if name in ("spill_threshold", "spill_bytes", "policy_file"):
+            said += f", so cell {cell_rule(pad.policy, pad.model)}"
+        elif name in ("model", "context_window"):
+            said += f" ({pad.model}'s budget: a {pad.budget.context_window:,}-token window)"
+        elif name == "max_extraction_tokens":
+            said += f" (at most {pad.budget.max_extraction_tokens:,} tokens per call)"
+        return said
 
     def warn_unknown_model(self) -> None:
         """Say so on stderr when the model is not one whose window and tokenizer are known."""
@@ -269,6 +295,47 @@ class ScratchSession:
                 turn_depth_bonus=policy.turn_depth_bonus,
             )
         pad.set_model(m.model, m.context_window, m.max_extraction_tokens or policy.max_extraction_tokens)
+
+
+#: Tool names of cell outputs (as the hooks name them), to tell which patterns apply to cells.
+_CELL_TOOLS = (
+    *(f"cell_{n}{kind}" for n in (1, 12, 123, 1234) for kind in ("", "_stdout", "_stderr", "_display")),
+    "background_stdout",
+    "background_stderr",
+)
+
+
+def for_cells(policy: SpillPolicy) -> SpillPolicy:
+    """The policy the notebook's pad applies. A cell output is no MCP server's tool result: a
+    policy file's opt-in (Aura's meaning: only tools that a pattern of their server names are
+    intercepted) would let every cell output that no pattern names through whole, and its
+    ``enabled`` is Aura's switch for its agent (here ``%scratch auto on|off`` is). So every cell
+    output is decided by the thresholds: the patterns that name it, else the default."""
+    if policy.opt_in or not policy.enabled:
+        return dataclasses.replace(policy, opt_in=False, enabled=True)  # (the rest as it was)
+    return policy
+
+
+def cell_patterns(policy: SpillPolicy) -> dict[str, int]:
+    """The patterns of ``policy`` that name cell outputs (``cell_*_stdout``), with their thresholds."""
+    return {
+        glob: threshold
+        for glob, threshold in (policy.patterns or {}).items()
+        if any(glob_matches(glob, tool) for tool in _CELL_TOOLS)
+    }
+
+
+def cell_rule(policy: SpillPolicy, model: str) -> str:
+    """Which cell outputs spill, in words: "outputs of at least 5,120 tokens (gpt-4o) are spilled"
+    (with the byte rule and the patterns that name cells)."""
+    rule = f"outputs of at least {policy.min_tokens:,} tokens ({model})"
+    if policy.min_bytes is not None:
+        rule += f" or {policy.min_bytes:,} bytes"
+    said = f"{rule} are spilled"
+    named = cell_patterns(policy)
+    if named:
+        said += "; by pattern: " + ", ".join(f"{g} at {t:,} tokens" for g, t in sorted(named.items()))
+    return said
 
 
 def _locked_message(exc: StoreLockedError) -> str:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..store._format import as_text
 from ..tools import ToolResult
-from ._render import stub_bundle
+from ._render import STUB_MIME, stub_bundle
 
 if TYPE_CHECKING:
     from ._session import ScratchSession
@@ -110,8 +110,8 @@ class OutputSpiller:
 
     def spill_bundle(self, data: Mapping[str, Any], tool: str, where: str | None = None) -> dict[str, Any] | None:
         """The stub bundle replacing a MIME bundle, or None when it stays as it is."""
-        if not data:
-            return None
+        if not data or STUB_MIME in data:  # (a stub card, as a stream's: stored already; below a
+            return None  # low threshold its own text was stored again as cell_N_display)
         if any(mime not in SPILLABLE_MIMES for mime in data):
             return self._beside_rich(data, tool, where)
         found = self._spill_text(data, tool)

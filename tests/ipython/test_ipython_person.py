@@ -53,14 +53,16 @@ def test_sql_past_the_row_bound_needs_limit_or_all(ip: Any, records: str, monkey
 
 def test_sql_as_agent_is_capped_charged_and_says_so(ip: Any, records: str, session: ScratchSession,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # the model's own result: its text with the footer, charged (it was a DataFrame)
+    from jupyter_scratchpad.tools import ToolResult
+
     used = session.pad.budget.used
-    df = value(ip, f"%scratch sql --as-agent SELECT id FROM {records} ORDER BY id")
-    assert len(df) == 200 and session.pad.budget.used > used
-    out = capsys.readouterr().out
-    assert "cut to the first 200 rows, as the model sees it" in out
+    r = value(ip, f"%scratch sql --as-agent SELECT id FROM {records} ORDER BY id")
+    assert isinstance(r, ToolResult) and len(r.data) == 200 and session.pad.budget.used == used + r.tokens
+    assert "cut to the first 200 rows, as the model sees it" in capsys.readouterr().out
     ip.user_ns["h"] = records
-    df = value(ip, "%scratch sql --as-agent --max-rows 7 SELECT id FROM {{h}} ORDER BY id")
-    assert list(df["id"]) == list(range(7))
+    r = value(ip, "%scratch sql --as-agent --max-rows 7 SELECT id FROM {{h}} ORDER BY id")
+    assert [row["id"] for row in r.data] == list(range(7))
 
 
 def test_sql_array_of_the_pods_and_df_agree(ip: Any, spilled: str) -> None:

@@ -14,7 +14,7 @@ from IPython.core.error import UsageError
 from traitlets import TraitError
 
 from ...errors import ScratchpadError
-from .._args import HelpShown, close_match_hint, split_first
+from .._args import HelpShown, close_match_hint, split_first, strip_comment
 from .._params import NAMESPACE
 from . import (
     cmd_auto,
@@ -128,7 +128,9 @@ def _lookup(name: str) -> Command:
 
 
 def run_line_magic(session: ScratchSession, line: str) -> Any:
-    name, rest = split_first(line)
+    # a trailing "# comment" is left out here, for every subcommand alike (free text too: a note's
+    # value, a query; quote a word that starts with #)
+    name, rest = split_first(strip_comment(line))
     if name in _HELP_WORDS:
         print(overview())
         return None
@@ -137,6 +139,7 @@ def run_line_magic(session: ScratchSession, line: str) -> Any:
 
 def run_cell_magic(session: ScratchSession, line: str, cell: str) -> Any:
     __tracebackhide__ = True  # the user's cell may fail: its traceback shows none of our frames
+    line = strip_comment(line)  # (the magic's line; the cell is as typed)
     name, rest = split_first(line)
     if not name or name.startswith("-"):
         from .._capture import run_capture

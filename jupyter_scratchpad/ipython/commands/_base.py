@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -90,13 +92,30 @@ def call_tool(
         if err.get("error") in ("unknown_handle", "expired_handle") and isinstance(args.get("handle"), str):
             err["message"] = missing_handle(session, args["handle"])  # (the same words in every subcommand)
         raise UsageError(error_line(command, err))
+    if not as_agent:  # (--as-agent: the text exactly as the model is shown it)
+        footer = _footer_flags(command, result.text)
+        if footer != result.text:
+            result = dataclasses.replace(result, text=footer)
     return result
+
+
+def _footer_flags(command: str, text: str) -> str:
+    """A read's footer names the tool's arguments (``(max_matches=2)``, ``next: offset=50``); a
+    notebook user typed the magic's flags: the footer says those (``(--max 2)``, ``next: --offset 50``)."""
+    start = text.rfind("\n") + 1
+    footer = text[start:]
+    if not footer.startswith("--- "):
+        return text
+    for _tool, (sub, _positional, options) in _MAGIC_FORMS.items():
+        if sub != command:
+            continue
+        for name, flag in options.items():
+            footer = re.sub(rf"(?<![\w-]){name}=(?=[\w-])", f"{flag} ", footer)
+    return text[:start] + footer
 
 
 def _handles(session: ScratchSession) -> list[str]:
     return [e["handle"] for e in session.pad.entries("handle")]
-
-
 
 
 def missing_handle(session: ScratchSession, handle: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._args import ScratchArgumentParser
+from .._session import cell_rule
 from ._base import Command
 
 PARSER = ScratchArgumentParser(
@@ -19,11 +20,8 @@ def run(session: Any, text: str, cell: str | None) -> Any:
     args = PARSER.parse(text)
     if args.state is not None:
         session.auto_spill = args.state == "on"
-    policy = session.pad.policy
-    rule = f"outputs of at least {policy.min_tokens:,} tokens ({session.pad.model})"
-    if policy.min_bytes is not None:
-        rule += f" or {policy.min_bytes:,} bytes"
-    print(f"auto-spill is {'on: ' + rule + ' are spilled' if session.auto_spill else 'off'}")
+    rule = cell_rule(session.pad.policy, session.pad.model)  # (what the pad decides cell outputs by)
+    print(f"auto-spill is {'on: ' + rule if session.auto_spill else 'off'}")
 
 
 COMMAND = Command("auto", "auto [on|off]", "automatic spill on or off", run, completes=("on", "off"))

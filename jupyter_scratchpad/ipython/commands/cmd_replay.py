@@ -32,7 +32,7 @@ def run(session: Any, text: str, cell: str | None) -> Any:
             f"%scratch replay needs the policy lab: pip install 'jupyter-scratchpad[lab]' ({exc})"
         ) from None
     try:
-        policy = SpillPolicy.from_toml(args.policy) if args.policy else session.pad.policy
+        policy = SpillPolicy.from_toml(args.policy) if args.policy else session.policy  # (as configured)
         frame = replay(args.trace, policy, model=args.model or session.pad.model)
     except (ScratchpadError, OSError, ValueError) as exc:
         raise UsageError(f"%scratch replay: {getattr(exc, 'message', None) or exc}") from None

@@ -22,12 +22,14 @@ handle is a relation named by its handle (an object is one row, an array of obje
 object), and each array of records inside a document is a relation of its own: h.items is one row
 per element of $.items, h.data__results of $.data.results (nested values are structs: dot access).
 A text handle is (line_no, line), and scratch_notes holds your notes. The rest of the line is the
-query, exactly as typed.
+query, exactly as typed, but for a trailing # comment (DuckDB's #1, a column number, stays; -- too).
 
 Returns every row as a pandas DataFrame, read as you: nothing is charged to the agent's budget.
   --limit N     keep the first N rows (says so when there were more)
   --all         no bound; without it a result of more than {SQL_DF_MAX_ROWS:,} rows is refused
-  --as-agent    run it as the model's `sql` tool: its row cap (--max-rows, default 200), charged
+  --as-agent    run it as the model's `sql` tool: its row cap (--max-rows, default 200), charged;
+                returns the tool's result, shown exactly as the model sees it (its text and
+                footer; .data holds the rows), not a DataFrame
 Python values: :name is bound as a DuckDB parameter (a value, never pasted text), and {{{{name}}}}
 is replaced by the variable's text (a relation name):
   %scratch sql SELECT * FROM {{{{h}}}} WHERE restarts > :at_least
@@ -75,17 +77,19 @@ def _note(text: str) -> None:
     print(f"%scratch sql: {text}")
 
 
-def _as_agent(session: Any, pd: Any, options: _Options) -> Any:
+def _as_agent(session: Any, options: _Options) -> Any:
+    """The model's own ``sql`` call: its ``ToolResult``, shown as the model is shown it (the text
+    and its footer), charged; ``.data`` holds the rows."""
     if options.limit is not None or options.all_rows:
         raise UsageError("%scratch sql: --limit and --all are for reading as you; --as-agent takes --max-rows")
     result = call_tool(session, "sql", "sql", {"query": options.query, "max_rows": options.max_rows}, True)
-    frame = pd.DataFrame(list(result.data or []), columns=result.meta.get("columns") or None)
     if result.meta.get("truncated"):
+        rows = result.meta.get("rows", len(result.data or []))
         _note(
-            f"cut to the first {len(frame):,} rows, as the model sees it ({result.tokens:,} tokens charged); "
-            "without --as-agent you get every row"
+            f"cut to the first {rows:,} rows, as the model sees it ({result.tokens:,} tokens charged); "
+            "without --as-agent you get every row as a DataFrame"
         )
-    return frame
+    return result
 
 
 _SINGLE_BRACES = re.compile(r"(?<!\{)\{([A-Za-z_]\w*)\}(?!\})")
@@ -125,13 +129,13 @@ def run(session: Any, text: str, cell: str | None) -> Any:
         raise UsageError("%scratch sql: give a query, e.g. %scratch sql SELECT count(*) FROM <handle>")
     query, params = bind_sql(options.query, NAMESPACE.get(), "sql")
     options.query = query
-    pd = need_pandas("sql")
     if options.as_agent:
         if params:
             raise UsageError(
                 "%scratch sql: a model's query has no parameters; write the values in the query to run it --as-agent"
             )
-        return session.mark_own(_as_agent(session, pd, options))
+        return session.mark_own(_as_agent(session, options))
+    need_pandas("sql")
     if options.max_rows is not None and options.limit is None:
         options.limit = options.max_rows  # --max-rows, read as you, is a --limit
     if options.limit is not None and options.all_rows:

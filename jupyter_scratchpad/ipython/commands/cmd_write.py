@@ -14,9 +14,10 @@ from ._base import Command, call_tool
 HELP = """usage: %scratch write [--ttl SECONDS] KEY VALUE
        %%scratch write [--ttl SECONDS] KEY      (the cell is the value)
 
-Save a note under KEY for this notebook's run. VALUE (the rest of the line, as typed) is stored as
-JSON when it parses as JSON (42, [1, 2], {"a": 1}, "quoted"), else as the text. A VALUE that is
-exactly {{name}} stores the notebook variable itself (any JSON-able value).
+Save a note under KEY for this notebook's run. VALUE (the rest of the line, as typed, but for a
+trailing # comment: quote a word that starts with #) is stored as JSON when it parses as JSON (42,
+[1, 2], {"a": 1}, "quoted"), else as the text. A VALUE that is exactly {{name}} stores the notebook
+variable itself (any JSON-able value).
 
 example: %scratch write failing_pods ["pod-3", "pod-9"]
          %scratch write failing_pods {{failing}}
