@@ -673,7 +673,9 @@ def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str]
         # (no SQL among them: it would wait for the same load)
         sugg = [*(s for x in loading[:2] for s in _instead_of_sql(ctx, str(x["name"]))), _describe_suggestion()]
     if unreadable:
-        message += f" ({', '.join(unreadable)}: DuckDB cannot read this handle; use the JSON and text tools on it)"
+        short = any(why.startswith("memory:") for why in (reply.get("unreadable_why") or {}).values())
+        cause = "DuckDB ran out of its memory reading this handle" if short else "DuckDB cannot read this handle"
+        message += f" ({', '.join(unreadable)}: {cause}; use the JSON and text tools on it)"
         sugg = [*(s for handle in unreadable[:2] for s in _instead_of_sql(ctx, handle)), *sugg]
     if kind == "sql_error":
         _raise_if_expired(ctx, query, message)

@@ -261,6 +261,7 @@ def _embedded_views(conn: Any, rel: dict[str, Any], path: str) -> None:
 # ``item`` (v2 pinned the name DuckDB 2 gave the second key, ``ID_1``, and read NULL in every row).
 # An older file is left alone (removed with its body) and a v3 one built.
 TABLES_FILE = "tables-v3.duckdb"
+OOM_MARK_S = 600.0  # how long a handle DuckDB had no memory to read is left out of queries
 _DOC = '"whole-doc"'  # the document's rows (internal names hold a "-": a relation's is an identifier)
 TABLES_RETRY_S = 30.0  # after a failed build the views over read_json answer; the build is retried later
 TABLES_RETRY_MAX_S = 3600.0
@@ -269,6 +270,49 @@ _clock = time.monotonic
 
 def _tables_path(rel: dict[str, Any]) -> Path:
     return Path(rel["body_path"]).parent / TABLES_FILE
+
+
+def _unreadable_path(rel: dict[str, Any]) -> Path:
+    import duckdb
+
+    # (a body never changes; another DuckDB may read it: the mark names the version that could not)
+    return Path(rel["body_path"]).parent / f"sql-unreadable-{duckdb.__version__}"
+
+
+def _known_unreadable(rel: dict[str, Any]) -> bool:
+    """Whether an earlier query found that this DuckDB cannot read the handle (its mark beside the
+    body): a query naming it then skips the tables and the views that failed (~10 s for an
+    object of 200,000 keys, on every query). A mark for want of memory holds ``OOM_MARK_S``."""
+    path = _unreadable_path(rel)
+    try:
+        said = path.read_text(encoding="utf-8", errors="replace")
+        if said.startswith("memory:") and time.time() - path.stat().st_mtime > OOM_MARK_S:
+            return False  # (another moment, a fresh worker, may read it)
+    except OSError:
+        return False
+    return True
+
+
+def unreadable_reason(rel: dict[str, Any]) -> str:
+    """What the mark of an unreadable handle says ('memory: …' for want of memory), or ''."""
+    try:
+        return _unreadable_path(rel).read_text(encoding="utf-8", errors="replace").strip()
+    except (OSError, KeyError, TypeError):
+        return ""
+
+
+def _mark_unreadable(rel: dict[str, Any], exc: BaseException) -> None:
+    """Mark the handle unreadable: for good when DuckDB's error is about the data itself, for
+    ``OOM_MARK_S`` when it ran out of memory (a handle this wide always does, but a worker short of
+    address space once failed a readable 57 MB handle with bad_alloc); never for an interrupt."""
+    import duckdb
+
+    said = " ".join(str(exc).split())
+    if isinstance(exc, (duckdb.InterruptException, duckdb.IOException)) or "interrupt" in said.lower():
+        return
+    memory = isinstance(exc, duckdb.OutOfMemoryException) or "bad_alloc" in said or "bad allocation" in said
+    with contextlib.suppress(OSError):  # (a read-only bodies directory: found again next time)
+        _unreadable_path(rel).write_text(("memory: " if memory else "") + said[:500] + "\n", encoding="utf-8")
 
 
 def _copy_pieces(src: str, dst: Path, pieces: list[bytes | tuple[int, int]]) -> None:
@@ -684,7 +728,9 @@ def build_views(
     fresh: list[str] = []
     loading: list[dict[str, Any]] = []
     for n, rel in enumerate(relations):
-        if rel["format"] in ("json", "jsonl"):
+        if rel["format"] in ("json", "jsonl") and _known_unreadable(rel):
+            tables = None  # (found unreadable before: each query spent ~10 s finding it again)
+        elif rel["format"] in ("json", "jsonl"):
             try:
                 tables = _materialise(rel, inferred, fresh, deadline, listeners)
             except TablesLoading as exc:
@@ -701,10 +747,14 @@ def build_views(
                     with contextlib.suppress(duckdb.Error):
                         conn.execute(f"DROP VIEW IF EXISTS {quote_ident(rel['name'])}")
         try:
+            if _known_unreadable(rel):
+                raise OSError("found unreadable by an earlier query")
             path, select = _view(conn, rel, inferred, fresh)
             conn.execute(f"CREATE VIEW {quote_ident(rel['name'])} AS {select}")
-        except (duckdb.Error, OSError):
+        except (duckdb.Error, OSError) as exc:
             failed.append(rel["name"])
+            if rel["format"] in ("json", "jsonl") and isinstance(exc, duckdb.Error):
+                _mark_unreadable(rel, exc)
             if rel["format"] == "json" and rel.get("arrays"):
                 # the document is beyond DuckDB's types (nested thousands deep, say): its arrays of
                 # records can still be rows, read out of the file by pointer

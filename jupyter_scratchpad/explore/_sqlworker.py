@@ -286,7 +286,7 @@ def _execute(
     a job that names the same relations and notes); its value is the handles left unreadable."""
     import duckdb
 
-    from ._sqlviews import TablesLoading, build_views
+    from ._sqlviews import TablesLoading, build_views, unreadable_reason
 
     # a handle's tables are loaded on a thread of this process, waited for until this deadline
     # (leaving the query the rest of the job's time); past it the job answers sql_loading
@@ -304,7 +304,8 @@ def _execute(
                 return {"error": "sql_error", "message": f"could not prepare the relations: {exc}".split("\n")[0]}
         else:
             failed, fresh = prepared, []
-        info = {"unreadable": failed, "inferred_now": fresh}
+        why = {r["name"]: unreadable_reason(r) for r in job["relations"] if r["name"] in failed}
+        info = {"unreadable": failed, "inferred_now": fresh, "unreadable_why": why}
         try:
             cursor = conn.execute(job["query"])
             description = cursor.description

@@ -444,7 +444,7 @@ _NON_ASCII = "'" + "é" * 40 + "' AS pad"
         f"SELECT {_NON_ASCII}, database_name, path FROM duckdb_databases()",
         f"SELECT {_NON_ASCII}, * FROM query('SELECT 42')",
         f"SELECT {_NON_ASCII}, current_setting('temp_directory')",
-        f"SELECT '東京' AS city, sql FROM duckdb_views()",
+        "SELECT '東京' AS city, sql FROM duckdb_views()",
     ],
 )
 def test_a_non_ascii_character_never_hides_a_refused_name(pad: Scratchpad, pods_handle: str, query: str) -> None:
@@ -474,3 +474,27 @@ def test_a_handle_named_after_a_non_ascii_literal_is_found(pad: Scratchpad, pods
     assert res.ok and res.data == [{"city": "Zürich", "n": 3000}], res.text
     res = pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {pods_handle}.items -- é comment ;"})
     assert res.ok and res.data == [{"n": 3000}], res.text
+
+
+def test_a_handle_found_unreadable_is_not_read_again(pad: Scratchpad, store: ScratchStore) -> None:
+    # each query over a handle DuckDB cannot read (an object of 200,000 keys: out of its memory)
+    # spent ~10 s finding it again; the finding is marked beside the body (for want of memory,
+    # for OOM_MARK_S only) and said
+    from jupyter_scratchpad.explore import _sqlviews
+
+    deep = pad.spill('{"a": ' + "[" * 200 + "1" + "]" * 200 + "}", tool="deep").handle
+    assert not pad.call_tool("sql", {"query": f"SELECT * FROM {deep}"}).ok
+    body = store.reader(pad.entry(deep)).directory
+    marks = list(body.glob("sql-unreadable-*"))
+    assert len(marks) == 1 and not marks[0].read_text().startswith("memory:")
+    rel = {"body_path": str(body / "raw")}
+    assert _sqlviews._known_unreadable(rel)
+    marks[0].write_text("memory: Out of Memory Error\n")
+    assert _sqlviews._known_unreadable(rel) and _sqlviews.unreadable_reason(rel).startswith("memory:")
+    old = time.time() - _sqlviews.OOM_MARK_S - 5
+    import os
+
+    os.utime(marks[0], (old, old))
+    assert not _sqlviews._known_unreadable(rel)  # a lack of memory is tried again later
+    res = pad.call_tool("sql", {"query": f"SELECT * FROM {deep}"})
+    assert not res.ok and "cannot read this handle" in res.text
