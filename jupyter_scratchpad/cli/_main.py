@@ -502,6 +502,7 @@ def _with_stub(r: Any, stub: dict[str, Any], pad: Any) -> Any:
 
     from ..spill._stub import render_stub_text
 
+    stub = {**stub, **{k: r.stub[k] for k in ("reused", "source_tool") if k in r.stub}}  # ("already stored")
     return dataclasses.replace(r, stub=stub, content=render_stub_text(stub, pad.tokenizer.count))
 
 
