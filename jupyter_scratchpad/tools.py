@@ -16,6 +16,7 @@ import json
 import logging
 import math
 import re
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -765,12 +766,41 @@ def _coerce(name: str, value: Any, schema: dict[str, Any]) -> Any:
     return value
 
 
+MAX_LIST_PATH_KEYS = 256  # a path sent as a list of keys (a string path has no such bound)
+
+
+def _is_key(k: Any) -> bool:
+    return (isinstance(k, str) and bool(k)) or (isinstance(k, int) and not isinstance(k, bool))
+
+
 def _is_key_list(value: Any) -> bool:
-    return (
-        isinstance(value, list)
-        and 0 < len(value) <= 256
-        and all((isinstance(k, str) and k) or (isinstance(k, int) and not isinstance(k, bool)) for k in value)
-    )
+    return isinstance(value, list) and 0 < len(value) <= MAX_LIST_PATH_KEYS and all(map(_is_key, value))
+
+
+def _list_path_error(tool: _Tool, args: dict[str, Any]) -> ToolError:
+    """Why a ``path`` sent as a list is not read as one (a 1,000-key list was refused as "'path'
+    must be string", while a list is accepted): too many keys, none, or an item that is no key."""
+    from .explore._paths import Step, format_path
+
+    value: list[Any] = args["path"]
+    bad = next(((i, k) for i, k in enumerate(value) if not _is_key(k)), None)
+    sugg: list[dict[str, Any]] = []
+    if not value:
+        message = f"{tool.name}: 'path' given as a list names no key; the root is \"$\""
+        sugg.append(suggestion(tool.name, "the root", **{**args, "path": "$"}))
+    elif bad is not None:
+        message = (
+            f"{tool.name}: 'path' given as a list holds keys (non-empty strings) and indexes (integers); "
+            f"item {bad[0]:,} is {json.dumps(bad[1], ensure_ascii=False, default=str)[:60]}"
+        )
+    else:
+        message = (
+            f"{tool.name}: 'path' given as a list takes at most {MAX_LIST_PATH_KEYS} keys, and this one has "
+            f'{len(value):,}; send it as one string ("$.items[0].name"), which takes any number'
+        )
+        path = format_path([Step(k) if isinstance(k, int) else Step(k, True) for k in value])
+        sugg.append(suggestion(tool.name, "the same path, as a string", **{**args, "path": path}))
+    return ToolError("invalid_argument", message, sugg, argument="path")
 
 
 def _int_arg(value: Any) -> int | None:
@@ -869,6 +899,8 @@ def _normalise_args(tool: _Tool, arguments: Any) -> dict[str, Any]:
             )
     for name, value in list(args.items()):
         args[name] = _coerce(name, value, tool.properties[name])
+    if isinstance(args.get("path"), list) and tool.properties["path"].get("type") == "string":
+        raise _list_path_error(tool, args)  # (not "'path' must be string": a list of keys is read)
     _validate(tool, args)
     return args
 
@@ -1019,14 +1051,16 @@ def _too_large(
     # a charged call's suggestions fit what is left of the budget too, not only the per-call limit,
     # and what is left once this refusal is charged
     fit = limit if reason == "page" else min(limit, pad.budget.remaining)
-    sugg = _suggest_within(pad, tool, ctx, args, estimated, fit)
+    unchecked: list[dict[str, Any]] = []  # (suggestions the call's time left unchecked)
+    sugg = _suggest_within(pad, tool, ctx, args, estimated, fit, unchecked)
     if sugg and reason != "page":
         # (what the model will read of them: a long key in a suggestion is left out by bound_error)
         said = bound_error({"error": "", "message": "", "suggestions": sugg})
         cost = pad.tokenizer.count(json.dumps(said, ensure_ascii=False, default=str)) + REFUSAL_TOKENS
         if fit > pad.budget.remaining - cost:
             fit = max(0, pad.budget.remaining - cost)
-            sugg = _suggest_within(pad, tool, ctx, args, estimated, fit)
+            unchecked.clear()
+            sugg = _suggest_within(pad, tool, ctx, args, estimated, fit, unchecked)
     if reason != "page" and (fit < MIN_ANSWER_TOKENS or (not sugg and fit < limit)):
         budget = pad.budget
         return {
@@ -1047,9 +1081,10 @@ def _too_large(
     }.get(reason, ("remaining_budget_tokens", f"the {limit:,} tokens left in the context budget"))
     left = f" (about {fit:,} tokens are left in the context budget for the next call)" if fit < limit else ""
     charged = "" if reason == "page" else "; only this short refusal was charged"
+    late = _unchecked_words(unchecked) if unchecked else ""
     return {
         "error": f"{tool.name}_too_large",
-        "message": f"{tool.name} would return about {estimated:,} tokens, over {what}{left}{charged}",
+        "message": f"{tool.name} would return about {estimated:,} tokens, over {what}{left}{charged}{late}",
         "estimated_tokens": estimated,
         key: limit,
         **({"remaining_budget_tokens": fit} if fit < limit and key != "remaining_budget_tokens" else {}),
@@ -1059,7 +1094,13 @@ def _too_large(
 
 
 def _suggest_within(
-    pad: Scratchpad, tool: _Tool, ctx: ToolContext, args: dict[str, Any], estimated: int, fit: int
+    pad: Scratchpad,
+    tool: _Tool,
+    ctx: ToolContext,
+    args: dict[str, Any],
+    estimated: int,
+    fit: int,
+    unchecked: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """The tool's suggestions, each checked to run and to fit in ``fit`` tokens."""
     if fit < MIN_ANSWER_TOKENS:  # no answer fits: its footer alone is about that long
@@ -1070,12 +1111,12 @@ def _suggest_within(
         log.exception("building suggestions for %s failed", tool.name)
         sugg = []
     handle = args.get("handle")
-    sugg = verified_suggestions(pad, ctx, sugg, fit, handle)
+    sugg = verified_suggestions(pad, ctx, sugg, fit, handle, unchecked=unchecked)
     if isinstance(handle, str) and tool.name != "read_handle" and not any(map(carried_whole, sugg)):
         # none a model can be sent whole (each names a path 500,000 characters long, say): the
         # output's bytes, a window at a time, can always be read
         window = _text.read_handle_suggestions({"handle": handle}, estimated, fit)
-        sugg += verified_suggestions(pad, ctx, window, fit, handle)
+        sugg += verified_suggestions(pad, ctx, window, fit, handle, unchecked=unchecked)
     return sugg
 
 
@@ -1121,8 +1162,24 @@ MIN_ANSWER_TOKENS = 2 * FOOTER_ALLOWANCE  # the least budget in which a suggesti
 REFUSAL_TOKENS = 120  # a refusal's text besides its suggestions (message, echo), about
 
 
-def _fits(pad: Scratchpad, call: dict[str, Any], limit: int) -> bool:
-    res = dispatch(pad, call["tool"], call["arguments"], charge=False, slide=False, limit_tokens=limit)
+DRY_RUN_MIN_S = 1.0  # a suggestion is dry-run only while the call has this much time left
+DRY_RUN_RESERVE_S = 0.1  # of the call's time, kept to answer once a dry run is done
+
+
+def _dry_run(pad: Scratchpad, call: dict[str, Any], limit: int, deadline: float | None = None) -> ToolResult:
+    """``call`` run as a check (uncharged, sliding nothing), within the time left before
+    ``deadline`` (a call's own), never a fresh ``tool_timeout_s``: a suggestion's dry run started
+    with 1.1 s left ran 10 s more, and the call answered after 15 s with a 10 s limit."""
+    timeout_s = pad.tool_timeout_s
+    if deadline is not None:
+        timeout_s = max(0.01, min(timeout_s, deadline - time.monotonic() - DRY_RUN_RESERVE_S))
+    return dispatch(
+        pad, call["tool"], call["arguments"], charge=False, slide=False, limit_tokens=limit, timeout_s=timeout_s
+    )
+
+
+def _fits(pad: Scratchpad, call: dict[str, Any], limit: int, deadline: float | None = None) -> bool:
+    res = _dry_run(pad, call, limit, deadline)
     return res.ok and pad.tokenizer.count(res.text) + FOOTER_ALLOWANCE <= limit
 
 
@@ -1170,25 +1227,48 @@ def _why(why: str, amount: int) -> str:
 
 
 def verified_suggestions(
-    pad: Scratchpad, ctx: ToolContext, sugg: list[dict[str, Any]], limit: int, handle: Any, max_checks: int = 16
+    pad: Scratchpad,
+    ctx: ToolContext,
+    sugg: list[dict[str, Any]],
+    limit: int,
+    handle: Any,
+    max_checks: int = 16,
+    unchecked: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Every suggestion, executed as given with the same limit, is ok and fits: each is dry-run
     (uncharged) and shrunk until it fits, or dropped. When none is left, the cheapest views of the
     handle that fit are offered instead (never an empty list while something would fit).
+
+    Each dry run has what is left of the call's time (``ctx``), no more: a suggestion the call's
+    time did not let run (none left, or its dry run timed out) is not offered, as one that fails
+    is not (every suggestion sent runs); ``unchecked`` gets it, for the error to say so.
     """
     out: list[dict[str, Any]] = []
     checks = 0
+
+    def in_time() -> bool:
+        return ctx.time_left() > DRY_RUN_MIN_S
+
     for call in sugg:
         current: dict[str, Any] | None = call
-        while current is not None and checks < max_checks and ctx.time_left() > 1.0:
+        while current is not None and checks < max_checks:
+            if not in_time():
+                if unchecked is not None:
+                    unchecked.append(call)
+                break
             checks += 1
             try:
-                if _fits(pad, current, limit):
-                    if current["call"] not in {c["call"] for c in out}:
-                        out.append(current)
-                    break
+                res = _dry_run(pad, current, limit, ctx.deadline)
             except Exception:  # a suggestion that cannot be checked is not offered
                 log.debug("checking suggestion %s failed", current.get("call"), exc_info=True)
+                break
+            if res.ok and pad.tokenizer.count(res.text) + FOOTER_ALLOWANCE <= limit:
+                if current["call"] not in {c["call"] for c in out}:
+                    out.append(current)
+                break
+            if (res.error or {}).get("error") == "timeout":  # the call's time ran out: asking less is no check
+                if unchecked is not None:
+                    unchecked.append(call)
                 break
             current = _shrunk(current)
     if not out and isinstance(handle, str):
@@ -1196,15 +1276,25 @@ def verified_suggestions(
             suggestion("schema", "the structure, one level", handle=handle, max_depth=1),
             suggestion("head", "the first lines", handle=handle, lines=5),
         ):
-            if checks >= max_checks + 2:
+            if checks >= max_checks + 2 or not in_time():
                 break
             checks += 1
             try:
-                if _fits(pad, fallback, limit):
+                if _fits(pad, fallback, limit, ctx.deadline):
                     out.append(fallback)
             except Exception:
                 continue
     return out
+
+
+def _unchecked_words(unchecked: list[dict[str, Any]]) -> str:
+    """What the error says of suggestions its call had no time left to check (and left out)."""
+    calls = list(dict.fromkeys(str(c.get("tool", "?")) for c in unchecked))
+    n = len(unchecked)
+    return (
+        f" ({n} suggested call{'' if n == 1 else 's'} ({', '.join(calls[:3])}) left out: this call's time "
+        "ran out before it could check that they run)"
+    )
 
 
 def _slide(pad: Any, ctx: ToolContext) -> None:
@@ -1225,6 +1315,7 @@ def dispatch(
     prefix: str = "",
     slide: bool = True,
     limit_tokens: int | None = None,
+    timeout_s: float | None = None,
 ) -> ToolResult:
     """Run tool ``name`` with ``arguments`` for ``pad``; see the module docstring.
 
@@ -1235,8 +1326,11 @@ def dispatch(
     limit the tool's early refusals use: a person's view bounded to a page (refused with
     suggestions, nothing charged, when the result is far larger), or a dry run checking whether a
     suggestion fits, which then never renders a node it can tell is far too large (a bare
-    ``too_large``).
+    ``too_large``). ``timeout_s``: the call's time limit, when not ``pad.tool_timeout_s`` (a dry
+    run has what is left of the call that checks it).
     """
+    started = time.monotonic()
+    call_timeout_s = pad.tool_timeout_s if timeout_s is None else timeout_s
     billed = pad if charge else None  # a person's mistakes are not charged to the agent either
     raw_args = dict(arguments) if isinstance(arguments, Mapping) else {}
     tool = None
@@ -1257,7 +1351,9 @@ def dispatch(
                 "error": "unknown_tool",
                 "message": f"there is no tool {str(name)[:100]!r}; the tools are: {', '.join(names)}",
                 "close_matches": close,
-                "suggestions": _near_calls(pad, [c[len(prefix) :] for c in close], raw_args, limit),
+                "suggestions": _near_calls(
+                    pad, [c[len(prefix) :] for c in close], raw_args, limit, started + call_timeout_s
+                ),
             },
             billed,
             prefix,
@@ -1266,7 +1362,9 @@ def dispatch(
     # spent, a tool may still build an answer as short as a refusal: _charge returns it if it
     # costs no more than the refusal would)
     room = min(cap, max(remaining, REFUSAL_TOKENS)) if charge else limit
-    ctx = ToolContext(pad, tool.name, room, timeout_s=pad.tool_timeout_s, charged=charge, opened_at=pad.store.now())
+    ctx = ToolContext(
+        pad, tool.name, room, timeout_s=call_timeout_s, charged=charge, opened_at=pad.store.now(), started=started
+    )
     args: dict[str, Any] = dict(raw_args)
     try:
         args = _normalise_args(tool, arguments)
@@ -1301,7 +1399,12 @@ def dispatch(
             # before: near the end of the budget a suggestion of a key_path_not_found was refused)
             cost = pad.tokenizer.count(json.dumps(bound_error(error), ensure_ascii=False, default=str))
             fit = max(0, min(limit, pad.budget.remaining - cost))
-            error["suggestions"] = verified_suggestions(pad, ctx, error["suggestions"], fit, args.get("handle"))
+            unchecked: list[dict[str, Any]] = []
+            error["suggestions"] = verified_suggestions(
+                pad, ctx, error["suggestions"], fit, args.get("handle"), unchecked=unchecked
+            )
+            if unchecked:
+                error["message"] = str(error.get("message", "")) + _unchecked_words(unchecked)
         return _error_result(tool.name, args, error, billed, prefix)
     except TooLarge as big:  # a charged call, or an uncharged one given limit_tokens, has a limit
         if not charge and not slide:  # a dry run: the answer is only "does not fit"
@@ -1391,7 +1494,9 @@ def _prefixed_calls(output: Output, prefix: str, handle: Any, tool: str = "") ->
     return Output(text, fix(output.data), output.footer, output.meta)
 
 
-def _near_calls(pad: Scratchpad, names: list[str], args: dict[str, Any], limit: int) -> list[dict[str, Any]]:
+def _near_calls(
+    pad: Scratchpad, names: list[str], args: dict[str, Any], limit: int, deadline: float | None = None
+) -> list[dict[str, Any]]:
     """The call meant, for a misspelt tool name: the same arguments (those the tool takes), offered
     only when they are all it needs (``head()`` alone would fail: head needs 'handle') and the
     call, dry-run, succeeds within ``limit``. A tool that changes the store is never offered as
@@ -1404,8 +1509,10 @@ def _near_calls(pad: Scratchpad, names: list[str], args: dict[str, Any], limit: 
         if tool.changes or not all(r in kept for r in tool.required):
             continue
         call = suggestion(n, "a tool with a similar name, the same arguments", **kept)
+        if deadline is not None and deadline - time.monotonic() <= DRY_RUN_RESERVE_S:
+            break  # (the call's time: a dry run each had a fresh tool_timeout_s)
         try:
-            if _fits(pad, call, limit):
+            if _fits(pad, call, limit, deadline):
                 out.append(call)
         except Exception:
             log.debug("checking %s failed", call["call"], exc_info=True)

@@ -20,7 +20,7 @@ from ..store._jsontext import dumps_pretty, render_json
 from ._base import Output, TooLarge, ToolContext, ToolError, call_repr, suggestion
 from ._paths import LazyArray, PathError, PathMiss, Step, format_path, kind_of, parse_path, resolve
 from ._segments import holds_lazy
-from ._shape import MAX_ITEM_KEYS, ItemKeyCounts, field_name, item_key_counts
+from ._shape import MAX_ITEM_KEYS, Check, ItemKeyCounts, field_name, item_key_counts
 from ._text import _positive_int, budget_footer, numbered
 
 __all__ = ["get_in", "item_schema", "iterate_over"]
@@ -350,7 +350,7 @@ def item_schema(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0,
         total = len(items)
         lo, hi = _window(offset, limit, total, None)
         _past_the_end(ctx, entry, _canonical(path), lo, total, "items", max(1, hi - lo) if limit else 50)
-        counts, enums = _item_counts(entry, _canonical(path), lo, hi, items)
+        counts, enums = _item_counts(entry, _canonical(path), lo, hi, items, ctx.check_time)
     n = hi - lo
     rows: list[dict[str, Any]] = [
         {"key": k, "types": "|".join(t for t, _ in c.most_common()), "present": sum(c.values()), "of": n}
@@ -379,6 +379,11 @@ def item_schema(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0,
     ]
     if len(counts) >= MAX_ITEM_KEYS:
         lines.append(f"… more than {MAX_ITEM_KEYS} distinct keys; narrow the window or the path")
+    if any(r["key"].endswith("{*}") for r in rows):  # (many keys, each in few objects: counted as one)
+        lines.append(
+            "{*}: the values of many distinct keys, each held by under 1% of the objects there, counted "
+            "together (schema names some of them)"
+        )
     data = {"handle": entry.key, "path": canonical, "offset": lo, "limit": hi - lo, "total_items": total, "keys": rows}
     return Output("\n".join(lines), data, budget_footer(window))
 
@@ -400,7 +405,11 @@ def _items_file(body_dir: Path, canonical: str) -> Path:
 
 
 def precompute_item_counts(
-    body_dir: Path, body_id: str, value: Any, streamed: tuple[list[str], ItemKeyCounts] | None = None
+    body_dir: Path,
+    body_id: str,
+    value: Any,
+    streamed: tuple[list[str], ItemKeyCounts] | None = None,
+    check: Check = None,
 ) -> None:
     """item_schema of every array of records a spill found (the root array, ``$.items``,
     ``$.data.rows`` …), over all its items, from the value the spill parsed: kept in memory and
@@ -424,7 +433,7 @@ def precompute_item_counts(
             for k in keys:
                 items = items[k]
             enums = {}
-            counts = item_key_counts(items, enums)
+            counts = item_key_counts(items, enums, check=check)
             total = len(items)
         _remember_whole(body_id, canonical, total, counts, enums)
         path = _items_file(body_dir, canonical)
@@ -472,7 +481,7 @@ def _saved_item_counts(ctx: ToolContext, entry: Entry, path: str) -> tuple[int, 
     return total, counts, enums
 
 
-def _item_counts(entry: Entry, canonical: str, lo: int, hi: int, items: Sequence[Any]) -> Any:
+def _item_counts(entry: Entry, canonical: str, lo: int, hi: int, items: Sequence[Any], check: Check = None) -> Any:
     """``item_key_counts`` of a window, computed once per body, path and window: bodies never
     change, so a repeated item_schema (or a suggestion's dry run) costs a lookup, not a pass."""
     key = (entry.body_id, canonical, lo, hi)
@@ -482,7 +491,7 @@ def _item_counts(entry: Entry, canonical: str, lo: int, hi: int, items: Sequence
             return hit
     enums: dict[str, list[tuple[str, int]]] = {}
     window = items[lo:hi]  # (a list, also from SegmentedItems)
-    counts = item_key_counts(window if isinstance(window, list) else list(window), enums)
+    counts = item_key_counts(window if isinstance(window, list) else list(window), enums, check=check)
     if entry.body_id is not None:
         _remember_counts(key, (counts, enums))
     return counts, enums
@@ -924,7 +933,7 @@ def iterate_over(
             row[name] = _cut(value, entry.key, format_path([*base_steps, Step(i), *steps]), ctx.limit_tokens)
         rows.append(row)
     if rows and all(n == len(rows) for n in missed.values()):
-        _no_item_has(entry, base, names, items[lo:hi], lo, hi, limit)
+        _no_item_has(entry, base, names, items[lo:hi], lo, hi, limit, ctx.check_time)
     # the field names once, then a JSON array per item: a row that repeated each name was ~40 %
     # names (the data keeps {"_index": i, field: value})
     columns = ["_index", *parsed]
@@ -959,11 +968,19 @@ def _field_meant(name: str, known: list[str]) -> str | None:
 
 
 def _no_item_has(
-    entry: Entry, base: str, names: list[str], window: Sequence[Any], lo: int, hi: int, limit: int | None
+    entry: Entry,
+    base: str,
+    names: list[str],
+    window: Sequence[Any],
+    lo: int,
+    hi: int,
+    limit: int | None,
+    check: Check = None,
 ) -> None:
     """Refuse a window in which no item has any field named (rows of nulls, charged, said nothing):
     the keys the items have, and the fields most likely meant."""
-    known = [k for k in item_key_counts(list(window)) if k != "(item)"]
+    # (not the "{*}" of keys held by few items: no field a call reads)
+    known = [k for k in item_key_counts(list(window), check=check) if k != "(item)" and not k.endswith("{*}")]
     whole = _literal_field(",".join(names), known)  # a key that holds a comma, split into fields: "a,b"
     meant = [whole] if whole else [m for name in names if (m := _field_meant(name, known)) is not None]
     sugg = []

@@ -8,6 +8,7 @@ import logging
 import os
 import re
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -23,7 +24,7 @@ from ..store._jsonstream import StreamedJson, streamed_segments
 from ..store._jsontext import dumps_pretty
 from ._base import Output, ToolContext, ToolError, call_repr, fmt_bytes, grep_errors, suggestion
 from ._paths import key_step
-from ._shape import ItemKeyCounts, Shape
+from ._shape import Check, ItemKeyCounts, Shape
 from ._text import CLIP_CHARS, _positive_int, budget_footer
 
 __all__ = ["precompute_schema", "precompute_streamed_schema", "schema", "wait_for_schema"]
@@ -79,10 +80,13 @@ class StandIn:
 
 
 class _SchemaWriter:
-    def __init__(self, max_depth: int, lines: bool = True, stand_in: StandIn | None = None) -> None:
+    def __init__(
+        self, max_depth: int, lines: bool = True, stand_in: StandIn | None = None, check: Check = None
+    ) -> None:
         self.max_depth = max_depth
         self.lines = lines  # line ranges in the body (not for a part of it, nor a string's document)
         self.stand_in = stand_in
+        self.check = check  # the call's check_time (or the spill worker's bound)
         self.rows: list[dict[str, Any]] = []
         self.truncated = 0
 
@@ -127,7 +131,7 @@ class _SchemaWriter:
             lines = self._pretty_lines(value, depth) if depth >= self.max_depth and self.lines else 1
         elif isinstance(value, dict) and _is_map(value):
             lines = self._pretty_lines(value, depth) if self.lines else 1
-            shape = Shape.of(list(value.values()), self.max_depth - depth - 1)
+            shape = Shape.of(list(value.values()), self.max_depth - depth - 1, self.check)
             examples = ", ".join(sendable(json.dumps(k, ensure_ascii=False)) for k in list(value)[:3])
             self.rows[index]["kind"] = f"map of {len(value):,} keys (e.g. {examples})" if index < len(self.rows) else ""
             self.repeated(shape, f"{path}{{*}}", depth + 1, len(value), f"{len(value):,} values, same shape")
@@ -150,7 +154,7 @@ class _SchemaWriter:
             # at most one serialisation of the array
             lines = known_lines or (self._pretty_lines(value, depth) if self.lines else 2)
             item_lines = lines - 2
-            shape = Shape.of(value, self.max_depth - depth - 1)
+            shape = Shape.of(value, self.max_depth - depth - 1, self.check)
             self.repeated(
                 shape,
                 f"{path}[*]",
@@ -177,6 +181,17 @@ class _SchemaWriter:
                 self._row(f"{path}.…", f"{len(ordered) - i:,} more keys", "")
                 break
             self.repeated(child, _child_path(path, key), depth + 1, shape.objects, f"{child.count}/{shape.objects}")
+        if shape.rest is not None:  # many keys, each in few of the objects: one row, as a map's
+            folded = sum(1 for k in shape.rest_names if k not in shape.keys)
+            examples = ", ".join(sendable(json.dumps(k, ensure_ascii=False)) for k in list(shape.rest_names)[:3])
+            self.repeated(
+                shape.rest,
+                f"{path}{{*}}",
+                depth + 1,
+                shape.objects,
+                f"{shape.rest.count:,} values of {folded:,}{'+' if shape.rest_over else ''} keys, each in "
+                f"under 1% of the objects (e.g. {examples})",
+            )
         if shape.items is not None:
             self.repeated(
                 shape.items,
@@ -197,6 +212,34 @@ _SCHEMA_FILE = "schema-v2-d{depth}.json"
 
 _EXECUTOR: ThreadPoolExecutor | None = None
 _PENDING: dict[str, Future[None]] = {}
+# how long the spill's worker (one thread, shared by every spill) spends on one body's schema and
+# item counts: past it, it gives up and a tool computes them when asked, under the call's own
+# time limit (a hostile document tied it up for minutes, and every later spill queued behind it)
+PRECOMPUTE_LIMIT_S = 60.0
+# ... or longer for a large body: at least this many bytes a second (the passes run ~30 MB/s; a
+# 1 GiB document is not given up at 60 s and then computed on demand, timing out, at every call)
+PRECOMPUTE_MIN_BYTES_PER_S = 2_000_000
+
+
+class _GaveUp(Exception):
+    """The spill's worker spent ``PRECOMPUTE_LIMIT_S`` on one body."""
+
+
+def _worker_check(body_dir: Path) -> Check:
+    """A ``check`` that stops the worker's passes on the body in ``body_dir`` once its time is up:
+    ``PRECOMPUTE_LIMIT_S``, or more for a large body (``PRECOMPUTE_MIN_BYTES_PER_S``)."""
+    try:
+        size = (body_dir / "raw").stat().st_size
+    except OSError:
+        size = 0
+    seconds = max(PRECOMPUTE_LIMIT_S, size / PRECOMPUTE_MIN_BYTES_PER_S)
+    deadline = time.monotonic() + seconds
+
+    def check() -> None:
+        if time.monotonic() > deadline:
+            raise _GaveUp(f"gave up after {seconds:g} s")
+
+    return check
 
 
 def precompute_schema(body_dir: Path, body_id: str, line_count: int | None, value: Any) -> Future[None]:
@@ -208,8 +251,9 @@ def precompute_schema(body_dir: Path, body_id: str, line_count: int | None, valu
     def job() -> None:
         from ._json import precompute_item_counts
 
-        json_schema(body_dir, body_id, DEFAULT_DEPTH, line_count, lambda: value)
-        precompute_item_counts(body_dir, body_id, value)
+        check = _worker_check(body_dir)
+        json_schema(body_dir, body_id, DEFAULT_DEPTH, line_count, lambda: value, check=check)
+        precompute_item_counts(body_dir, body_id, value, check=check)
 
     return _submit(body_id, job)
 
@@ -232,6 +276,7 @@ def precompute_streamed_schema(
     def job() -> None:
         shape: Shape | None = None
         counts = ItemKeyCounts() if counted else None
+        check = _worker_check(body_dir)
         with open(body_dir / "raw", "rb") as fh:
 
             def read(start: int, end: int) -> bytes:
@@ -239,15 +284,16 @@ def precompute_streamed_schema(
                 return fh.read(end - start)
 
             for items in streamed_segments(segments, read):
-                part = Shape.of(items, DEFAULT_DEPTH - depth - 1)
+                part = Shape.of(items, DEFAULT_DEPTH - depth - 1, check)
                 shape = part if shape is None else shape.merge(part)
                 if counts is not None:
-                    counts.add(items)
+                    counts.add(items, check)
                 del items
         assert shape is not None
         stand_in = StandIn(node, shape, total, lines)
-        json_schema(body_dir, body_id, DEFAULT_DEPTH, line_count, lambda: skeleton, stand_in)
-        precompute_item_counts(body_dir, body_id, sample, (path, counts) if counts is not None else None)
+        json_schema(body_dir, body_id, DEFAULT_DEPTH, line_count, lambda: skeleton, stand_in, check)
+        streamed_counts = (path, counts) if counts is not None else None
+        precompute_item_counts(body_dir, body_id, sample, streamed_counts, check=check)
 
     return _submit(body_id, job)
 
@@ -258,6 +304,8 @@ def _submit(body_id: str, compute: Callable[[], None]) -> Future[None]:
     def job() -> None:
         try:
             compute()
+        except _GaveUp as stop:  # (what is done is kept: the schema, when only the item counts were left)
+            log.info("the schema of spilled body %s was not precomputed (%s): the tools compute it", body_id, stop)
         except Exception:
             log.exception("computing the schema of a spilled body failed (the tool will compute it)")
         finally:
@@ -306,11 +354,13 @@ def json_schema(
     line_count: int | None,
     value: Callable[[], Any],
     stand_in: StandIn | Callable[[Any], StandIn | None] | None = None,
+    check: Check = None,
 ) -> _SchemaWriter:
     """The schema rows of a JSON body: from memory, else the body's ``schema-v2-d<depth>.json``
     (written by the spill's worker, or by any process that computed it), else computed from
     ``value()`` and saved beside the body. A body never changes, so neither does its schema.
-    ``stand_in``: for a big array the value does not hold, or a function of the value giving it."""
+    ``stand_in``: for a big array the value does not hold, or a function of the value giving it.
+    ``check``: called as the shapes are built (a tool call's ``check_time``)."""
     key = (body_id, max_depth)
     with _SCHEMA_LOCK:
         writer = _SCHEMAS.get(key)
@@ -323,7 +373,7 @@ def json_schema(
         writer.rows, writer.truncated = list(saved["rows"]), int(saved["truncated"])
     except (OSError, ValueError, KeyError, TypeError):
         doc = value()
-        writer = _SchemaWriter(max_depth, stand_in=stand_in(doc) if callable(stand_in) else stand_in)
+        writer = _SchemaWriter(max_depth, stand_in=stand_in(doc) if callable(stand_in) else stand_in, check=check)
         writer.concrete(doc, "$", 0, 1, line_count or None)
         save_beside_body(path, {"rows": writer.rows, "truncated": writer.truncated})
     with _SCHEMA_LOCK:
@@ -396,7 +446,8 @@ def schema(ctx: ToolContext, handle: str, max_depth: int = 4, path: str | None =
             max_depth,
             entry.line_count,
             lambda: _node_at(ctx, entry, "$", lazy=True),
-            lambda doc: _streamed_stand_in(doc, max_depth),
+            lambda doc: _streamed_stand_in(doc, max_depth, ctx.check_time),
+            ctx.check_time,
         )
         rows = writer.rows
         text = _render_rows(rows)
@@ -591,7 +642,8 @@ def _schema_at(ctx: ToolContext, entry: Entry, max_depth: int, path: str) -> Out
         body = f"{title}\n{text}\nnext: " + "; ".join(steps)
         return Output(body, data, budget_footer(f"schema · {shown}"))
     value = doc if doc is not None else node
-    writer = _SchemaWriter(max_depth, lines=False, stand_in=_streamed_stand_in(value, max_depth))
+    stand_in = _streamed_stand_in(value, max_depth, ctx.check_time)
+    writer = _SchemaWriter(max_depth, lines=False, stand_in=stand_in, check=ctx.check_time)
     writer.concrete(value, _canonical(path), 0, 1)
     rows = writer.rows
     what = "a string that holds JSON, read as the document" if doc is not None else "a part of the document"
@@ -614,7 +666,7 @@ def _schema_at(ctx: ToolContext, entry: Entry, max_depth: int, path: str) -> Out
 _ITEM_SHAPES: dict[tuple[str | None, int], Shape | None] = {}  # a streamed array's shape, by depth
 
 
-def _streamed_stand_in(node: Any, max_depth: int) -> StandIn | None:
+def _streamed_stand_in(node: Any, max_depth: int, check: Check = None) -> StandIn | None:
     """For a part of a streamed spill that holds its big array (``$``, ``$.items``): the array's
     shape, merged a segment at a time (the memory of one segment, never the whole array)."""
     from ._segments import find_lazy
@@ -629,7 +681,7 @@ def _streamed_stand_in(node: Any, max_depth: int) -> StandIn | None:
         shape = _ITEM_SHAPES.get(key)
     if shape is None:
         for part in items.each_segment():
-            batch = Shape.of(part, depth)
+            batch = Shape.of(part, depth, check)
             shape = batch if shape is None else shape.merge(batch)
             del part
         with _SCHEMA_LOCK:
@@ -802,7 +854,7 @@ def _text_summary(ctx: ToolContext, entry: Entry, max_depth: int = DEFAULT_DEPTH
         out.append("line breaks: bare CR (\\r, a progress bar's) read as new lines; read_handle has the exact bytes")
     if entry.format == "jsonl":  # the records as the array $ (item_schema and iterate_over read them so)
         records = ctx.json_value(entry)
-        writer = _SchemaWriter(max_depth, lines=False)
+        writer = _SchemaWriter(max_depth, lines=False, check=ctx.check_time)
         writer.concrete(records, "$", 0, 1)
         info["records"] = len(records)
         info["nodes"] = writer.rows

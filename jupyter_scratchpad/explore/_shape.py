@@ -3,6 +3,13 @@
 The values of each key across all the objects at a path are gathered into one list (C-level
 ``map``/``itemgetter``) and summarised together: one step per value instead of one method call per
 node, which is what makes ``schema`` and ``item_schema`` over 100,000 records affordable in Python.
+
+Every pass is linear in the values it reads (objects that each have their own keys too: a key per
+object made the gathering O(keys x objects), 33 s for 20,000 of them), and takes a ``check``: the
+tool call's ``ctx.check_time`` (or the spill worker's own bound), called as the pass goes, so a
+hostile input ends as the call's ``timeout``. Many distinct keys each held by few of the objects
+(ids as keys, a key per record) are folded into one ``{*}`` entry, the union of their values, as a
+map is: one row instead of a row per key.
 """
 
 from __future__ import annotations
@@ -10,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Callable
 from itertools import chain
 from operator import itemgetter
 from typing import Any
@@ -17,9 +25,17 @@ from typing import Any
 from .._bounded import sendable
 from ._paths import kind_of
 
-__all__ = ["MAX_ITEM_KEYS", "ItemKeyCounts", "Shape", "field_name", "item_key_counts"]
+__all__ = ["MAX_ITEM_KEYS", "ItemKeyCounts", "Shape", "field_name", "item_key_counts", "map_name"]
 
 MAX_ITEM_KEYS = 500
+# more distinct keys than this among the objects at a path: those held by under 1 % of the objects
+# are folded into one ``{*}`` entry (a map's values), not a row (and a Shape) each
+SPARSE_MIN_KEYS = 200
+RARE_SHARE = 100  # a key is rare when fewer than 1 in RARE_SHARE of the objects hold it
+MAP_NAMES_KEPT = 100_000  # names of folded keys a Shape keeps (to count them across batches)
+CHECK_EVERY = 4096  # objects between two checks of the time in a Python-level loop
+
+Check = Callable[[], None] | None
 
 
 _KINDS: dict[type, str] = {
@@ -33,15 +49,59 @@ _KINDS: dict[type, str] = {
 }
 
 
-def _columns(dicts: list[dict[str, Any]]) -> dict[str, list[Any]]:
-    """The values of each key across ``dicts``, in first-seen key order (C-level loops)."""
+def _columns(dicts: list[dict[str, Any]], check: Check = None) -> dict[str, list[Any]]:
+    """The values of each key across ``dicts``, in first-seen key order; linear in the values.
+
+    A key every dict has (the common case): one C-level ``map``. A key some lack (an optional
+    field): a scan of the dicts, while the scans cost at most twice the values; past that (a key
+    per object, where a scan each was O(keys x objects): 33 s for 20,000 objects), one pass over
+    the dicts appends each value of the keys left to its key's list."""
+    keys = dict.fromkeys(chain.from_iterable(dicts))
     out: dict[str, list[Any]] = {}
-    for key in dict.fromkeys(chain.from_iterable(dicts)):
+    left: list[str] = []
+    allowance: int | None = None  # dict steps the scans may still take (counted at the first miss)
+    for key in keys:
+        if left:
+            left.append(key)
+            continue
         try:
             out[key] = list(map(itemgetter(key), dicts))  # every dict has it: the common case
         except KeyError:
+            if allowance is None:
+                allowance = 2 * sum(map(len, dicts))
+            allowance -= len(dicts)
+            if allowance < 0:
+                left.append(key)
+                continue
+            if check is not None:
+                check()
             out[key] = [d[key] for d in dicts if key in d]
-    return out
+    if not left:
+        return out
+    found: dict[str, list[Any]] = {key: [] for key in left}
+    get = found.get
+    for start in range(0, len(dicts), CHECK_EVERY):
+        if check is not None:
+            check()
+        for d in dicts[start : start + CHECK_EVERY]:
+            for key, value in d.items():
+                column = get(key)
+                if column is not None:
+                    column.append(value)
+    return {key: out[key] if key in out else found[key] for key in keys}
+
+
+def _rare_keys(columns: dict[str, list[Any]], objects: int) -> list[str]:
+    """The keys to fold into ``{*}``: when there are more than ``SPARSE_MIN_KEYS``, those held by
+    under 1 % of the ``objects`` (none otherwise)."""
+    if len(columns) <= SPARSE_MIN_KEYS:
+        return []
+    return [key for key, column in columns.items() if len(column) * RARE_SHARE < objects]
+
+
+def map_name(parent: str | None) -> str:
+    """The name of the folded keys under ``parent`` (``{*}``, ``metadata.labels{*}``)."""
+    return f"{parent}{{*}}" if parent else "{*}"
 
 
 class Shape:
@@ -49,10 +109,24 @@ class Shape:
 
     Built level by level over all the values at a path at once (``Shape.of``): the values of each
     key are gathered into one list and summarised together, which costs one dict step per node
-    instead of one method call per node.
+    instead of one method call per node. Keys held by few of many objects are folded into
+    ``rest`` (the union of their values; ``rest_names`` names them, ``MAP_NAMES_KEPT`` at most).
     """
 
-    __slots__ = ("count", "items", "keys", "keys_hi", "keys_lo", "kinds", "len_hi", "len_lo", "objects")
+    __slots__ = (
+        "count",
+        "items",
+        "keys",
+        "keys_hi",
+        "keys_lo",
+        "kinds",
+        "len_hi",
+        "len_lo",
+        "objects",
+        "rest",
+        "rest_names",
+        "rest_over",
+    )
 
     def __init__(self) -> None:
         self.count = 0
@@ -62,9 +136,14 @@ class Shape:
         self.objects = 0
         self.items: Shape | None = None
         self.len_lo = self.len_hi = 0  # shortest / longest array seen
+        self.rest: Shape | None = None  # the values of the keys folded into {*}
+        self.rest_names: dict[str, None] = {}  # their names, first seen first
+        self.rest_over = False  # more of them than MAP_NAMES_KEPT
 
     @classmethod
-    def of(cls, values: list[Any], depth_left: int) -> Shape:
+    def of(cls, values: list[Any], depth_left: int, check: Check = None) -> Shape:
+        if check is not None:
+            check()
         shape = cls()
         shape.count = len(values)
         types = _type_counts(values)
@@ -81,13 +160,46 @@ class Shape:
             sizes = list(map(len, dicts))
             shape.objects, shape.keys_lo, shape.keys_hi = len(dicts), min(sizes), max(sizes)
             if depth_left > 0:
-                shape.keys = {k: cls.of(column, depth_left - 1) for k, column in _columns(dicts).items()}
+                columns = _columns(dicts, check)
+                rare = _rare_keys(columns, len(dicts))
+                if rare:
+                    folded = [columns.pop(k) for k in rare]
+                    shape.rest = cls.of(list(chain.from_iterable(folded)), depth_left - 1, check)
+                    shape._add_rest_names(rare)
+                shape.keys = {k: cls.of(column, depth_left - 1, check) for k, column in columns.items()}
         if lists:
             lengths = list(map(len, lists))
             shape.len_lo, shape.len_hi = min(lengths), max(lengths)
             if depth_left > 0:
-                shape.items = cls.of(list(chain.from_iterable(lists)), depth_left - 1)
+                shape.items = cls.of(list(chain.from_iterable(lists)), depth_left - 1, check)
         return shape
+
+    def _add_rest_names(self, names: Any) -> None:
+        room = MAP_NAMES_KEPT - len(self.rest_names)
+        for name in names:
+            if name in self.rest_names:
+                continue
+            if room <= 0:
+                self.rest_over = True
+                return
+            self.rest_names[name] = None
+            room -= 1
+
+    def distinct_keys(self) -> int:
+        """The distinct keys of the objects seen (the folded ones too; a lower bound past
+        ``MAP_NAMES_KEPT`` of them)."""
+        return len(self.keys) + sum(1 for k in self.rest_names if k not in self.keys)
+
+    def _fold_rare(self) -> None:
+        """Fold the listed keys now rare (batches merged), when there are more than
+        ``SPARSE_MIN_KEYS`` of them or some are folded already (a last, small batch's own key)."""
+        if len(self.keys) <= SPARSE_MIN_KEYS and self.rest is None:
+            return
+        rare = [k for k, child in self.keys.items() if child.count * RARE_SHARE < self.objects]
+        for k in rare:
+            child = self.keys.pop(k)
+            self.rest = child if self.rest is None else self.rest.merge(child)
+        self._add_rest_names(rare)
 
     def merge(self, other: Shape) -> Shape:
         """Add ``other`` (the shape of more values at the same path, same depth) to this one: the
@@ -106,8 +218,13 @@ class Shape:
         for key, shape in other.keys.items():
             mine = self.keys.get(key)
             self.keys[key] = shape if mine is None else mine.merge(shape)
+        if other.rest is not None:
+            self.rest = other.rest if self.rest is None else self.rest.merge(other.rest)
+            self._add_rest_names(other.rest_names)
+            self.rest_over = self.rest_over or other.rest_over
         if other.items is not None:
             self.items = other.items if self.items is None else self.items.merge(other.items)
+        self._fold_rare()
         return self
 
     def describe(self) -> str:
@@ -116,7 +233,9 @@ class Shape:
             if kind == "object":
                 lo, hi = self.keys_lo, self.keys_hi
                 n = f"{lo}" if lo == hi else f"{lo}-{hi}"
-                distinct = f", {len(self.keys)} distinct" if self.keys and len(self.keys) != hi else ""
+                known = self.distinct_keys()
+                over = "+" if self.rest_over else ""
+                distinct = f", {known:,}{over} distinct" if known and (known != hi or over) else ""
                 parts.append(f"object({n} key{'' if n == '1' else 's'}{distinct})")
             elif kind == "array":
                 lo, hi = self.len_lo, self.len_hi
@@ -174,12 +293,17 @@ def _flat_counts(
     depth: int,
     enums: dict[str, list[tuple[str, int]] | None] | None = None,
     batch: bool = False,
+    check: Check = None,
+    parents: dict[str, str | None] | None = None,
 ) -> None:
     """Kinds per dotted key (``metadata.score``) over every value at ``name``, column by column.
 
     ``batch``: these values are one batch of many (``ItemKeyCounts``): ``enums`` gets the
-    distinct values of any size of batch, and None for a key that cannot be an enum.
+    distinct values of any size of batch, and None for a key that cannot be an enum. Keys held
+    by few of many objects are counted together as ``<name>{*}`` (``map_name``).
     """
+    if check is not None:
+        check()
     nested = _objects_to_descend(values) if depth < 8 else []
     counter = counts.get(name)
     if counter is None and len(counts) < MAX_ITEM_KEYS:
@@ -196,8 +320,33 @@ def _flat_counts(
                     enums[name] = found
         if batch and enums is not None and nested:
             enums[name] = None  # objects here: not an enum in any batch
-    for key, column in _columns(nested).items():
-        _flat_counts(column, field_name(name, key), counts, depth + 1, enums, batch)
+    _nested_counts(nested, name, counts, depth, enums, batch, check, parents)
+
+
+def _nested_counts(
+    objects: list[dict[str, Any]],
+    name: str | None,
+    counts: dict[str, Counter[str]],
+    depth: int,
+    enums: Any,
+    batch: bool,
+    check: Check,
+    parents: dict[str, str | None] | None = None,
+) -> None:
+    """``_flat_counts`` of each key's values over ``objects`` (under ``name``); the rare keys of
+    many as one ``{*}`` column. ``parents``: gets the parent of each name counted."""
+    columns = _columns(objects, check)
+    rare = _rare_keys(columns, len(objects))
+    folded = list(chain.from_iterable(columns.pop(k) for k in rare)) if rare else []
+    for key, column in columns.items():
+        child = field_name(name, key)
+        if parents is not None and (child in counts or len(counts) < MAX_ITEM_KEYS):
+            parents[child] = name
+        _flat_counts(column, child, counts, depth + 1, enums, batch, check, parents)
+    if folded:
+        if parents is not None:
+            parents[map_name(name)] = name
+        _flat_counts(folded, map_name(name), counts, depth + 1, enums, batch, check, parents)
 
 
 # a key a dot path cannot hold as written: dots, brackets, quotes, the comma between fields, "*",
@@ -217,17 +366,22 @@ def field_name(parent: str | None, key: Any) -> str:
 
 
 def item_key_counts(
-    items: list[Any], enums: dict[str, list[tuple[str, int]]] | None = None, batch: bool = False
+    items: list[Any],
+    enums: dict[str, list[tuple[str, int]]] | None = None,
+    batch: bool = False,
+    check: Check = None,
+    parents: dict[str, str | None] | None = None,
 ) -> dict[str, Counter[str]]:
     """Kinds per dotted key over ``items``; with ``enums``, also the distinct values (and how many
-    items have each) of each string field that takes at most ``ENUM_MAX_VALUES`` of them."""
+    items have each) of each string field that takes at most ``ENUM_MAX_VALUES`` of them. Keys
+    held by few of many items are counted together as ``{*}`` (``map_name``). ``parents``: gets
+    the parent of each name counted (None: an item's own key)."""
     counts: dict[str, Counter[str]] = {}
     objects = [v for v in items if isinstance(v, dict)]
     if len(objects) < len(items):
         counts["(item)"] = Counter()
         _count_kinds([v for v in items if not isinstance(v, dict)], counts["(item)"])
-    for key, column in _columns(objects).items():
-        _flat_counts(column, field_name(None, key), counts, 1, enums, batch)  # type: ignore[arg-type]
+    _nested_counts(objects, None, counts, 0, enums, batch, check, parents)
     return counts
 
 
@@ -239,29 +393,62 @@ class ItemKeyCounts:
         self.total = 0
         self.counts: dict[str, Counter[str]] = {}
         self._enums: dict[str, dict[str, int] | None] = {}
+        self._objects = 0  # the items that are objects
+        self._parents: dict[str, str | None] = {}  # each name's parent (None: an item's own key)
 
-    def add(self, items: list[Any]) -> None:
+    def add(self, items: list[Any], check: Check = None) -> None:
         self.total += len(items)
         found: dict[str, list[tuple[str, int]] | None] = {}
-        counts = item_key_counts(items, found, batch=True)  # type: ignore[arg-type]
+        parents: dict[str, str | None] = {}
+        counts = item_key_counts(items, found, batch=True, check=check, parents=parents)  # type: ignore[arg-type]
+        self._objects += len(items) - sum(counts["(item)"].values()) if "(item)" in counts else len(items)
         for name, counter in counts.items():
             mine = self.counts.get(name)
             if mine is not None:
                 mine.update(counter)
             elif len(self.counts) < MAX_ITEM_KEYS:
                 self.counts[name] = counter
+        for name, parent in parents.items():
+            if name in self.counts:
+                self._parents.setdefault(name, parent)
         for name, values in found.items():
-            if name in self._enums and self._enums[name] is None:
+            self._add_enum(name, values)
+        self._fold_rare()
+
+    def _add_enum(self, name: str, values: Any) -> None:
+        if name in self._enums and self._enums[name] is None:
+            return
+        if values is None:
+            self._enums[name] = None
+            return
+        acc = self._enums.setdefault(name, {})
+        assert acc is not None
+        for value, n in values.items() if isinstance(values, dict) else values:
+            acc[value] = acc.get(value, 0) + n
+        if len(acc) > ENUM_MAX_VALUES:
+            self._enums[name] = None
+
+    def _fold_rare(self) -> None:
+        """Count together, as their parent's ``{*}``, the keys (with no keys under them) now rare
+        where the batches so far fold some, or hold more than ``SPARSE_MIN_KEYS``: as one pass
+        over all the items would (a last, small batch's own key was a row of its own)."""
+        children: dict[str | None, list[str]] = {}
+        for name, parent in self._parents.items():
+            children.setdefault(parent, []).append(name)
+        for parent, names in children.items():
+            folded = map_name(parent)
+            if folded not in self.counts and len(names) <= SPARSE_MIN_KEYS:
                 continue
-            if values is None:
-                self._enums[name] = None
-                continue
-            acc = self._enums.setdefault(name, {})
-            assert acc is not None
-            for value, n in values:
-                acc[value] = acc.get(value, 0) + n
-            if len(acc) > ENUM_MAX_VALUES:
-                self._enums[name] = None
+            objects = self._objects if parent is None else self.counts.get(parent, Counter())["object"]
+            for name in names:
+                counter = self.counts.get(name)
+                if name == folded or name in children or counter is None:
+                    continue
+                if sum(counter.values()) * RARE_SHARE < objects:
+                    self.counts.setdefault(folded, Counter()).update(self.counts.pop(name))
+                    self._parents.pop(name, None)
+                    self._parents[folded] = parent
+                    self._add_enum(folded, self._enums.pop(name, {}))
 
     def enums(self) -> dict[str, list[tuple[str, int]]]:
         return {
