@@ -47,13 +47,19 @@ _CACHE_LOCK = Lock()
 _CACHE_MAX = 32
 
 
+_ATX_AT = re.compile(r" {0,3}#{1,6}[ \t]")  # (matched at a line's start: no copy of the line)
+
+
 def is_markdown(text: str) -> bool:
-    """Aura's rule: any ATX heading in the first 50 lines."""
-    for n, line in enumerate(text.split("\n", 50)):
-        if n >= 50:
-            break
-        if _ATX.match(line):
+    """Aura's rule: any ATX heading in the first 50 lines. Reads only the lines' starts (a split
+    copied the whole text: an 80 KB string seen a million times took 24 s)."""
+    start = 0
+    for _ in range(50):
+        if _ATX_AT.match(text, start):
             return True
+        start = text.find("\n", start) + 1
+        if start == 0:
+            break
     return False
 
 
@@ -103,6 +109,7 @@ def find_embedded(value: Any, limit: int = MAX_EMBEDDED) -> list[dict[str, Any]]
     found: list[dict[str, Any]] = []
     path: list[Step] = []  # the steps to the container being walked: O(depth) memory
     iters: list[Any] = [iter([(None, value)])]
+    inside: list[int] = []  # ids of the containers being walked (a value that holds itself: a cycle)
     visited = 0
     while iters and len(found) < limit and visited < WALK_MAX_NODES:
         try:
@@ -111,17 +118,18 @@ def find_embedded(value: Any, limit: int = MAX_EMBEDDED) -> list[dict[str, Any]]
             iters.pop()
             if path:
                 path.pop()
+            if inside:
+                inside.pop()
             continue
         visited += 1
         step = None if key is None else Step(key) if isinstance(key, int) else Step(str(key), True)
-        if isinstance(node, dict):
+        if isinstance(node, (dict, list)):
+            if id(node) in inside:  # (walked round its cycle until the node cap: 1,000,000 nodes)
+                continue
             if step is not None:
                 path.append(step)
-            iters.append(iter(node.items()))
-        elif isinstance(node, list):
-            if step is not None:
-                path.append(step)
-            iters.append(enumerate(node))
+            inside.append(id(node))
+            iters.append(iter(node.items()) if isinstance(node, dict) else enumerate(node))
         elif isinstance(node, str):
             fmt = _embedded_format(node)
             if fmt is not None:

@@ -117,3 +117,17 @@ def test_small_strings_are_not_documents_and_the_walk_is_bounded() -> None:
     assert find_embedded(small) == []
     many = [json.dumps({"k": "v" * 3000}) for _ in range(50)]
     assert len(find_embedded(many)) == 20
+
+
+def test_a_value_that_holds_itself_is_walked_once() -> None:
+    # a list holding itself was walked round its cycle to the 1,000,000-node cap, checking the
+    # same 80 KB string each time (a spill took 28 s); each string is now found once
+    from jupyter_scratchpad.explore._embedded import find_embedded, is_markdown
+
+    doc = "# Title\n" + "text line\n" * 10_000
+    cyclic: list = [doc]
+    cyclic.append(cyclic)
+    found = find_embedded(cyclic)
+    assert [(f["path"], f["format"]) for f in found] == [("$[0]", "markdown")]
+    assert is_markdown("a\n" * 49 + "## late heading") and not is_markdown("a\n" * 50 + "## too late")
+    assert not is_markdown("x" * 80_000) and is_markdown("   # three spaces") and not is_markdown("    # four")
