@@ -683,6 +683,8 @@ def _cmd_runs(args: argparse.Namespace) -> int:
             print(f"{_cell(r['run_id'], 24)} {_cell(r['agent_id'], 12)} {r['handles']:>7,} {r['notes']:>5,} "
                   f"{r['tokens']:>12,}  {_ago(max(0.0, now - r['last_created_at']))} ago")  # fmt: skip
         print("read one: jupyter-scratchpad ls --run-id RUN --agent-id AGENT")
+        if store.shared and not args.agent_id:  # (row-level security: never another agent's)
+            print("agent main's runs: a shared store shows each agent its own; another's with --agent-id AGENT")
         return 0
 
 

@@ -204,3 +204,17 @@ def test_a_store_url_that_cannot_be_used_is_one_line(base_env: dict[str, str], t
     assert f"the shared store's PostgreSQL ({bad}) is unavailable" in down.stderr and str(missing) in down.stderr
     other = _run(base_env, "ls", "--store-url", "mysql://x")
     assert other.returncode == 2 and "not a mysql:// URL" in other.stderr and other.stderr.count("\n") == 1
+
+
+def test_runs_on_a_shared_store_lists_one_agents_runs_and_says_so(base_env: dict[str, str], pg_url: str,
+                                                                   tmp_path: Path) -> None:
+    env = {**base_env, "SCRATCHPAD_STORE_URL": pg_url, "SCRATCHPAD_BODIES": str(tmp_path / "bodies")}
+    _spill(env, "--run-id", "inc-1")
+    _spill(env, "--run-id", "inc-2", "--agent-id", "bot")
+    mine = _run(env, "runs")  # row-level security: main's own, and said so
+    assert mine.returncode == 0 and "inc-1" in mine.stdout and "inc-2" not in mine.stdout, mine.stdout
+    assert "a shared store shows each agent its own" in mine.stdout
+    bots = json.loads(_run(env, "runs", "--agent-id", "bot", "--json").stdout)["data"]["runs"]
+    assert [(r["run_id"], r["agent_id"], r["handles"]) for r in bots] == [("inc-2", "bot", 1)]
+    missing = _run(env, "ls", "--run-id", "inc-0")
+    assert missing.returncode == 1 and "(no such run)" in missing.stderr and "inc-1" in missing.stderr
