@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..store._format import as_text
+from ..store._jsontext import dumps_compact
 from ..tools import ToolResult
 from ._render import STUB_MIME, stub_bundle
 
@@ -241,10 +242,9 @@ def frame_records(value: Any, shown_whole: bool = False) -> str | None:
     shown = pd.get_option("display.max_rows")
     if shown_whole and shown is not None and len(value) > shown:
         return None
-    try:
-        index = value.index
-        plain = isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1 and index.name is None
-        frame = value if plain else value.reset_index()
-        return str(frame.to_json(orient="records", date_format="iso", default_handler=str))
-    except (ValueError, TypeError, OverflowError):
+    if not value.columns.is_unique:  # (rows JSON cannot name as they are: the printed table spills)
         return None
+    # the core's records (the index a column unless the default, NaN/NaT null, times ISO): floats
+    # exact, where DataFrame.to_json rounded them to 10 significant digits
+    text = dumps_compact(value)
+    return text if text.startswith("[") else None

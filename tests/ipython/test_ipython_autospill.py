@@ -536,10 +536,14 @@ def test_a_dataframe_shown_whole_spills_as_its_rows(ip: Any, session: ScratchSes
         _, indexed, doubled = handles(session)
         assert session.pad.get(indexed)[7] == {"row": 7, "name": "pod-7", "n": 7}
         assert session.pad.entry(doubled).format == "text"
+        # floats exactly as they are (DataFrame.to_json wrote 0.123456789 for 0.12345678901234567)
+        ip.run_cell("pd.DataFrame({'x': [0.12345678901234567 + i for i in range(30_000)]})")
+        *_, floats = handles(session)
+        assert session.pad.get(floats)[0] == {"x": 0.12345678901234567}
     finally:
         ip.run_cell("pd.reset_option('display.max_rows')")
     ip.run_cell("frame")  # displayed cut to a few rows by pandas: nothing to spill
-    assert len(handles(session)) == 3
+    assert len(handles(session)) == 4  # (the frames above, and nothing more)
 
 
 def test_an_exception_whose_str_fails_adds_no_traceback_of_ours(ip: Any, capsys: pytest.CaptureFixture[str],
