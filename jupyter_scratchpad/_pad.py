@@ -92,6 +92,7 @@ class Scratchpad:
             raise InvalidArgumentError(f"tool_timeout_s must be a positive number of seconds, not {tool_timeout_s!r}")
         self.tool_timeout_s = float(tool_timeout_s)  # each call_tool stops (``timeout``) after this long
         self._specs = ("anthropic" if "claude" in model.lower() else "openai", "")  # (see _specs_tokens)
+        self._specs_counted: tuple[Any, int] = (None, 0)
         self.budget = ContextBudget(
             context_window if context_window is not None else context_window_for(model),
             self.policy.context_safety_margin if safety_margin is None else safety_margin,
@@ -582,9 +583,13 @@ class Scratchpad:
 
     def _specs_tokens(self) -> int:
         """The tokens of the tool definitions the model holds: those this pad handed out last
-        (``tool_specs``), before that the model family's own flavor (a Claude model: Anthropic's)."""
-        flavor, prefix = self._specs
-        return self.tokenizer.count(json.dumps(tool_specs(flavor, prefix=prefix)))
+        (``tool_specs``), before that the model family's own flavor (a Claude model: Anthropic's);
+        counted once per flavor, prefix and tokenizer."""
+        key = (*self._specs, self.tokenizer)
+        if self._specs_counted[0] != key:
+            flavor, prefix = self._specs
+            self._specs_counted = (key, self.tokenizer.count(json.dumps(tool_specs(flavor, prefix=prefix))))
+        return self._specs_counted[1]
 
     def tool_specs(self, flavor: str = "openai", *, prefix: str = "") -> list[dict[str, Any]]:
         """JSON-schema tool definitions: ``"openai"``, ``"openai-responses"``, ``"anthropic"`` or ``"mcp"``.
