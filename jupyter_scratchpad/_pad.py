@@ -307,8 +307,6 @@ class Scratchpad:
         # one output, one entry: the same bytes already stored in this scope are reused
         existing = self.store.find_by_hash(self.scope, digest) if handle is None else None
         name = existing.key if existing is not None else handle or self._free_handle(tool, digest)
-        if existing is not None and not self.store.body_opens(existing):
-            existing = None  # its body was lost: written anew under its handle (put_body replaces it)
         tokens, exact = self._tokens_now(text, decision)
         while True:
             meta = self._spill_meta(norm, inner is not None, exact, metadata)
@@ -337,7 +335,7 @@ class Scratchpad:
         if norm.streamed is not None:
             if not norm.streamed.total:  # the body was stored before: count the items for the stub
                 norm.streamed.count_items()
-            if existing is None and _created and entry.body_id is not None:
+            if _created and entry.body_id is not None:
                 from .explore._schema import precompute_streamed_schema, save_beside_body
                 from .explore._segments import SEGMENTS_FILE, segments_record
 
@@ -363,7 +361,7 @@ class Scratchpad:
             # parse once: the JSON tools start from the value the spill parsed (never from a
             # caller's object, which the caller may still change)
             VALUE_CACHE.put(entry.body_id, entry.body_bytes or len(norm.body), norm.value)
-            if norm.format == "json" and existing is None and _created:
+            if norm.format == "json" and _created:
                 # parse once: the schema's shape comes from this value, off the stub's path
                 from .explore._schema import precompute_schema
 
@@ -373,7 +371,7 @@ class Scratchpad:
         progress.handle = entry.key
         progress.phase("stub")
         stub = self._build_stub(entry, norm.value if norm.format == "json" else None)
-        if existing is not None:
+        if existing is not None and not _created:  # (a body lost meanwhile is written anew: created)
             stub["reused"] = True
             stub["source_tool"] = tool
         with self._usage_lock:

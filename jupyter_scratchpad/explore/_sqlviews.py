@@ -728,9 +728,9 @@ def build_views(
     fresh: list[str] = []
     loading: list[dict[str, Any]] = []
     for n, rel in enumerate(relations):
-        if rel["format"] in ("json", "jsonl") and _known_unreadable(rel):
-            tables = None  # (found unreadable before: each query spent ~10 s finding it again)
-        elif rel["format"] in ("json", "jsonl"):
+        # (found unreadable before: each query spent ~10 s finding it again)
+        known_unreadable = rel["format"] in ("json", "jsonl") and _known_unreadable(rel)
+        if rel["format"] in ("json", "jsonl") and not known_unreadable:
             try:
                 tables = _materialise(rel, inferred, fresh, deadline, listeners)
             except TablesLoading as exc:
@@ -747,7 +747,7 @@ def build_views(
                     with contextlib.suppress(duckdb.Error):
                         conn.execute(f"DROP VIEW IF EXISTS {quote_ident(rel['name'])}")
         try:
-            if _known_unreadable(rel):
+            if known_unreadable:
                 raise OSError("found unreadable by an earlier query")
             path, select = _view(conn, rel, inferred, fresh)
             conn.execute(f"CREATE VIEW {quote_ident(rel['name'])} AS {select}")

@@ -629,6 +629,18 @@ def read_handle(
     return Output(text, data, budget_footer(f"bytes {start:,}-{end:,} of {size:,}{note}"))
 
 
+def _char_start(buf: Any, pos: int, size: int | None = None) -> int:
+    """``pos`` moved onto the start of the UTF-8 character it falls inside (back for a window's
+    start, forward to ``size`` at most for its end): at most three continuation bytes either way,
+    so a body that is not UTF-8 moves no further."""
+    step, stop = (-1, 0) if size is None else (1, size)
+    for _ in range(3):
+        if pos == stop or pos >= len(buf) or buf[pos] & 0xC0 != 0x80:
+            break
+        pos += step
+    return pos
+
+
 def _read_matches(ctx: ToolContext, entry: Entry, reader: BodyReader, match: str, window: int, size: int) -> Output:
     if not isinstance(match, str) or not match:
         raise ToolError("invalid_argument", "'match' must be a non-empty string", argument="match")
@@ -659,6 +671,8 @@ def _read_matches(ctx: ToolContext, entry: Entry, reader: BodyReader, match: str
                 elif found > 10_000:
                     break
                 pos = mm.find(needle, pos + 1)
+            for span in spans:  # a window starts and ends on whole UTF-8 characters
+                span[0], span[1] = _char_start(mm, span[0]), _char_start(mm, span[1], size)
     if not spans:
         return Output(
             f"No occurrence of {_shown_needle(match)} in the {size:,} bytes of {entry.key}.",

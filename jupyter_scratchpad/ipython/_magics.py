@@ -50,7 +50,7 @@ class _KeptOnError:
         except TraitError as exc:
             if error is not None or self.name is None or not isinstance(obj, ScratchMagics):
                 raise
-            raise TraitError(f"{str(exc).rstrip('.')}. Kept: {obj.kept(self.name)}.") from None
+            raise obj._refuse(self.name, str(exc)) from None
 
 
 class _Bool(_KeptOnError, Bool):

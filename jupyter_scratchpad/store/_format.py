@@ -74,7 +74,10 @@ def as_text(result: Any) -> str:
     if isinstance(result, str):
         return str.__str__(result)
     if isinstance(result, (bytes, bytearray, memoryview)):
-        return bytes(result).decode("utf-8", errors="replace")
+        try:
+            return bytes(result).decode("utf-8", errors="replace")
+        except ValueError:  # a released memoryview holds nothing (bytes() raised)
+            return ""
     return dumps_compact(result)
 
 
@@ -149,7 +152,8 @@ def normalise(result: Any, text: str | None = None, stream: Callable[[bytes], bo
     turns out not to be JSON, writing raises ``NotStreamable`` and the caller normalises again
     without ``stream``.
     """
-    if text is not None and isinstance(result, (dict, list)):
+    if text is not None and not isinstance(result, (bytes, bytearray, memoryview)):
+        # (the caller's text is the value written once: a DataFrame's records were written again)
         raw = text.encode("utf-8", "surrogatepass")
     else:
         raw = to_raw(result)

@@ -5,6 +5,7 @@ spill keeps its exact token count. Found by a probe of failing spills."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -47,6 +48,24 @@ def test_a_body_cut_short_is_written_anew_not_refreshed(tmp_path: Path) -> None:
         assert again.spilled and again.handle == h, again.failure
         assert pad.call_tool("slice", {"handle": h, "start": 50_000, "end": 50_000}).ok
         assert not body.exists()  # the damaged one is gone, a whole one stands in its place
+
+
+def test_a_lost_json_body_written_anew_is_not_called_reused_and_its_schema_is_made(tmp_path: Path) -> None:
+    items = [{"name": f"pod-{i}", "phase": "Running", "restarts": i % 5} for i in range(5_000)]
+    doc = json.dumps({"items": items})  # JSON text: the spill parses it and precomputes its schema
+    with ScratchStore(tmp_path / "s", sweep_interval_s=None) as store:
+        pad = store.scratchpad("r", "a")
+        h = pad.intercept(doc, tool="pods").handle
+        same = pad.intercept(doc, tool="pods")
+        assert same.handle == h and same.stub.get("reused") is True  # the live body: reused
+        assert pad.wait_for_counts(30)
+        shutil.rmtree(_body_dir(store, h, pad))
+        store._readers.clear()
+        again = pad.intercept(doc, tool="pods")
+        assert again.spilled and again.handle == h and "reused" not in again.stub  # written anew
+        assert pad.wait_for_counts(30)  # the schema precomputed beside the new body (was skipped: "existing")
+        assert any(p.name.startswith("schema") for p in _body_dir(store, h, pad).iterdir())
+        assert pad.call_tool("item_schema", {"handle": h, "path": "items"}).ok
 
 
 def test_bodies_removed_by_a_cleaner_are_made_again(tmp_path: Path) -> None:

@@ -192,3 +192,15 @@ def test_grep_numbers_far_matches_from_the_index(pad: Scratchpad) -> None:
     for pattern in ("NEEDLE", "NEE+DLE"):  # the literal fast path and RE2
         res = pad.call_tool("grep", {"handle": h, "pattern": pattern, "context": 0})
         assert [m["line"] for m in res.data["matches"]] == [3, 31_338]
+
+
+def test_read_handle_match_windows_hold_whole_characters(pad: Scratchpad) -> None:
+    # a window was cut at byte bounds: 'é' (2 bytes), '€' (3), '𝄞' (4) were halved into U+FFFD
+    for ch in ("é", "€", "𝄞"):
+        handle = pad.intercept(ch * 500 + "NEEDLE" + ch * 500, tool="t", force=True).handle
+        for window in range(1, 9):
+            res = pad.call_tool("read_handle", {"handle": handle, "match": "NEEDLE", "window": window})
+            (w,) = res.data["windows"]
+            raw = pad.store.reader(pad.entry(handle)).read_raw(w["start"], w["end"])
+            assert w["valid_utf8"] and "\ufffd" not in w["text"] and raw.decode() == w["text"], (ch, window)
+            assert w["text"].strip(ch) == "NEEDLE" and w["end"] - w["start"] - 6 >= 2 * window
