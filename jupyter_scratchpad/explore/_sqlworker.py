@@ -225,6 +225,48 @@ def _clip(value: Any, roots: tuple[str, ...] = ()) -> Any:
     return plain if len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
 
 
+# Python's date and time types cannot hold what DuckDB's can: 'infinity'::date came back as
+# 9999-12-31, an interval of '1 month' as 30 days, a TIMESTAMP_NS without its nanoseconds
+_TEMPORAL = ("DATE", "INTERVAL", "TIMESTAMP")
+
+
+def _exact_temporal(conn: Any, query: str, cursor: Any, description: list[Any]) -> tuple[Any, set[int]]:
+    """``(cursor, columns_as_json)``: a result with a date, timestamp or interval column (or one
+    nested in a list or struct) is run again with those columns as DuckDB's own text (nested
+    ones as its JSON, parsed back); any other result is the cursor as it was."""
+    import duckdb
+
+    from ._sqlviews import quote_ident
+
+    types = [str(d[1]) for d in description]
+    if not any(word in t for t in types for word in _TEMPORAL):
+        return cursor, set()
+    exprs, as_json = [], set()
+    for n, (d, t) in enumerate(zip(description, types, strict=True)):
+        name = quote_ident(str(d[0]))
+        if not any(word in t for word in _TEMPORAL):
+            exprs.append(f"#{n + 1} AS {name}")
+        elif t.startswith(_TEMPORAL) and not t.endswith("]"):
+            exprs.append(f"CAST(#{n + 1} AS VARCHAR) AS {name}")
+        else:
+            exprs.append(f"CAST(to_json(#{n + 1}) AS VARCHAR) AS {name}")
+            as_json.add(n)
+    body = query.rstrip().rstrip(";")
+    try:
+        return conn.execute(f"SELECT {', '.join(exprs)} FROM (\n{body}\n)"), as_json
+    except duckdb.Error:  # a statement that is no subquery: as DuckDB's Python types give it
+        return conn.execute(query), set()
+
+
+def _json_cell(value: Any) -> Any:
+    import json
+
+    try:
+        return value if value is None else json.loads(value)
+    except ValueError:
+        return value
+
+
 def _redacted(value: Any, roots: tuple[str, ...], depth: int = 0) -> Any:
     from .._bounded import redact_paths
 
@@ -314,6 +356,7 @@ def _execute(
             columns = [str(d[0]) for d in description]
             if columns == ["explain_key", "explain_value"]:  # a plan: a row per line (one cell was clipped)
                 return {**_plan_rows(cursor.fetchall(), job["max_rows"]), **info}
+            cursor, as_json = _exact_temporal(conn, job["query"], cursor, description)
             rows: list[list[Any]] = []
             size = 0
             truncated = False
@@ -324,7 +367,7 @@ def _execute(
                 if not batch:
                     break
                 for raw in batch:
-                    row = [_clip(v, roots) for v in raw]
+                    row = [_clip(_json_cell(v) if n in as_json else v, roots) for n, v in enumerate(raw)]
                     size += _size(row)
                     rows.append(row)
                 if size > RESULT_MAX_BYTES:
