@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import json
 import logging
 import math
@@ -925,13 +926,40 @@ def _error_result(
 
 
 def _prefixed(err: dict[str, Any], prefix: str) -> dict[str, Any]:
-    """``err`` with its suggestions naming the tools as they were published (``sp_head``)."""
-    if not prefix or not err.get("suggestions"):
+    """``err`` with its suggestions, and the tools its message names, as they were published
+    (``sp_head``): "list live handles with scratch_list" sent a model to an unknown tool."""
+    if not prefix:
         return err
-    return {
-        **err,
-        "suggestions": [{**s, "tool": prefix + s["tool"], "call": prefix + s["call"]} for s in err["suggestions"]],
-    }
+    out = dict(err)
+    if isinstance(err.get("message"), str):
+        out["message"] = prefixed_prose(err["message"], prefix)
+    if err.get("suggestions"):
+        out["suggestions"] = [{**s, "tool": prefix + s["tool"], "call": prefix + s["call"]} for s in err["suggestions"]]
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _prose_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    names = sorted(TOOL_NAMES, key=len, reverse=True)
+    every = "|".join(map(re.escape, names))
+    # a name no English word is (scratch_list, get_in) anywhere but inside a word, a path or a
+    # quote; one that is (head, read, schema, sql) where it can only be the tool: leading the
+    # message ("schema needs 'handle'") or in a list of tools ("head, grep, get_in or sql")
+    joined = "|".join(re.escape(n) for n in names if "_" in n)
+    leading = rf"^(?:{every})(?=:| needs | has no | would | takes )"
+    word = re.compile(rf"(?<![\w$.\-/'\"])(?:{joined})(?![\w\-'\"(])|{leading}")
+    listed = re.compile(rf"(?<![\w$.\-/'\"])(?:{every})(?:(?:, | or |, or | and )(?:{every}))+(?![\w\-'\"(])")
+    return word, listed
+
+
+def prefixed_prose(text: str, prefix: str) -> str:
+    """``text`` (our words, never a document's) with the tools it names as they were published."""
+    if not prefix:
+        return text
+    word, listed = _prose_patterns()
+    names = "|".join(map(re.escape, sorted(TOOL_NAMES, key=len, reverse=True)))
+    text = listed.sub(lambda m: re.sub(rf"\b(?:{names})\b", lambda n: prefix + n.group(), m.group()), text)
+    return word.sub(lambda m: prefix + m.group(), text)
 
 
 def _error_text(err: dict[str, Any], pad: Scratchpad | None) -> tuple[dict[str, Any], str]:
@@ -1170,12 +1198,27 @@ def _dry_run(pad: Scratchpad, call: dict[str, Any], limit: int, deadline: float 
     """``call`` run as a check (uncharged, sliding nothing), within the time left before
     ``deadline`` (a call's own), never a fresh ``tool_timeout_s``: a suggestion's dry run started
     with 1.1 s left ran 10 s more, and the call answered after 15 s with a 10 s limit."""
+    tool = TOOLS.get(call["tool"])
+    if tool is not None and tool.changes:
+        return _checked_not_run(tool, call["arguments"])
     timeout_s = pad.tool_timeout_s
     if deadline is not None:
         timeout_s = max(0.01, min(timeout_s, deadline - time.monotonic() - DRY_RUN_RESERVE_S))
     return dispatch(
         pad, call["tool"], call["arguments"], charge=False, slide=False, limit_tokens=limit, timeout_s=timeout_s
     )
+
+
+def _checked_not_run(tool: _Tool, arguments: Any) -> ToolResult:
+    """A suggested call that changes the store, checked as its call would check its arguments and
+    never run: a refused ``scratch_write`` (a bad ``ttl_s``) wrote its note, over the one kept
+    under the key, when its suggestion (the same write, ``ttl_s`` at its default) was dry-run."""
+    try:
+        args = _normalise_args(tool, arguments)
+        _refuse_lone_surrogates(tool, args)
+    except ToolError as err:
+        return ToolResult(False, "", None, err.as_dict(), 0, tool.name, {})
+    return ToolResult(True, "", None, None, 0, tool.name, args)
 
 
 def _fits(pad: Scratchpad, call: dict[str, Any], limit: int, deadline: float | None = None) -> bool:
@@ -1436,6 +1479,7 @@ def dispatch(
             args,
             {"error": "invalid_argument", "message": f"{tool.name}: {type(exc).__name__}: {exc}", "suggestions": []},
             billed,
+            prefix,
         )
     except RecursionError as exc:
         log.exception("tool %s recursed too deeply on %s", tool.name, _args_for_log(args))
@@ -1443,7 +1487,7 @@ def dispatch(
             tool.name,
             args,
             {"error": "internal_error", "message": f"{tool.name} failed: {exc}", "suggestions": []},
-            billed,
+            billed,            prefix,
         )
     except Exception as exc:  # a bug of ours must not crash an agent loop; it is logged loudly
         log.exception("tool %s failed on %s", tool.name, _args_for_log(args))
@@ -1455,7 +1499,7 @@ def dispatch(
                 "message": f"{tool.name} failed: {type(exc).__name__}: {exc}",
                 "suggestions": [],
             },
-            billed,
+            billed,            prefix,
         )
 
 

@@ -17,6 +17,14 @@ __all__ = ["LazyArray", "PathError", "PathMiss", "Step", "format_path", "key_ste
 
 _NAME = re.compile(r"[^.\[\]]+")
 _INT = re.compile(r"-?\d+")
+_FAR = 10**30  # an index of more digits than this is past any array (int() refuses 4,300 digits)
+
+
+def _index(digits: str) -> int:
+    """The index ``digits`` (``-?\\d+``) says, or one as far past any array, never a ValueError."""
+    sign = -1 if digits.startswith("-") else 1
+    significant = digits.lstrip("-").lstrip("0")
+    return sign * (_FAR if len(significant) > 30 else int(significant or "0"))
 
 
 class LazyArray(Sequence[Any]):
@@ -120,14 +128,14 @@ def parse_path(path: object) -> list[Step]:
             if not _INT.fullmatch(inner):
                 steps.append(Step(inner, quoted=True))
             else:
-                steps.append(Step(int(inner)))
+                steps.append(Step(_index(inner)))
             i = close + 1
             continue
         m = _NAME.match(text, i)
         if m is None:  # pragma: no cover - _NAME matches any other character
             raise PathError(f"cannot read path {path!r} at {i}")
         name = m.group(0)
-        steps.append(Step(int(name)) if _INT.fullmatch(name) else Step(name))
+        steps.append(Step(_index(name)) if _INT.fullmatch(name) else Step(name))
         i = m.end()
     return steps
 

@@ -310,10 +310,12 @@ def through_policy(
     or blob block over ``BLOCK_MAX_BYTES`` stored as its own handle and replaced by a one-line
     note naming it (``_big_blocks_stored``): a 2.75 MB image passed through whole."""
     out = _texts_through_policy(pad, route, result, prefix)
-    return out if out.is_error else _big_blocks_stored(pad, route, out)
+    return out if out.is_error else _big_blocks_stored(pad, route, out, prefix)
 
 
-def _big_blocks_stored(pad: Scratchpad, route: _Route, result: types.CallToolResult) -> types.CallToolResult:
+def _big_blocks_stored(
+    pad: Scratchpad, route: _Route, result: types.CallToolResult, prefix: str = ""
+) -> types.CallToolResult:
     content: list[Any] = []
     changed = False
     for block in result.content:
@@ -330,10 +332,12 @@ def _big_blocks_stored(pad: Scratchpad, route: _Route, result: types.CallToolRes
         what = f"{block.type} block ({kind or 'no MIME type'}, {size:,} bytes of JSON)"
         out = pad.intercept(dumped, tool=route.upstream_name, server=route.server, force=True)
         if out.spilled and out.handle:
+            # (it named `jupyter-scratchpad export H`, which cannot open the store the proxy holds,
+            # nor find the proxy's run; and get_in without the tools' prefix)
             note = (
                 f"[a {what} was kept out of the context by the proxy, stored as handle {out.handle} "
-                f"(over {BLOCK_MAX_BYTES:,} bytes): export it with jupyter-scratchpad export {out.handle} "
-                "--to FILE.json, or read its fields with get_in]"
+                f"(over {BLOCK_MAX_BYTES:,} bytes); its fields: "
+                f'{prefix}schema(handle="{out.handle}"), one by {prefix}get_in(handle="{out.handle}", path="type")]'
             )
         else:
             note = f"[a {what} was left out by the proxy (over {BLOCK_MAX_BYTES:,} bytes; it could not be stored)]"
@@ -688,7 +692,7 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
         if route is None:
             ours = params.name[len(prefix) :] if prefix and params.name.startswith(prefix) else params.name
             if ours == USAGE_TOOL and params.name == prefix + USAGE_TOOL:
-                return await run_usage(pad, params.arguments)
+                return await run_usage(pad, params.arguments, prefix)
             if ours in TOOL_NAMES and (not prefix or params.name.startswith(prefix)):
                 return await run_tool(pad, ours, params.arguments, prefix)
             return unknown_tool(pad, params.name, [t.name for t in (await list_tools(ctx, None)).tools])

@@ -64,9 +64,11 @@ def usage_of(pad: Scratchpad) -> dict[str, Any]:
     }
 
 
-async def run_usage(pad: Scratchpad, arguments: dict[str, Any] | None = None) -> types.CallToolResult:
+async def run_usage(
+    pad: Scratchpad, arguments: dict[str, Any] | None = None, prefix: str = ""
+) -> types.CallToolResult:
     if arguments:  # its schema says no properties: an argument is a mistake worth saying
-        said = f"scratchpad_usage takes no arguments (got {', '.join(repr(k)[:60] for k in list(arguments)[:5])})"
+        said = f"{prefix}{USAGE_TOOL} takes no arguments (got {', '.join(repr(k)[:60] for k in list(arguments)[:5])})"
         return types.CallToolResult(content=[types.TextContent(type="text", text=said)], is_error=True)
     data = await anyio.to_thread.run_sync(lambda: usage_of(pad))
     return types.CallToolResult(
@@ -218,7 +220,7 @@ def build_server(pad: Scratchpad, *, prefix: str = "") -> Server[Any]:
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         name = params.name[len(prefix) :] if prefix and params.name.startswith(prefix) else params.name
         if name == USAGE_TOOL and params.name == prefix + USAGE_TOOL:
-            return await run_usage(pad, params.arguments)
+            return await run_usage(pad, params.arguments, prefix)
         if name not in TOOL_NAMES or not params.name.startswith(prefix):
             return unknown_tool(pad, params.name, [t.name for t in our_tools(prefix)])
         return await run_tool(pad, name, params.arguments, prefix)

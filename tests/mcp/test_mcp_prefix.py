@@ -91,3 +91,44 @@ def test_serve_names_the_prefixed_tools_in_its_text_not_in_the_documents(tmp_pat
                     assert 'ran grep(handle="applog"' in said and "sp_grep(handle" not in said, said[:300]
 
     anyio.run(run)
+
+
+def test_errors_name_the_prefixed_tools_in_their_words_too(tmp_path: Path, env: dict[str, str]) -> None:
+    # the suggestions were prefixed, the message's words were not: "list live handles with
+    # scratch_list", "use iterate_over or item_schema", "get_in would return …" (found by probe J)
+    with ScratchStore(tmp_path / "store") as store:
+        pad = store.scratchpad("r1", "main")
+        doc = {"items": [{"name": f"pod-{i}", "note": "x" * 200} for i in range(3000)]}
+        h = pad.spill(doc, tool="pods").handle
+    cmd, argv = cli("mcp", "serve", "--store", str(tmp_path / "store"), "--run-id", "r1", "--prefix", "sp_")
+
+    async def run() -> None:
+        async with stdio_client(StdioServerParameters(command=cmd, args=argv, env=env)) as (r, w):
+            async with ClientSession(r, w) as s:
+                await s.initialize()
+                names = {t.name for t in (await s.list_tools()).tools}
+
+                async def said(tool: str, args: dict[str, Any]) -> str:
+                    res = await s.call_tool(tool, args)
+                    assert res.is_error, res.content
+                    return res.content[0].text  # type: ignore[union-attr]
+
+                cases = {
+                    "sp_scratch_list": await said("sp_schema", {"handle": h + "X"}),
+                    "sp_schema needs": await said("sp_schema", {}),
+                    "sp_head: 'lines'": await said("sp_head", {"handle": h, "lines": -5}),
+                    "sp_iterate_over or sp_item_schema": await said("sp_get_in", {"handle": h, "path": "$.items[*]"}),
+                    "sp_get_in would return": await said("sp_get_in", {"handle": h, "path": "items"}),
+                    "sp_scratchpad_usage takes no": await said("sp_scratchpad_usage", {"x": 1}),
+                    "sp_head, sp_grep, sp_get_in or sp_sql": await said(
+                        "sp_scratch_write", {"key": "k", "value": "word " * 200_000}
+                    ),
+                }
+                for words, text in cases.items():
+                    assert words in text, (words, text[:400])
+                    for named in re.findall(r"\bsp_[a-z_]+", text):
+                        assert named in names, (named, text[:400])  # every tool it names exists
+                far = await said("sp_get_in", {"handle": h, "path": "items[" + "9" * 5000 + "]"})
+                assert "set_int_max_str_digits" not in far and "out of range" in far, far[:300]
+
+    anyio.run(run)

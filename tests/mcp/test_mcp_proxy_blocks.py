@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -277,5 +278,11 @@ def test_a_huge_image_in_a_result_is_stored_and_a_small_one_passes(tmp_path: Pat
         handle = note.text.split("stored as handle ")[1].split()[0]
         got = await s.call_tool("get_in", {"handle": handle, "path": "mimeType"})
         assert not got.is_error and "image/png" in got.content[0].text, got
+        # the calls the note names run as written (it named a CLI export that could not open the
+        # store the proxy holds)
+        assert "jupyter-scratchpad export" not in note.text
+        for name, args in re.findall(r'(\w+)\(handle="[^"]+"(?:, path="([^"]*)")?\)', note.text):
+            called = await s.call_tool(name, {"handle": handle, **({"path": args} if args else {})})
+            assert not called.is_error, called
 
     through_mixed(env, tmp_path / "store", check)
