@@ -277,9 +277,11 @@ def _enum_values(values: list[Any], min_items: int = ENUM_MIN_ITEMS) -> list[tup
     if len(values) < min_items or type(values[0]) is not str:
         return None
     distinct: dict[Any, int] = {}
-    for v in values:  # stops at the ninth distinct value
+    for v in values:  # stops at the ninth distinct value, or the first that is no string
+        if type(v) is not str:  # (before the lookup: a list there raised "unhashable type")
+            return None
         if v not in distinct:
-            if len(distinct) >= ENUM_MAX_VALUES or type(v) is not str or len(v) > ENUM_MAX_CHARS:
+            if len(distinct) >= ENUM_MAX_VALUES or len(v) > ENUM_MAX_CHARS:
                 return None
             distinct[v] = 0
         distinct[v] += 1

@@ -189,6 +189,7 @@ def _compile(pattern: str, ignore_case: bool) -> tuple[Any, str | None]:
         return re2.compile(b"(?m)" + pattern.encode("utf-8"), options), None
     except re2.error as exc:
         reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        reason = reason.replace("(?m)", "", 1)  # (our own prefix: the model never wrote it)
         options.literal = True
         return re2.compile(pattern.encode("utf-8"), options), (
             f"not a valid regex ({reason}; RE2 syntax, no look-around or back-references): "

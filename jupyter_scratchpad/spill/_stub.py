@@ -163,6 +163,21 @@ def _pick_lines(total: int, preview_lines: int) -> tuple[list[int], list[int]]:
     return list(range(1, head_n + 1)), list(range(total - tail_n + 1, total + 1))
 
 
+def _fit_preview(head: list[tuple[int, str]], tail: list[tuple[int, str]], total: int) -> None:
+    """Drop lines (the last of the head, the first of the tail: 2 : 1) until the preview fits
+    ``PREVIEW_MAX_CHARS``: by the rows' lengths while far over (rendering it again per line was
+    quadratic), then by rendering it."""
+    length = len(_render_preview(head, tail, total))
+    while head and length > PREVIEW_MAX_CHARS + 64:  # (the "… N lines omitted …" row varies less)
+        n, line = tail.pop(0) if len(tail) * 2 > len(head) else head.pop()
+        length -= len(str(n)) + len(line) + 2
+    while head and len(_render_preview(head, tail, total)) > PREVIEW_MAX_CHARS:
+        if len(tail) * 2 > len(head):
+            tail.pop(0)  # keep the very last lines
+        else:
+            head.pop()
+
+
 def _render_preview(head: list[tuple[int, str]], tail: list[tuple[int, str]], total: int) -> str:
     rows = [f"{n}\t{line}" for n, line in head]
     if tail:
@@ -194,17 +209,15 @@ def build_stub(
     ``PREVIEW_LINE_CHARS``; the text for a model keeps as many of them as fit its token bound.
     """
     total = entry.line_count or 0
-    head_nos, tail_nos = _pick_lines(total, preview_lines)
+    # no more lines than could fit (each shows as at least "N\t" and its newline): a notebook's
+    # preview_lines of 30,000 read and re-rendered them all, a minute per spill
+    head_nos, tail_nos = _pick_lines(total, min(preview_lines, PREVIEW_MAX_CHARS // 3 + 1))
     raw_head = reader.read_lines(head_nos[0], head_nos[-1]) if head_nos else []
     raw_tail = reader.read_lines(tail_nos[0], tail_nos[-1]) if tail_nos else []
     clipped = any(len(line) > PREVIEW_LINE_CHARS for line in raw_head + raw_tail)
     head = [(n, _clean(line)) for n, line in zip(head_nos, raw_head, strict=False)]
     tail = [(n, _clean(line)) for n, line in zip(tail_nos, raw_tail, strict=False)]
-    while head and len(_render_preview(head, tail, total)) > PREVIEW_MAX_CHARS:
-        if len(tail) * 2 > len(head):
-            tail.pop(0)  # keep the very last lines
-        else:
-            head.pop()
+    _fit_preview(head, tail, total)
     bare_cr = entry.format in ("text", "markdown") and _bare_cr(reader, bool(entry.meta.get("utf8_errors")))
     stub: dict[str, Any] = {
         "handle": entry.key,

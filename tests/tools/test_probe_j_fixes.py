@@ -20,3 +20,10 @@ def test_a_refused_write_changes_nothing(pad: Scratchpad) -> None:
     fix = pad.call_tool("scratch_write", {"key": "plan", "value": "step 1", "ttl_s": -1}).error["suggestions"][0]
     assert pad.call_tool(fix["tool"], fix["arguments"]).ok  # and it runs, as suggested
     assert pad.call_tool("scratch_read", {"key": "plan"}).data == "step 1"
+
+
+def test_a_bad_regex_is_said_in_the_models_own_words(pad: Scratchpad) -> None:
+    h = pad.intercept("\n".join(f"line {i} (x" for i in range(3000)), tool="t", force=True).handle
+    res = pad.call_tool("grep", {"handle": h, "pattern": "(x", "max_matches": 2})
+    assert res.ok and "not a valid regex (missing ): (x;" in res.text, res.text[:300]
+    assert "(?m)" not in res.text  # the tool's own prefix was shown as part of the pattern
