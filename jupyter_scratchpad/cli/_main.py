@@ -676,6 +676,8 @@ def _cmd_runs(args: argparse.Namespace) -> int:
         if not runs:
             who = f" of agent {agent!r}" if agent else ""
             print(f"no run{who} has a live handle or note in {store.describe()}")
+            if store.shared and not args.agent_id:  # (an operator read "no run" as an empty store)
+                print("a shared store shows each agent its own runs: another's with --agent-id AGENT")
             return 0
         now = store.now()
         print(f"{'RUN':<24} {'AGENT':<12} {'HANDLES':>7} {'NOTES':>5} {'TOKENS':>12}  NEWEST")

@@ -209,8 +209,11 @@ def test_a_store_url_that_cannot_be_used_is_one_line(base_env: dict[str, str], t
 def test_runs_on_a_shared_store_lists_one_agents_runs_and_says_so(base_env: dict[str, str], pg_url: str,
                                                                    tmp_path: Path) -> None:
     env = {**base_env, "SCRATCHPAD_STORE_URL": pg_url, "SCRATCHPAD_BODIES": str(tmp_path / "bodies")}
-    _spill(env, "--run-id", "inc-1")
     _spill(env, "--run-id", "inc-2", "--agent-id", "bot")
+    none = _run(env, "runs")  # main has none yet: said with what a shared store shows
+    assert none.returncode == 0 and "no run of agent 'main'" in none.stdout, none.stdout
+    assert "another's with --agent-id AGENT" in none.stdout, none.stdout  # (read as an empty store)
+    _spill(env, "--run-id", "inc-1")
     mine = _run(env, "runs")  # row-level security: main's own, and said so
     assert mine.returncode == 0 and "inc-1" in mine.stdout and "inc-2" not in mine.stdout, mine.stdout
     assert "a shared store shows each agent its own" in mine.stdout
