@@ -20,6 +20,7 @@ import datetime as _dt
 import decimal
 import os
 import pickle
+import re
 import struct
 import subprocess
 import sys
@@ -228,6 +229,7 @@ def _clip(value: Any, roots: tuple[str, ...] = ()) -> Any:
 # Python's date and time types cannot hold what DuckDB's can: 'infinity'::date came back as
 # 9999-12-31, an interval of '1 month' as 30 days, a TIMESTAMP_NS without its nanoseconds
 _TEMPORAL = ("DATE", "INTERVAL", "TIMESTAMP")
+_TRAILING_SEMICOLON = re.compile(r";(?:\s|--[^\n]*|/\*.*?\*/)*\Z", re.DOTALL)
 
 
 def _exact_temporal(conn: Any, query: str, cursor: Any, description: list[Any]) -> tuple[Any, set[int]]:
@@ -251,7 +253,7 @@ def _exact_temporal(conn: Any, query: str, cursor: Any, description: list[Any]) 
         else:
             exprs.append(f"CAST(to_json(#{n + 1}) AS VARCHAR) AS {name}")
             as_json.add(n)
-    body = query.rstrip().rstrip(";")
+    body = _TRAILING_SEMICOLON.sub("", query)  # (inside the parentheses it is a syntax error)
     try:
         return conn.execute(f"SELECT {', '.join(exprs)} FROM (\n{body}\n)"), as_json
     except duckdb.Error:  # a statement that is no subquery: as DuckDB's Python types give it
