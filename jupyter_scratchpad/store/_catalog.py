@@ -10,13 +10,15 @@ cross-agent reads a database with row-level security must route through vetted f
   row-level security checks.
 
 Rows are tuples in ``COLUMNS`` order (``Entry.from_row``); times are epoch seconds the store passes
-in (one clock, the store's), so a catalog never reads the time itself.
+in (one clock, the store's: ``SqlCatalog.now`` unless a clock is injected), so no statement reads
+the time itself.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
@@ -105,6 +107,11 @@ class SqlCatalog(ABC):
 
     @abstractmethod
     def close(self) -> None: ...
+
+    def now(self) -> float:
+        """The store's clock (unless one is injected): this process's for an embedded catalog,
+        which one process uses; a shared catalog's is its database's (``PgCatalog.now``)."""
+        return time.time()
 
     @abstractmethod
     def describe(self) -> str:

@@ -16,6 +16,12 @@ __all__ = ["MAX_KEY_CHARS", "Entry", "Scope", "validate_handle", "validate_id", 
 HANDLE_RE = re.compile(r"[a-z0-9_]{1,64}")
 MAX_ID_CHARS = 256
 MAX_KEY_CHARS = 1024
+# Bounds in UTF-8 bytes too, the same on every backend: an entry's run id, agent id and key are
+# one PostgreSQL index row, which holds at most 2,704 bytes. A key of 1,024 four-byte characters
+# (4 KB) was kept by the embedded store and refused by the shared one (as an outage). At these
+# bounds a row is under 2.1 KB; ASCII ids and keys keep their limits in characters.
+MAX_ID_BYTES = 512
+MAX_KEY_BYTES = 1024
 
 
 def validate_handle(handle: object) -> str:
@@ -40,11 +46,21 @@ def _shown(value: object) -> str:
     return ascii(value)[:80] if not isinstance(value, str) or len(value) > 80 or not _storable(value) else value
 
 
+def _utf8_len(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
 def validate_id(value: object, what: str) -> str:
-    if not isinstance(value, str) or not value or len(value) > MAX_ID_CHARS or not _storable(value):
+    if (
+        not isinstance(value, str)
+        or not value
+        or len(value) > MAX_ID_CHARS
+        or not _storable(value)
+        or _utf8_len(value) > MAX_ID_BYTES
+    ):
         raise InvalidArgumentError(
-            f"{what} must be a non-empty string of at most {MAX_ID_CHARS} characters, without NUL or an "
-            "unpaired surrogate",
+            f"{what} must be a non-empty string of at most {MAX_ID_CHARS} characters and {MAX_ID_BYTES} bytes "
+            "of UTF-8, without NUL or an unpaired surrogate",
             **{what: _shown(value)},
         )
     return value
@@ -55,6 +71,12 @@ def validate_key(key: object) -> str:
         raise InvalidArgumentError(
             f"a note key must be a non-empty string of at most {MAX_KEY_CHARS} characters, without NUL or an "
             "unpaired surrogate (the same on every backend)",
+            key=_shown(key),
+        )
+    if _utf8_len(key) > MAX_KEY_BYTES:
+        raise InvalidArgumentError(
+            f"a note key must be at most {MAX_KEY_BYTES} bytes of UTF-8 ({MAX_KEY_BYTES} ASCII characters, fewer "
+            f"of other scripts: this one is {_utf8_len(key)} bytes); use a shorter key (the same on every backend)",
             key=_shown(key),
         )
     return key

@@ -18,6 +18,8 @@ older layout is upgraded in place when a store opens it, a newer one is refused 
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
 import os
 import re
@@ -26,7 +28,7 @@ import threading
 import time
 import uuid
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -37,6 +39,9 @@ APP_ROLE = "scratchpad_app"
 PG_LAYOUT_VERSION = 3
 _MIGRATE_LOCK = 0x5C7A_7C40  # pg_advisory_xact_lock key: one migration at a time per database
 _SWEEP_LOCK = 0x5C7A_7C41  # pg_try_advisory_xact_lock key: one sweeper at a time per database
+DEFAULT_WAIT_S = 5.0  # how long a call waits for a pooled connection, unless the URL's connect_timeout says
+CLOCK_RESYNC_S = 60.0  # the offset to the database's clock is measured again after this long
+_CLOCK_JUMP_S = 1.0  # ... or at once when the local clock moved this much more or less than time.monotonic()
 log = logging.getLogger("jupyter_scratchpad.store")
 
 #: Layout version -> statements that bring the previous layout to it.
@@ -201,6 +206,41 @@ def _check_port(url: str, where: str) -> None:
         )
 
 
+def _url_connect_timeout(url: str) -> tuple[bool, float | None]:
+    """Whether the URL names libpq's ``connect_timeout``, and its seconds when they bound the
+    connect: a positive number. libpq takes 0 (or less) as "wait indefinitely" (its default too):
+    that is no bound, not a 0 s wait (every open failed at once as "unavailable")."""
+    given = _conninfo(url).get("connect_timeout")
+    if given is None or str(given).strip() == "":
+        return False, None
+    try:
+        seconds = float(str(given).strip())
+    except ValueError:
+        return True, None  # (libpq's own message about the value surfaces when connecting)
+    return True, (seconds if 0 < seconds < float("inf") else None)
+
+
+def _ident(name: str) -> str:
+    """``name`` as an SQL identifier in a message (quoted when PostgreSQL needs it)."""
+    return name if re.fullmatch(r"[a-z_][a-z0-9_$]*", name) else '"' + name.replace('"', '""') + '"'
+
+
+def _local_clock() -> Callable[[], float]:
+    """The local clock the database's is measured against: one nobody sets (Linux's
+    ``CLOCK_BOOTTIME``, which also counts a suspend), so stepping the wall clock (NTP, an admin)
+    between two measures moves no expiry; elsewhere the wall clock (a step is then noticed at the
+    next call, see ``_CLOCK_JUMP_S``)."""
+    boottime = getattr(time, "CLOCK_BOOTTIME", None)
+    if boottime is not None:
+        with contextlib.suppress(OSError):
+            time.clock_gettime(boottime)
+            return functools.partial(time.clock_gettime, boottime)
+    return time.time
+
+
+_ticks = _local_clock()  # (read ~0.1 us: no Python frame per call)
+
+
 POOL_NAME = "jupyter-scratchpad"
 _OUR_CONNECTIONS: weakref.WeakSet[Any] = weakref.WeakSet()  # the pool's, for _QuietPool
 
@@ -348,18 +388,31 @@ class PgCatalog(SqlCatalog):
         self._where = redact_url(url)
         _check_port(url, self._where)
         # how long a call waits for a connection before StoreUnavailableError: the URL's
-        # connect_timeout (libpq's own parameter) if it has one, else 5 s
-        given = str(_conninfo(url).get("connect_timeout") or "")
-        timeout_s = float(given) if given.isdigit() and timeout_s is None else (timeout_s or 5.0)
+        # connect_timeout (libpq's own parameter) when it is a positive number, else 5 s. A URL's
+        # connect_timeout=0 is libpq's "no connect timeout": the connects themselves then wait as
+        # libpq does (psycopg stops them after 130 s), but a call still waits at most 5 s for a
+        # pooled connection, and every answer at most answer_timeout(url).
+        named, url_timeout = _url_connect_timeout(url)
+        if timeout_s is None or not timeout_s > 0:
+            timeout_s = url_timeout or DEFAULT_WAIT_S
         self._timeout_s = timeout_s
+        # a connect is bounded by the URL's own connect_timeout when it names one, else by ours
+        self._connect_kw: dict[str, Any] = {} if named else {"connect_timeout": max(2, int(timeout_s))}
         self._answer_s = answer_timeout(url)
         self._set_role = False
+        self._schema = "public"  # the schema of the scratch tables (found by _migrate)
+        self._search_path = 'SET search_path TO "public"'
+        # "now" of every process sharing the catalog is the database's: the offset of its clock
+        # to _ticks(), measured when the store opens, on every new pooled connection, and again
+        # on a connection taken CLOCK_RESYNC_S later (see now())
+        self._offset = time.time() - _ticks()  # (until the first measure: this machine's clock)
+        self._synced = (float("-inf"), 0.0)  # (time.monotonic(), _ticks()) of the last measure
         self.store_id = self._migrate()
         self._pool = ConnectionPool(
             url,
             min_size=1,
             max_size=pool_size,
-            kwargs={"autocommit": True, "connect_timeout": max(1, int(timeout_s))},
+            kwargs={"autocommit": True, **self._connect_kw},
             configure=self._configure,
             check=self._check,
             timeout=timeout_s,
@@ -395,6 +448,14 @@ class PgCatalog(SqlCatalog):
                 "user, password, database and port (a retry will not change this answer)",
                 url=self._where,
             )
+        if str(getattr(exc, "sqlstate", None) or "")[:2] in ("22", "54"):
+            # a data exception or a program limit (an index row too large: psycopg calls class 54
+            # an OperationalError): the same call gets the same answer, it is no outage
+            return StoreError(
+                f"the shared store's PostgreSQL ({self._where}) refused the data: {said} (a retry will not "
+                "change this answer)",
+                url=self._where,
+            )
         if isinstance(exc, (self._PoolTimeout, psycopg.OperationalError, psycopg.InterfaceError)):
             return StoreUnavailableError(
                 f"the shared store's PostgreSQL ({self._where}) is unavailable: {said}; "
@@ -427,49 +488,141 @@ class PgCatalog(SqlCatalog):
             self._pool.check_connection(conn)
 
     def _configure(self, conn: Any) -> None:
-        """Every pooled connection acts as the application role (checked once, in ``_check_role``)."""
+        """Every pooled connection acts as the application role (checked once, in ``_check_role``)
+        and finds the scratch tables in their schema: after ``SET ROLE`` the default search path's
+        ``"$user"`` names the role's schema, not the one PostgreSQL 15's per-user schema pattern
+        (``CREATE SCHEMA app AUTHORIZATION app``) put the tables in."""
         _OUR_CONNECTIONS.add(conn)
         if self._set_role:
             conn.execute(f"SET ROLE {APP_ROLE}")
+        conn.execute(self._search_path)
+        self._measure_clock(conn)  # (a new connection: the measure costs one round trip more)
+
+    # -- one clock: the database's -----------------------------------------------------------
+
+    def now(self) -> float:
+        """The database's clock, read locally: ``_ticks()`` plus the offset last measured.
+
+        Every process sharing the catalog writes expiries, filters reads, slides handles and
+        sweeps by this one clock, whatever its machine's own clock says: a machine 400 s behind
+        wrote expiries the others' sweeps took as past (its live notes and handles deleted), and
+        one ahead could not see a note written a moment before. The error is within half a round
+        trip to the server plus the local clock's drift over ``CLOCK_RESYNC_S``.
+        """
+        return _ticks() + self._offset
+
+    def _clock_due(self) -> bool:
+        mono, ticks = time.monotonic(), _ticks()
+        at_mono, at_ticks = self._synced
+        return mono - at_mono > CLOCK_RESYNC_S or abs((ticks - at_ticks) - (mono - at_mono)) > _CLOCK_JUMP_S
+
+    def _measure_clock(self, conn: Any) -> None:
+        """Measure the offset of the database's clock to ``_ticks()`` on ``conn`` (autocommit,
+        idle): one ``SELECT`` of ``clock_timestamp()``, taken at the middle of the round trip."""
+        before = _ticks()
+        row = conn.execute("SELECT extract(epoch FROM clock_timestamp())").fetchone()
+        after = _ticks()
+        if after - before > 1.0 and self._synced[0] > float("-inf"):
+            return  # a slow answer measures badly: the last offset stays (measured again later)
+        self._offset = float(row[0]) - (before + after) / 2
+        self._synced = (time.monotonic(), after)
+
+    # -- roles and the layout ------------------------------------------------------------------
 
     def _check_role(self, conn: Any) -> None:
         """The role the store's statements run as must be subject to row-level security: not a
         superuser, not BYPASSRLS, not the tables' owner. ``SET ROLE scratchpad_app`` makes it so
-        for any user granted that role (the migrating user is); any other user is refused."""
+        for any user granted that role (the migrating user is); any other user is refused, and
+        so is a role that cannot use the tables (each with the fix that applies)."""
         psycopg = self._psycopg
         user = conn.execute("SELECT current_user").fetchone()[0]
         if user != APP_ROLE:
+            member = True
             try:
                 with conn.transaction():
-                    conn.execute(f"SET LOCAL ROLE {APP_ROLE}")
+                    try:
+                        conn.execute(f"SET LOCAL ROLE {APP_ROLE}")
+                    except psycopg.errors.InsufficientPrivilege:
+                        member = False
+                        raise
+                    conn.execute(self._search_path.replace("SET ", "SET LOCAL ", 1))
                     self._assert_rls_applies(conn, user)
+                    self._assert_usable(conn, user, acting=True)
                 self._set_role = True
                 return
             except psycopg.errors.InsufficientPrivilege:
-                pass  # not a member: the user itself must be subject to row-level security
+                if member:
+                    raise
+                # not a member: the user itself must be subject to row-level security
         self._assert_rls_applies(conn, user)
+        self._assert_usable(conn, user, acting=False)
 
     def _assert_rls_applies(self, conn: Any, user: str) -> None:
         row = conn.execute(
             "SELECT r.rolsuper OR r.rolbypassrls OR t.tableowner = current_user FROM pg_roles r, pg_tables t "
-            "WHERE r.rolname = current_user AND t.tablename = 'scratch_entries' AND t.schemaname = current_schema()"
+            "WHERE r.rolname = current_user AND t.tablename = 'scratch_entries' AND t.schemaname = %s",
+            [self._schema],
         ).fetchone()
-        if row is None or row[0]:
+        if row is None:  # (found by _migrate a moment ago: dropped since)
+            raise StoreError(
+                f"the scratch tables of {self._where} are not in schema {self._schema!r} any more (dropped or "
+                "moved while the store opened); open the store again",
+                url=self._where,
+            )
+        if row[0]:
             raise StoreError(
                 f"the role {user!r} of {self._where} is not subject to row-level security (a superuser, "
                 f"BYPASSRLS, or the tables' owner) and may not act as {APP_ROLE}; GRANT {APP_ROLE} TO "
-                f"{user}, or connect as a role granted it",
+                f"{_ident(user)}, or connect as a role granted it",
                 url=self._where,
             )
+
+    def _assert_usable(self, conn: Any, user: str, *, acting: bool) -> None:
+        """The role may read and write the scratch tables and call the store's functions (else
+        every call failed later with "catalog operation failed: permission denied")."""
+        row = conn.execute(
+            "SELECT has_schema_privilege(n.oid, 'USAGE') AND coalesce(("
+            "  SELECT bool_and(has_table_privilege(c.oid, p)) FROM pg_class c, "
+            "  unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE']) p "
+            "  WHERE c.relnamespace = n.oid AND c.relname IN ('agents', 'runs', 'scratch_entries')), false) "
+            "AND coalesce((SELECT bool_and(has_function_privilege(f.oid, 'EXECUTE')) FROM pg_proc f "
+            "  WHERE f.pronamespace = n.oid AND f.proname LIKE 'scratchpad\\_%%'), false) "
+            "FROM pg_namespace n WHERE n.nspname = %s",
+            [self._schema],
+        ).fetchone()
+        if row is not None and row[0]:
+            return
+        if acting:
+            raise StoreError(
+                f"the role {APP_ROLE} may not use the scratch tables in schema {self._schema!r} of {self._where} "
+                f"(no USAGE on the schema, or a grant on a table or function missing); open the store once as "
+                "the tables' owner (its migration grants them), or GRANT USAGE ON SCHEMA "
+                f"{_ident(self._schema)} TO {APP_ROLE}",
+                url=self._where,
+            )
+        raise StoreError(
+            f"the role {user!r} of {self._where} may not use the shared store: it is not granted {APP_ROLE} "
+            f"(and holds no rights of its own on the scratch tables); GRANT {APP_ROLE} TO {_ident(user)} "
+            "(as a superuser or the role that created the store), then open it again",
+            url=self._where,
+        )
 
     def _migrate(self) -> str:
         """Create or upgrade the layout (one migrating process at a time); returns the store id."""
         psycopg = self._psycopg
+        user, creating, elsewhere = "?", False, None
         try:
-            conn_ctx = psycopg.connect(self.url, autocommit=True, connect_timeout=max(1, int(self._timeout_s)))
+            conn_ctx = psycopg.connect(self.url, autocommit=True, **self._connect_kw)
             with conn_ctx as conn, self._deadline(conn):
+                user = str(conn.info.user or "?")
+                self._measure_clock(conn)
                 version = self._layout(conn)
                 if version < PG_LAYOUT_VERSION:
+                    creating = True
+                    if version == 0:  # none on this search path: one in a schema it does not name?
+                        elsewhere = conn.execute(
+                            "SELECT string_agg(schemaname, ', ') FROM pg_tables WHERE tablename = 'scratch_meta'"
+                        ).fetchone()[0]
                     with conn.transaction():
                         conn.execute("SELECT pg_advisory_xact_lock(%s)", [_MIGRATE_LOCK])
                         version = self._layout(conn)
@@ -484,6 +637,7 @@ class PgCatalog(SqlCatalog):
                             "INSERT INTO scratch_meta VALUES ('store_id', %s) ON CONFLICT DO NOTHING",
                             [uuid.uuid4().hex],
                         )
+                    creating = False
                     version = self._layout(conn)
                 if version > PG_LAYOUT_VERSION:
                     raise StoreFormatError(
@@ -493,18 +647,37 @@ class PgCatalog(SqlCatalog):
                         url=self._where,
                     )
                 row = conn.execute("SELECT value FROM scratch_meta WHERE name = 'store_id'").fetchone()
+                # the schema the tables are in (this user's search path found them): the pooled
+                # connections name it, whatever their role's "$user" is
+                self._schema = conn.execute(
+                    "SELECT nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid "
+                    "WHERE c.oid = to_regclass('scratch_entries')"
+                ).fetchone()[0]
+                self._search_path = 'SET search_path TO "' + self._schema.replace('"', '""') + '"'
                 self._check_role(conn)
                 return str(row[0])
         except StoreError:
             raise
         except psycopg.errors.InsufficientPrivilege as exc:
             said = str(exc).strip().split("\n")[0][:200]  # (not its CONTEXT lines)
+            if not creating:  # the layout is there: this role may not read it
+                raise StoreError(
+                    f"the role {user!r} of {self._where} may not use the shared store ({said}): it is not "
+                    f"granted {APP_ROLE}; GRANT {APP_ROLE} TO {_ident(user)} (as a superuser or the role that "
+                    "created the store), then open it again",
+                    url=self._where,
+                ) from exc
             needs = (
                 f"the first open creates the role {APP_ROLE}: open the store once as a role with CREATEROLE "
                 "(or a superuser) that owns the database"
                 if "create role" in said.lower()
                 else "open the store once as the database owner"
             )
+            if elsewhere:
+                needs = (
+                    f"the scratch tables are in schema {elsewhere}, which this role's search_path does not name: "
+                    f"add options=-c%20search_path%3D{elsewhere.split(',')[0]} to the URL, or {needs}"
+                )
             raise StoreError(
                 f"the user of {self._where} may not create the scratch layout ({said}); {needs}, then connect "
                 f"as any role granted {APP_ROLE}",
@@ -524,10 +697,13 @@ class PgCatalog(SqlCatalog):
     @contextmanager
     def _tx(self, agent_id: str | None) -> Iterator[_PgTx]:
         try:
-            with self._pool.connection() as conn, self._deadline(conn), conn.transaction():
-                if agent_id is not None:  # SET LOCAL: ends with this transaction
-                    conn.execute("SELECT set_config('scratchpad.agent_id', %s, true)", [agent_id])
-                yield _PgTx(conn)
+            with self._pool.connection() as conn, self._deadline(conn):
+                if self._clock_due():  # once a minute (or after the local clock jumped): one SELECT
+                    self._measure_clock(conn)
+                with conn.transaction():
+                    if agent_id is not None:  # SET LOCAL: ends with this transaction
+                        conn.execute("SELECT set_config('scratchpad.agent_id', %s, true)", [agent_id])
+                    yield _PgTx(conn)
         except self._errors as exc:  # the database's and the pool's: one wrapping
             raise self._wrap(exc) from exc
 

@@ -198,7 +198,7 @@ class ScratchStore:
         bodies: str | os.PathLike[str] | None = None,
         ttl_s: float = DEFAULT_TTL_S,
         sweep_interval_s: float | None = DEFAULT_SWEEP_INTERVAL_S,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] | None = None,
         max_ttl_s: float = DEFAULT_MAX_TTL_S,
         orphan_grace_s: float | None = None,
     ) -> None:
@@ -208,7 +208,14 @@ class ScratchStore:
             sweep_interval_s = _positive_seconds(sweep_interval_s, "sweep_interval_s")
         if orphan_grace_s is not None and orphan_grace_s != 0:
             orphan_grace_s = _positive_seconds(orphan_grace_s, "orphan_grace_s")
-        self._clock = clock
+        # No clock given (or time.time): the catalog's. That is the database's clock on a shared
+        # store (its offset to this machine's, measured at open and every minute), so every
+        # process writes, reads, slides and sweeps expiries by one clock whatever its machine's
+        # says; the embedded store's is time.time(). An injected clock is used as given, on
+        # either store, with no offset: it is the caller's own time line (tests move it by hand
+        # and compare expiries to it exactly); on a shared store it must then agree with the
+        # database's for other processes' sweeps (which never run ahead of the database's).
+        self._clock = None if clock is time.time else clock
         self.url: str | None = None
         pg_cat: PgCatalog | None = None
         if isinstance(path, str) and re.match(r"\s*[A-Za-z][A-Za-z0-9+.\-]*://", path):
@@ -394,7 +401,11 @@ class ScratchStore:
         return self._cat
 
     def now(self) -> float:
-        return float(self._clock())
+        """The store's clock, in epoch seconds: the injected one, else the catalog's (a shared
+        store's is its database's, so all its processes agree; see ``__init__``)."""
+        if self._clock is not None:
+            return float(self._clock())
+        return self._cat.now()
 
     # -- scopes ------------------------------------------------------------------------------
 
