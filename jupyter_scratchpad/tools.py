@@ -1487,7 +1487,8 @@ def dispatch(
             tool.name,
             args,
             {"error": "internal_error", "message": f"{tool.name} failed: {exc}", "suggestions": []},
-            billed,            prefix,
+            billed,
+            prefix,
         )
     except Exception as exc:  # a bug of ours must not crash an agent loop; it is logged loudly
         log.exception("tool %s failed on %s", tool.name, _args_for_log(args))
@@ -1499,7 +1500,8 @@ def dispatch(
                 "message": f"{tool.name} failed: {type(exc).__name__}: {exc}",
                 "suggestions": [],
             },
-            billed,            prefix,
+            billed,
+            prefix,
         )
 
 

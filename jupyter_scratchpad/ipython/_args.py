@@ -186,12 +186,31 @@ class ScratchArgumentParser(argparse.ArgumentParser):
             return self.parse_args(words)
         except UsageError as exc:
             said = str(exc)
-            dashed = any(w.startswith("-") and w not in ("-h", "--help") for w in words)
-            if dashed and ("arguments are required" in said or "unrecognized arguments" in said):
-                # a quoted '-x' is still an option to argparse: the value goes after --
-                hint = f" (a value that starts with '-' goes after --: {self.prog} H -- -x)"
-                raise UsageError(said.replace(" (see ", hint + " (see ", 1)) from None
+            hint = self._dash_hint(said, words)
+            if hint:
+                raise UsageError(said.replace(" (see ", f" ({hint}) (see ", 1)) from None
             raise
+
+    def _dash_hint(self, said: str, words: list[str]) -> str:
+        """What to say of a word that starts with ``-`` that argparse refused: the flag it is
+        close to (``--frce``: did you mean --force?), else how a value that starts with ``-`` is
+        passed to this command (after ``--``; never for a command that takes no value)."""
+        dashed = [w for w in words if w.startswith("-") and w not in ("-h", "--help")]
+        if not dashed or not ("arguments are required" in said or "unrecognized arguments" in said):
+            return ""
+        if "unrecognized arguments: " in said:
+            unknown = said.split("unrecognized arguments: ", 1)[1].split(" (see ", 1)[0].split()
+            flags = [o for o in self._option_string_actions if o.startswith("--") and o != "--help"]
+            for word in unknown:
+                if word.startswith("--"):
+                    close = difflib.get_close_matches(word.split("=", 1)[0], flags, n=2, cutoff=0.6)
+                    if close:
+                        return f"did you mean {' or '.join(close)}?"
+        metavars = [str(a.metavar or a.dest).upper() for a in self._positionals._group_actions]
+        if not metavars:
+            return ""
+        # a quoted '-x' is still an option to argparse: the value goes after --
+        return f"a value that starts with '-' goes after --: {' '.join([self.prog, *metavars[:-1]])} -- -x"
 
 
 def for_a_person(message: str) -> str:
@@ -221,14 +240,19 @@ _MAGIC_FORMS: dict[str, tuple[str, Sequence[str], dict[str, str]]] = {
     "tail": ("tail", ("handle",), {"lines": "-n"}),
     "slice": ("slice", ("handle", "start", "end"), {}),
     "grep": ("grep", ("handle", "pattern"), {"context": "-C", "max_matches": "--max"}),
-    "schema": ("schema", ("handle",), {"max_depth": "--depth"}),
+    "schema": ("schema", ("handle", "path"), {"max_depth": "--depth"}),
     "item_schema": ("items", ("handle", "path"), {"offset": "--offset", "limit": "--limit"}),
     "get_in": ("get", ("handle", "path"), {"offset": "--offset", "limit": "--limit"}),
     "iterate_over": ("iter", ("handle", "path"), {"fields": "--fields", "offset": "--offset", "limit": "--limit"}),
     "read": ("get", ("handle",), {}),
-    "scratch_list": ("list", (), {}),
+    "scratch_list": ("list", (), {"kind": "--kind"}),
     "scratch_read": ("read", ("key",), {}),
+    "scratch_write": ("write", ("key", "value"), {"ttl_s": "--ttl"}),  # (typed by _write_as_magic)
+    "scratch_delete": ("delete", ("key", "handle"), {}),
 }
+# A line a person types ends at a trailing # comment, and its value is parsed as JSON when it can
+# be: a value that does not type back as itself goes in JSON; one too long for a line, in a cell.
+_LINE_VALUE_CHARS = 200
 
 
 def suggestion_as_magic(suggestion: dict[str, Any]) -> str:
@@ -237,6 +261,12 @@ def suggestion_as_magic(suggestion: dict[str, Any]) -> str:
     args = dict(suggestion.get("arguments") or {})
     if tool == "sql" and "query" in args:
         return f"%scratch sql {args['query']}"
+    if tool == "scratch_write" and "key" in args and "value" in args:
+        return _write_as_magic(args)
+    if tool == "get_in" and args.pop("chars", False):
+        # a window of a long string's characters, for a model's cap: a person reads it whole
+        args.pop("offset", None)
+        args.pop("limit", None)
     form = _MAGIC_FORMS.get(str(tool))
     if form is None:
         return str(suggestion.get("call") or tool)
@@ -255,3 +285,45 @@ def suggestion_as_magic(suggestion: dict[str, Any]) -> str:
             value = ",".join(map(str, value))
         words.append(f"{flag} {_quote(value)}")
     return " ".join(words)
+
+
+def _write_as_magic(args: dict[str, Any]) -> str:
+    """``scratch_write(key, value, ttl_s)`` as typed: ``%scratch write [--ttl S] KEY VALUE``, the
+    value as it reads back (``_typed_value``), or the cell form when it does not fit a line."""
+    ttl = args.get("ttl_s")
+    head = "write" + (f" --ttl {_quote(ttl)}" if ttl is not None else "") + f" {_typed_key(str(args['key']))}"
+    typed = _typed_value(args["value"])
+    if typed is None:
+        return f"%%scratch {head} (the cell is the value)"
+    return f"%scratch {head} {typed}"
+
+
+def _typed_key(key: str) -> str:
+    """KEY as ``%scratch write`` reads its first word: quoted (with a quote it does not hold)
+    when it has a space or starts with a quote."""
+    if key and not any(c.isspace() for c in key) and key[0] not in _QUOTES:
+        return key
+    for q in _QUOTES[::-1]:
+        if q not in key:
+            return f"{q}{key}{q}"
+    return key
+
+
+def _typed_value(value: Any) -> str | None:
+    """How ``%scratch write``'s VALUE is typed so that it is saved as ``value``: a string as it
+    is when it would not parse as JSON (nor hold a comment, nor a ``{{name}}``), else its JSON;
+    None when that does not fit on a line."""
+    import json
+
+    if isinstance(value, str) and value and value == value.strip() and "\n" not in value:
+        plain = comment_at(value) is None and "{{" not in value
+        try:
+            json.loads(value)
+        except ValueError:
+            if plain and len(value) <= _LINE_VALUE_CHARS:
+                return value
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return None
+    return text if "\n" not in text and len(text) <= _LINE_VALUE_CHARS else None

@@ -32,11 +32,60 @@ if TYPE_CHECKING:
     from .._pad import Scratchpad
     from ._magics import ScratchMagics
 
-__all__ = ["ScratchSession", "cell_patterns", "cell_rule", "for_cells", "get_session"]
+__all__ = [
+    "ScratchSession",
+    "cell_patterns",
+    "cell_rule",
+    "dropped_with",
+    "for_cells",
+    "get_session",
+    "store_closed_by",
+]
 
 log = logging.getLogger("jupyter_scratchpad.ipython")
 
 _SESSIONS: weakref.WeakKeyDictionary[Any, ScratchSession] = weakref.WeakKeyDictionary()
+
+# What the extension did with the stores it opened, so that what reads one afterwards (an old
+# handle, an explorer still open) is told what happened in this kernel rather than guessing at a
+# restart: a store -> how it was closed ("unload": %unload_ext or %reload_ext; "switch": a
+# store_path or store_url change; None while open), and the handles that a temporary store
+# took with it (the newest few closes).
+UNLOAD, SWITCH = "unload", "switch"
+_CLOSED_BY: weakref.WeakKeyDictionary[Any, str | None] = weakref.WeakKeyDictionary()
+_DROPPED: list[tuple[str, frozenset[str]]] = []
+_DROPPED_KEPT = 16
+
+
+def store_closed_by(store: Any) -> str | None:
+    """How the extension closed ``store``: ``"unload"`` (``%unload_ext``/``%reload_ext``),
+    ``"switch"`` (a ``store_path``/``store_url`` change); None if it is open or not the extension's."""
+    try:
+        return _CLOSED_BY.get(store)
+    except TypeError:  # (not weak-referenceable: not ours)
+        return None
+
+
+def dropped_with(handle: str) -> str | None:
+    """How ``handle`` went, if it was in a temporary store the extension closed in this kernel."""
+    for how, handles in reversed(_DROPPED):
+        if handle in handles:
+            return how
+    return None
+
+
+def _closing(store: Any, pad: Any, how: str, temporary: bool) -> None:
+    """Record that ``store`` is being closed ``how`` (and, a temporary one, the handles it takes)."""
+    _CLOSED_BY[store] = how
+    if not temporary or store.closed:
+        return
+    try:
+        handles = frozenset(str(e["handle"]) for e in pad.entries("handle"))
+    except Exception:  # (a store that cannot be read: nothing to say of its handles)
+        return
+    if handles:
+        _DROPPED.append((how, handles))
+        del _DROPPED[:-_DROPPED_KEPT]
 
 
 def get_session(shell: Any = None) -> ScratchSession | None:
@@ -66,6 +115,7 @@ class ScratchSession:
         self.capturing = False  # %%scratch is running its cell: the hooks stand aside
         self._own: list[tuple[Any, str, bool]] = []
         self.store = self._open_store()
+        self._temporary = self._is_temporary()
         try:
             self.pad = self._open_pad()
         except BaseException:
@@ -82,13 +132,19 @@ class ScratchSession:
         m = self.magics
         try:
             if m.store_url:  # a shared store: kernels, proxies and the CLI see the same runs
-                return ScratchStore(m.store_url, bodies=m.store_bodies or None, ttl_s=m.ttl_s)
-            # The path goes to the store as typed: ScratchStore expands ~ and $VARS itself.
-            return ScratchStore(m.store_path or None, ttl_s=m.ttl_s)
+                store = ScratchStore(m.store_url, bodies=m.store_bodies or None, ttl_s=m.ttl_s)
+            else:  # The path goes to the store as typed: ScratchStore expands ~ and $VARS itself.
+                store = ScratchStore(m.store_path or None, ttl_s=m.ttl_s)
         except StoreLockedError as exc:
             raise UsageError(_locked_message(exc)) from None
         except ScratchpadError as exc:
             raise UsageError(f"jupyter-scratchpad: {exc.message}") from None
+        _CLOSED_BY[store] = None
+        return store
+
+    def _is_temporary(self) -> bool:
+        """Whether the store is the default temporary one (deleted when it closes)."""
+        return not self.magics.store_url and not self.magics.store_path and not getattr(self.store, "shared", False)
 
     def _open_pad(self) -> Scratchpad:
         m = self.magics
@@ -135,6 +191,7 @@ class ScratchSession:
             if _SESSIONS.get(self.shell) is self:
                 del _SESSIONS[self.shell]
             self._own.clear()
+            _closing(self.store, self.pad, UNLOAD, self._temporary)
             self.store.close()
 
     def _call_comm(self, name: str) -> None:
@@ -268,7 +325,7 @@ class ScratchSession:
         )
 
     def _reopen(self, store: bool) -> None:
-        old_store = self.store
+        old_store, old_pad, was_temporary = self.store, self.pad, self._temporary
         if store:
             self.store = self._open_store()
         try:
@@ -279,6 +336,8 @@ class ScratchSession:
                 self.store = old_store
             raise
         if store:
+            self._temporary = self._is_temporary()
+            _closing(old_store, old_pad, SWITCH, was_temporary)
             old_store.close()
 
     def retarget(self) -> None:

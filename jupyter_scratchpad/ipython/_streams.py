@@ -6,6 +6,8 @@ cell ends the whole stream of the cell (what was shown and what was held) goes t
 spills it, and one stub is displayed. If the core does not spill it after all (a chunked count
 ran over, or the spill failed), the held text is written out then: nothing is ever lost. A stream
 counts, and is stored, as the front end shows it (``_shown``: a ``\r`` progress bar is its last state).
+A stream held from inside a line shows the rest of that line first, so the card's count of lines
+shown is of whole lines (forwarded fd output comes in pieces of 1,000 bytes, cut anywhere).
 
 How a gate is attached: for the duration of a cell, ipykernel's ``OutStream`` (and any stream
 with a writable ``write`` attribute, a terminal's ``TextIOWrapper`` included) gets an
@@ -14,6 +16,16 @@ forwards C-level and subprocess output. ``OutStream.register_hook`` is not used
 because its hook list is thread-local and ``_flush`` runs on the IOPub thread, so a hook
 registered from the cell would never see the messages. A stream whose ``write`` cannot be
 replaced (``__slots__``, read-only) is wrapped by a proxy in ``sys.stdout`` for the cell instead.
+
+C-level and subprocess output reaches ipykernel's ``OutStream`` late: the process's fd 1 and 2 are
+a pipe that a thread of ipykernel's reads (a thousand bytes at a time) and writes through the
+stream, so when the cell ends (``subprocess.run`` has returned) up to a pipe's worth of what it
+wrote (64 KiB) may not have been forwarded yet. ``OutStream.flush`` does not wait for that pipe.
+So before the gates of a cell are taken off, each stream whose pipe still holds bytes gets a marker
+written to its fd (bytes a terminal does not show: ipykernel also echoes what it forwards to the
+kernel's own stdout); the pipe is in order, so once the forwarding thread hands the marker to our
+``write`` (which drops it), everything written to the fd before it has gone through the gate: the
+cell's stream is whole.
 
 Between cells (in a kernel: from when it has answered a cell, its ``post_handler_hook``, which
 runs after IPython's own ``_tee`` has put back what it found) a background tap takes the cell's
@@ -26,6 +38,8 @@ then it is held, and once it has been quiet for ``QUIET_S`` (or at the next cell
 from __future__ import annotations
 
 import logging
+import os
+import secrets
 import sys
 import threading
 import time
@@ -46,6 +60,61 @@ _STREAMS = ("stdout", "stderr")
 Writer = Callable[[str], Any]
 QUIET_S = 1.0  # held background output is spilled once its writer has been quiet this long
 BACKGROUND_CHUNK_CHARS = 64 << 20  # ... or whenever this much is held (a thread printing forever)
+# At most this long for ipykernel's fd-forwarding thread to pass the marker (as its flush_timeout):
+# it only has what is in the pipe (64 KiB) ahead of it, so this is reached only when it is stuck.
+DRAIN_TIMEOUT_S = 10.0
+LINE_END_CHARS = 4096  # a stream held from inside a line shows that line's end when it is this near
+
+
+def _fd_forwarder(stream: Any) -> tuple[int, threading.Thread] | None:
+    """The fd that ipykernel's ``OutStream`` forwards C-level and subprocess output from (now
+    its pipe's write end) and the thread that forwards it; None for any other stream."""
+    thread = getattr(stream, "watch_fd_thread", None)
+    fd = getattr(stream, "_original_stdstream_fd", None)
+    if (
+        not getattr(stream, "_should_watch", False)
+        or not isinstance(thread, threading.Thread)
+        or not thread.is_alive()
+        or thread is threading.current_thread()
+        or not isinstance(fd, int)
+        or isinstance(fd, bool)
+    ):
+        return None
+    return fd, thread
+
+
+def _drain_marker() -> str:
+    """A marker no output holds by chance, of ACK and DEL only: characters a terminal ignores
+    (ipykernel echoes what it forwards to the kernel's own stdout, the server's console), single
+    bytes (a piece of 1,000 bytes never cuts one), and no NUL (a server log holding one is a
+    "binary file" to grep)."""
+    bits = secrets.randbits(48)
+    return "\x06\x7f\x06" + "".join("\x7f" if bits >> i & 1 else "\x06" for i in range(48)) + "\x7f\x7f\x06"
+
+
+def _pending(fid: Any) -> int:
+    """Bytes waiting in the pipe read from ``fid`` (-1: not known)."""
+    if not isinstance(fid, int) or isinstance(fid, bool):
+        return -1
+    try:
+        import fcntl
+        import struct
+        import termios
+
+        return int(struct.unpack("i", fcntl.ioctl(fid, termios.FIONREAD, b"\0\0\0\0"))[0])
+    except (ImportError, OSError, AttributeError):
+        return -1
+
+
+def _partial_marker(text: str, marker: str) -> int:
+    """How many of ``text``'s last characters begin ``marker`` (it may come in two reads)."""
+    first = marker[0]
+    at = text.find(first, max(0, len(text) - len(marker) + 1))
+    while at != -1:
+        if marker.startswith(text[at:]):
+            return len(text) - at
+        at = text.find(first, at + 1)
+    return 0
 
 
 def _shell_is_rendering(shell: Any) -> bool:
@@ -100,6 +169,7 @@ class StreamGate:
         self._held_from: int | None = None
         self._meter = StreamMeter()
         self._writer: Writer | None = None
+        self._open_line = False  # what was shown ends inside a line
 
     def begin(self, tool: str) -> None:
         with self._lock:
@@ -125,12 +195,21 @@ class StreamGate:
             tool = self._tool
             if tool is not None:
                 self._writer = writer
-                self._chunks.append(text)
                 if self._held_from is not None:
+                    self._chunks.append(text)
                     return len(text)
                 if self._reaches(self._meter, text, tool):
+                    end = text.find("\n", 0, LINE_END_CHARS) + 1 if self._open_line else 0
+                    if end:  # the line shown last is shown whole (forwarded fd output comes in
+                        self._chunks.append(text[:end])  # pieces of 1,000 bytes, cut anywhere)
+                    self._chunks.append(text[end:])
                     self._held_from = len(self._chunks) - 1
+                    if not end:
+                        return len(text)
+                    writer(text[:end])
                     return len(text)
+                self._chunks.append(text)
+                self._open_line = not text.endswith("\n")
             elif self._background is not None:
                 full, note = self._admit_background(text, writer)
                 if full is None and note is None and self._background.held_from is not None:
@@ -260,6 +339,13 @@ class _Tap:
         self.previous = getattr(stream, "__dict__", {}).get("write")
         self.original: Writer = stream.write
         self.active: bool = True
+        # a drain of the fd forwarder (see the module's docstring): the marker awaited, the thread
+        # that forwards it, what of a marker may have begun at the end of its last write
+        self._drain_lock = threading.Lock()
+        self._marker: str | None = None
+        self._forwarder: threading.Thread | None = None
+        self._carry = ""
+        self._drained = threading.Event()
         inert = self.previous
         if isinstance(inert, _Tap) and not inert.active:
             # an inert tap of ours that a _tee put back: go on beneath it, not on top (a chain of
@@ -269,7 +355,79 @@ class _Tap:
     def __call__(self, text: str) -> Any:
         if not self.active:
             return self.original(text)
+        if self._marker is not None and isinstance(text, str) and threading.current_thread() is self._forwarder:
+            return self._forwarded(text)
         return self.gate.write(text, self.original)
+
+    # -- draining ipykernel's fd forwarder -------------------------------------------------------
+
+    def start_drain(self) -> bool:
+        """Write a marker to the stream's fd (when ipykernel forwards one); whether one was written."""
+        found = _fd_forwarder(self.stream)
+        if found is None or not self.active:
+            return False
+        fd, thread = found
+        if _pending(getattr(self.stream, "_fid", None)) == 0:
+            # nothing waits in the pipe (the common cell, no C-level output): no marker is
+            # written, so the server's console gets none (the forwarder may hold what it read
+            # last, up to 1,000 bytes, for the few microseconds it takes to pass it on)
+            return False
+        marker = _drain_marker()
+        with self._drain_lock:
+            self._drained.clear()
+            self._carry, self._forwarder, self._marker = "", thread, marker
+        data = marker.encode("ascii")
+        try:
+            while data:  # (a pipe takes up to PIPE_BUF bytes whole; blocks while the forwarder catches up)
+                data = data[os.write(fd, data) :]
+        except OSError:
+            log.debug("writing the drain marker to fd %s failed", fd, exc_info=True)
+            self._end_drain()
+            return False
+        return True
+
+    def wait_drained(self, deadline: float) -> None:
+        """Wait (until ``deadline``, ``time.monotonic()``) for the forwarder to pass the marker."""
+        if self._marker is None:
+            return
+        if not self._drained.wait(max(0.0, deadline - time.monotonic())):
+            log.warning(
+                "ipykernel's forwarder of C-level and subprocess output on %s did not catch up in %.0f s; "
+                "what it forwards later is not the cell's", self.gate.name, DRAIN_TIMEOUT_S,
+            )
+            self._end_drain()
+
+    def _end_drain(self) -> None:
+        with self._drain_lock:
+            carry, self._carry, self._marker = self._carry, "", None
+        if carry:
+            self.gate.write(carry, self.original)
+
+    def _forwarded(self, text: str) -> Any:
+        """Text the fd forwarder writes while a marker is awaited: everything before the marker
+        is the cell's; the marker itself is dropped."""
+        with self._drain_lock:
+            marker = self._marker
+            if marker is None:  # (timed out meanwhile)
+                before, after, found = self._carry + text, "", False
+                self._carry = ""
+            else:
+                buf = self._carry + text
+                at = buf.find(marker)
+                found = at >= 0
+                if found:
+                    before, after = buf[:at], buf[at + len(marker) :]
+                    self._carry, self._marker = "", None
+                else:
+                    keep = _partial_marker(buf, marker)
+                    before, after, self._carry = buf[: len(buf) - keep], "", buf[len(buf) - keep :]
+        if before:
+            self.gate.write(before, self.original)
+        if found:
+            self._drained.set()
+            if after:  # written to the fd after the cell ended
+                self(after)
+        return len(text)
 
     def install(self) -> bool:
         try:
@@ -342,8 +500,21 @@ class StreamTaps:
         tap = _Tap(stream, self.gates[name])
         return (tap, stream) if tap.install() else (None, stream)
 
+    def drain(self) -> None:
+        """Wait until ipykernel has forwarded, through the taps, what was written to the
+        process's fds so far (C-level and subprocess output): then the cell's stream is whole."""
+        started = [tap for tap in self._taps if tap.start_drain()]
+        deadline = time.monotonic() + DRAIN_TIMEOUT_S
+        for tap in started:
+            tap.wait_drained(deadline)
+
     def end_cell(self) -> None:
-        """Take the taps off, then let each gate spill (or write out) what it held."""
+        """Let ipykernel forward what the cell wrote to the fds, take the taps off, then let each
+        gate spill (or write out) what it held."""
+        try:
+            self.drain()
+        except Exception:
+            log.exception("waiting for ipykernel's forwarded output failed")
         for tap in reversed(self._taps):
             tap.uninstall()
         self._taps.clear()
@@ -355,7 +526,12 @@ class StreamTaps:
             self.gates[name].end()
 
     def settle(self) -> None:
-        """Each gate's held output spilled now, the cell's gating kept on (see ``StreamGate.settle``)."""
+        """Each gate's held output spilled now, the cell's gating kept on (see ``StreamGate.settle``);
+        what the cell wrote to the fds first."""
+        try:
+            self.drain()
+        except Exception:
+            log.exception("waiting for ipykernel's forwarded output failed")
         for name in _STREAMS:
             self.gates[name].settle()
 

@@ -30,7 +30,7 @@ from ..errors import NotFoundError
 from ..spill._progress import describe, how_far
 from ..store import validate_handle
 from ._actions import GREP_CONTEXT, GREP_PAGE, ActionError, run_action
-from ._summary import EXPLORER_MIME, meter_state, summary_html, summary_payload, summary_text
+from ._summary import EXPLORER_MIME, closed_store_message, meter_state, summary_html, summary_payload, summary_text
 
 __all__ = ["CSS_CLASS", "ENTRY_PAGE", "RELATION_PAGE", "Explorer", "live_explorer", "open_explorers", "refresh_all"]
 
@@ -218,6 +218,12 @@ class Explorer(anywidget.AnyWidget):
         if action == "select":
             self.refresh(prefer=str(args.get("handle") or ""))
             return {"type": "reply", "id": request_id, "ok": self.handle == args.get("handle"), "view": None}
+        closed = closed_store_message(self.pad, self.handle)
+        if closed is not None:  # (the core's words, "open a new ScratchStore", are for the Python API)
+            error = {"error": "store_closed", "message": closed, "suggestions": []}
+            refused: dict[str, Any] = {"type": "reply", "id": request_id, "ok": False, "action": action, "error": error}
+            self.results.append(refused)
+            return refused
         try:
             # what this request starts (a first SQL load) reports here, not under the last cell
             with self.pad.progress_to([self._show_progress]):

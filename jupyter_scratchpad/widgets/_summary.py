@@ -10,6 +10,7 @@ closed store gives a summary that says so.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from ._render import entry_label, esc
@@ -17,6 +18,7 @@ from ._render import entry_label, esc
 __all__ = [
     "EXPLORER_MIME",
     "MAX_LISTED",
+    "closed_store_message",
     "meter_state",
     "meter_text",
     "summary_html",
@@ -55,8 +57,38 @@ def meter_text(state: dict[str, Any]) -> str:
     )
 
 
+def closed_store_message(pad: Any, handle: str | None = None) -> str | None:
+    """What to do about ``pad``'s store being closed, in a notebook's words when the extension
+    closed it (``%unload_ext``/``%reload_ext``, a ``store_path`` change: "open a new ScratchStore"
+    is advice for the Python API); None when the store is open or not the extension's."""
+    if not pad.store.closed:
+        return None
+    ext = sys.modules.get("jupyter_scratchpad.ipython._session")  # (never imported from here)
+    how = ext.store_closed_by(pad.store) if ext is not None else None
+    if ext is None or how is None:
+        return None
+    session = ext.get_session()
+    if session is None or session.closed:
+        return (
+            "this explorer's store was closed by %unload_ext jupyter_scratchpad: run %load_ext "
+            "jupyter_scratchpad, then %scratch explore for an explorer of the new store"
+        )
+    try:
+        again = f"%scratch explore {handle}" if handle and session.pad.stub(handle) else "%scratch explore"
+    except Exception:  # (not in the current store)
+        again = "%scratch explore"
+    if how == ext.SWITCH:
+        what = "when ScratchMagics.store_path (or store_url) changed"
+    else:
+        what = "when jupyter_scratchpad was reloaded (%reload_ext, or %unload_ext then %load_ext)"
+    return f"this explorer's store was closed {what}: run {again} for an explorer of the current store"
+
+
 def _facts(pad: Any) -> tuple[list[dict[str, Any]], str, float | None]:
     """``(entries, budget line, now)``; on any failure, no entries and a line that says why."""
+    closed = closed_store_message(pad)
+    if closed is not None:
+        return [], f"({closed})", None
     try:
         entries = pad.entries("handle")
         return entries, "budget: " + meter_text(meter_state(pad)), pad.store.now()
@@ -82,7 +114,8 @@ def _lines(pad: Any, handle: str | None) -> tuple[list[str], list[str], str]:
         f"{len(entries):,} live spilled {'entry' if len(entries) == 1 else 'entries'}" + (":" if entries else ""),
     ]
     items = [f"{mark} {label}" for mark, label in listed] + ([more] if more else [])
-    return head, items, f"(a static summary: run the notebook and `{_again(handle)}` for the live explorer)"
+    again = _again(None if now is None and pad.store.closed else handle)  # (a closed store's handle may be gone)
+    return head, items, f"(a static summary: run the notebook and `{again}` for the live explorer)"
 
 
 def summary_text(pad: Any, handle: str | None) -> str:

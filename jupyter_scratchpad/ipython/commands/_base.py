@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from ...errors import InvalidArgumentError, NotFoundError
 from ...explore._base import _ago
 from ...tools import TOOL_NAMES, ToolResult
 from .._args import _MAGIC_FORMS, close_handles, for_a_person, suggestion_as_magic
+from .._session import SWITCH, UNLOAD, dropped_with
 
 if TYPE_CHECKING:
     from .._session import ScratchSession
@@ -93,10 +95,75 @@ def call_tool(
             err["message"] = missing_handle(session, args["handle"])  # (the same words in every subcommand)
         raise UsageError(error_line(command, err))
     if not as_agent:  # (--as-agent: the text exactly as the model is shown it)
-        footer = _footer_flags(command, result.text)
-        if footer != result.text:
-            result = dataclasses.replace(result, text=footer)
+        text = _next_as_magic(_footer_flags(command, result.text))
+        if text != result.text:
+            result = dataclasses.replace(result, text=text)
     return result
+
+
+_CALL = re.compile(r"(?<![\w.])([a-z_]+)\(")
+_ARGUMENT = re.compile(r"\s*([A-Za-z_]\w*)=")
+_SCHEMA_PROSE = ("more nodes: lower max_depth, or item_schema / get_in a path",
+                 "more nodes: lower --depth, or %scratch items / %scratch get a path")
+
+
+def _next_as_magic(text: str) -> str:
+    """A read's ``next:`` line names tool calls (``item_schema(handle="h", path="$.items")``), as
+    the model is shown it; typed in a notebook they are a NameError: the line names the
+    ``%scratch`` commands that do the same (``%scratch items h $.items``)."""
+    if "next: " not in text and _SCHEMA_PROSE[0] not in text:
+        return text
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith("next: "):
+            lines[i] = calls_as_magic(line)
+        elif line.endswith(_SCHEMA_PROSE[0]):
+            lines[i] = line.replace(*_SCHEMA_PROSE)
+    return "\n".join(lines)
+
+
+def calls_as_magic(text: str) -> str:
+    """Each tool call in ``text`` (as ``call_repr`` writes one: ``tool(a=1, b="x")``, each value
+    JSON) as the ``%scratch`` command that does the same; a call with no such command stays."""
+    out: list[str] = []
+    pos = 0
+    while (m := _CALL.search(text, pos)) is not None:
+        parsed = _parse_call(text, m.end()) if m.group(1) in TOOL_NAMES else None
+        if parsed is None:
+            out.append(text[pos : m.end()])
+            pos = m.end()
+            continue
+        arguments, end = parsed
+        magic = suggestion_as_magic({"tool": m.group(1), "arguments": arguments})
+        out.append(text[pos : m.start()])
+        out.append(magic if magic.startswith("%") else text[m.start() : end])
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _parse_call(text: str, at: int) -> tuple[dict[str, Any], int] | None:
+    """The arguments of the call whose ``(`` ends before ``at`` and where its ``)`` ends; None
+    when it is not one ``call_repr`` wrote."""
+    decoder = json.JSONDecoder()
+    arguments: dict[str, Any] = {}
+    i = at
+    if text.startswith(")", i):
+        return arguments, i + 1
+    while True:
+        m = _ARGUMENT.match(text, i)
+        if m is None:
+            return None
+        try:
+            arguments[m.group(1)], i = decoder.raw_decode(text, m.end())
+        except ValueError:
+            return None
+        if text.startswith(", ", i):
+            i += 2
+        elif text.startswith(")", i):
+            return arguments, i + 1
+        else:
+            return None
 
 
 def _footer_flags(command: str, text: str) -> str:
@@ -131,6 +198,19 @@ def missing_handle(session: ScratchSession, handle: str) -> str:
         return (
             f"{handle!r} expired {_ago(ago)} ago (its time to live ran out; ScratchMagics.ttl_s sets it for "
             "new spills) and is gone; spill the output again to read it"
+        )
+    keep = "set %config ScratchMagics.store_path = '~/scratchpad' to keep spills across reloads and restarts"
+    how = dropped_with(handle)
+    if how == UNLOAD:
+        return (
+            f"{handle!r} was spilled before jupyter_scratchpad was unloaded in this kernel (%unload_ext or "
+            "%reload_ext), and went with the temporary store it had (unloading deletes it); spill the output "
+            f"again to read it ({keep})"
+        )
+    if how == SWITCH:
+        return (
+            f"{handle!r} was in the temporary store that a change of ScratchMagics.store_path (or store_url) "
+            "replaced, and went with it (the change deletes it); spill the output again to read it"
         )
     said = f"no live handle {handle!r} in this run (expired, deleted, or never spilled here)"
     if session.magics.store_path is None and not getattr(store, "shared", False):
