@@ -10,8 +10,7 @@ import pytest
 # debugpy (imported by ipykernel) prints a frozen-modules notice on stderr without this.
 os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
 
-from IPython.core.interactiveshell import InteractiveShell
-from ipython_helpers import RaisingShell, make_shell, pods
+from ipython_helpers import RaisingShell, clear_shell, make_shell, pods
 
 from jupyter_scratchpad.ipython import ScratchSession, get_session
 
@@ -23,7 +22,7 @@ def bare_shell() -> Iterator[RaisingShell]:
     yield shell
     if get_session(shell) is not None:
         shell.run_line_magic("unload_ext", "jupyter_scratchpad")
-    InteractiveShell.clear_instance()
+    clear_shell()
 
 
 @pytest.fixture

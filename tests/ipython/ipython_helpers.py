@@ -7,6 +7,7 @@ would find whichever was imported first.
 
 from __future__ import annotations
 
+import atexit
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,7 +36,13 @@ def make_shell(config: Config | None = None) -> RaisingShell:
 
 
 def clear_shell() -> None:
-    """Forget the singleton shell (the subclass's own ``_instance`` too)."""
+    """Forget the singleton shell (the subclass's own ``_instance`` too), and its exit handler:
+    each shell registers one (``atexit_operations``: a reset and a full ``gc.collect``), which kept
+    every test's shell and its outputs alive to the end, and then collected the whole heap once per
+    shell: pytest took 4.5 minutes to exit after the suite (CI's gap before the benchmarks)."""
+    for cls in (RaisingShell, InteractiveShell):
+        if cls.initialized():
+            atexit.unregister(cls.instance().atexit_operations)
     RaisingShell.clear_instance()
     InteractiveShell.clear_instance()
 

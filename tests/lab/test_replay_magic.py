@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,6 +41,7 @@ def ip() -> Iterator[LabShell]:
     yield shell
     if get_session(shell) is not None:
         shell.run_line_magic("unload_ext", "jupyter_scratchpad")
+    atexit.unregister(shell.atexit_operations)  # (each shell's kept it alive to a gc.collect at exit)
     LabShell.clear_instance()
     InteractiveShell.clear_instance()
 
