@@ -5,14 +5,20 @@ client, and serves one MCP server to its own client:
 
 - ``tools/list``: every upstream tool (named ``<server>__<tool>`` when two servers offer the same
   name, without its output schema: a spilled result is a stub) plus the scratchpad's tools (under
-  ``prefix``, default none);
+  ``prefix``, default none); each upstream definition bounded as it is read (``_upstream.py``: its
+  description cut to 8 KiB, an inputSchema that is not a valid JSON Schema object, or over 64 KiB,
+  replaced by one any object matches, with a note in the description). An upstream's
+  ``tools/list_changed`` is coalesced: one re-list in flight per upstream and one more pending,
+  and the client told once per re-list that changed something;
 - ``tools/call`` of an upstream tool: forwarded; an error result comes back unchanged; any other
   result goes through the spill policy with ``server=<name>`` (``Scratchpad.intercept``, which
   unwraps the ``CallToolResult`` envelope): small results pass unchanged, large ones are stored and
   the client gets the stub, which our tools in the same session explore. A failed spill fails
-  closed (a short pointer, never the flood);
+  closed (a short pointer, never the flood). A content block MCP does not define (``video``) is
+  stored and named in a one-line note; the other blocks pass;
 - ``resources/*`` and ``prompts/*``: forwarded to the upstream that owns the name; a resource's
-  large text goes through the spill policy (``tool="resources/read"``) like a tool's result.
+  large text goes through the spill policy (``tool="resources/read"``) like a tool's result, and
+  so does a prompt's (``tool="prompts/get"``); listed resources' and prompts' words are bounded.
 """
 
 from __future__ import annotations
@@ -48,6 +54,15 @@ from ._server import (
     run_tool,
     run_usage,
     unknown_tool,
+)
+from ._upstream import (
+    DESCRIPTION_MAX_BYTES,
+    META_MAX_BYTES,
+    clipped,
+    invalid_result_said,
+    json_bytes,
+    left_out,
+    repairing_session,
 )
 from ._wire import UNREADABLE_REPLY, UnreadableLine, use_tolerant_parser
 
@@ -102,8 +117,12 @@ def first_raised(exc: BaseException, kind: type[BaseException] = BaseException) 
 
 
 def _why(exc: BaseException) -> str:
-    """The first real cause inside task groups, in one short line."""
+    """The first real cause inside task groups, in one short line (an upstream's result the SDK
+    refused: where and what, never pydantic's dump of it and its link)."""
     exc = first_raised(exc, Exception) or first_raised(exc) or exc
+    invalid = invalid_result_said(exc)
+    if invalid is not None:
+        return f"its reply is not a valid MCP result ({invalid})"
     said = " ".join(str(exc).split())[:300]
     return f"{type(exc).__name__}: {said}" if said else type(exc).__name__
 
@@ -191,8 +210,9 @@ async def _connect(stack: AsyncExitStack, up: Upstream, on_message: Any = None) 
         assert up.url is not None
         read, write = await stack.enter_async_context(streamable_http_client(up.url))
     # (the session's timeout bounds initialize and the listings; a tool call has its own, reset by progress)
-    session = await stack.enter_async_context(
-        ClientSession(read, write, read_timeout_seconds=up.timeout_s, message_handler=on_message)
+    # (its replies bounded and repaired before the SDK reads them: _upstream.py)
+    session: ClientSession = await stack.enter_async_context(
+        repairing_session(read, write, read_timeout_seconds=up.timeout_s, message_handler=on_message)
     )
     await session.initialize()
     return session
@@ -264,7 +284,47 @@ def _index(state: _State, listed: list[tuple[str, list[types.Tool], list[types.P
         state.tool_defs.append(t.model_copy(update={"name": name, "output_schema": None}))
     for (server, p), name in zip(prompts, _unique_names([(s, p.name) for s, p in prompts], set()), strict=True):
         state.prompts[name] = _Route(server, state.sessions[server], p.name)
-        state.prompt_defs.append(p.model_copy(update={"name": name}))
+        state.prompt_defs.append(bounded_entry(p).model_copy(update={"name": name}))
+
+
+def bounded_entry(entry: Any) -> Any:
+    """A listed resource or prompt (a model, changed only if need be) as the proxy lists it: its
+    title and a resource's name and description at most ``LINK_TEXT_MAX_BYTES`` each (as a
+    resource link's), a prompt's description ``DESCRIPTION_MAX_BYTES`` (as a tool's) and its
+    arguments' words ``LINK_TEXT_MAX_BYTES``; its ``_meta`` and ``icons`` over ``META_MAX_BYTES``
+    left out. Its name (what the client asks for) and uri are the upstream's. A resource listed
+    with a 2 MB description passed whole."""
+    update: dict[str, Any] = {}
+    is_prompt = isinstance(entry, types.Prompt)
+    for name, limit in (
+        ("title", LINK_TEXT_MAX_BYTES),
+        ("description", DESCRIPTION_MAX_BYTES if is_prompt else LINK_TEXT_MAX_BYTES),
+        *(() if is_prompt else (("name", LINK_TEXT_MAX_BYTES),)),
+    ):
+        value = getattr(entry, name, None)
+        if (cut := clipped(value, limit, name)) is not value:
+            update[name] = cut
+    for name in ("meta", "icons"):
+        value = getattr(entry, name, None)
+        if value is not None:
+            dumped = value if name == "meta" else [i.model_dump(mode="json", by_alias=True) for i in value]
+            size = json_bytes(dumped)
+            if size is None or size > META_MAX_BYTES:
+                update[name] = None
+    if is_prompt and entry.arguments:
+        args = [_bounded_argument(a) for a in entry.arguments]
+        if any(a is not b for a, b in zip(args, entry.arguments, strict=True)):
+            update["arguments"] = args
+    return entry.model_copy(update=update) if update else entry
+
+
+def _bounded_argument(argument: types.PromptArgument) -> types.PromptArgument:
+    update = {}
+    for name in ("title", "description"):
+        value = getattr(argument, name)
+        if (cut := clipped(value, LINK_TEXT_MAX_BYTES, name)) is not value:
+            update[name] = cut
+    return argument.model_copy(update=update) if update else argument
 
 
 def _text_chars(result: types.CallToolResult) -> int:
@@ -311,6 +371,37 @@ def through_policy(
     note naming it (``_big_blocks_stored``): a 2.75 MB image passed through whole."""
     out = _texts_through_policy(pad, route, result, prefix)
     return out if out.is_error else _big_blocks_stored(pad, route, out, prefix)
+
+
+def left_out_blocks_stored(
+    pad: Scratchpad, route: _Route, result: types.CallToolResult, prefix: str = ""
+) -> types.CallToolResult:
+    """``result`` with each note standing for a block the SDK refused (``_upstream.repaired``: a
+    type MCP does not define) saying where the block is: stored as its own handle (``force``), or
+    left out when it could not be (or the result is an error, never stored). The other blocks
+    are unchanged. (All of the result was dropped for one ``{"type": "video"}`` block.)"""
+    content: list[Any] = []
+    changed = False
+    for block in result.content:
+        found = left_out(block.meta) if isinstance(block, types.TextContent) else None
+        if found is None:
+            content.append(block)
+            continue
+        changed = True
+        what, original = found
+        meta = {k: v for k, v in (block.meta or {}).items() if left_out({k: v}) is None} or None
+        out = None
+        if not result.is_error and isinstance(original, dict):
+            out = pad.intercept(original, tool=route.upstream_name, server=route.server, force=True)
+        if out is not None and out.spilled and out.handle:
+            text = (
+                f"[{what} was kept out of the context by the proxy, stored as handle {out.handle}; its fields: "
+                f'{prefix}schema(handle="{out.handle}"), one by {prefix}get_in(handle="{out.handle}", path="type")]'
+            )
+        else:
+            text = f"[{what} was left out by the proxy]"
+        content.append(block.model_copy(update={"text": text, "meta": meta}))
+    return result.model_copy(update={"content": content}) if changed else result
 
 
 def _big_blocks_stored(
@@ -394,7 +485,7 @@ def stub_text(out: Any, prefix: str = "") -> str:
     return text[: -len(line)] + _next_line(out.stub, prefix) if text.endswith("\n" + line) else text
 
 
-META_MAX_BYTES = 16 * 1024  # an upstream's _meta (on the result or a block) larger than this is left out
+# META_MAX_BYTES (16 KiB, _upstream.py): an upstream's _meta (on the result or a block) larger than this is left out
 META_NOTE_KEY = "jupyter-scratchpad/meta-left-out"
 
 
@@ -484,6 +575,57 @@ def resource_through_policy(
     return result.model_copy(update={"contents": contents}) if changed else result
 
 
+PROMPT_TOOL = "prompts/get"  # the name a prompt's messages go through the policy under
+
+
+def prompt_through_policy(
+    pad: Scratchpad, route: _Route, result: types.GetPromptResult, prefix: str = ""
+) -> types.GetPromptResult:
+    """An upstream prompt as the client gets it (clients put its messages in the model's context;
+    a 3 MB message was passed whole): its description at most ``DESCRIPTION_MAX_BYTES``; each
+    message's text (or embedded text resource) through the spill policy (``tool="prompts/get"``,
+    ``server=<name>``) as a resource's is, a large one replaced by its stub (role kept); an image,
+    audio or blob over ``BLOCK_MAX_BYTES`` stored as a tool result's is; a link's words bounded.
+    When no message spilled alone but their texts together would (many small ones), those texts
+    are stored as one entry and the prompt is one user message: its stub. A failed spill fails
+    closed (a short pointer)."""
+    update: dict[str, Any] = {}
+    description = clipped(result.description, DESCRIPTION_MAX_BYTES, "description")
+    if description is not result.description:
+        update["description"] = description
+    route = _Route(route.server, route.session, PROMPT_TOOL)
+    messages: list[types.PromptMessage] = []
+    spilled = False
+    for message in result.messages:
+        block = message.content
+        text = _text_of(block)
+        if text is not None:
+            out = pad.intercept(text, tool=PROMPT_TOOL, server=route.server)
+            if out.spilled or out.failure is not None:
+                block = types.TextContent(type="text", text=stub_text(out, prefix))
+                spilled = True
+        else:
+            one = types.CallToolResult(content=[block])
+            block = _big_blocks_stored(pad, route, bounded_links(without_big_meta(one)), prefix).content[0]
+        messages.append(message if block is message.content else message.model_copy(update={"content": block}))
+    texts = [m for m in messages if _text_of(m.content) is not None]
+    if not spilled and len(texts) > 1:
+        envelope = {
+            "messages": [
+                m.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"content": {"meta"}})
+                for m in texts
+            ]
+        }
+        out = pad.intercept(envelope, tool=PROMPT_TOOL, server=route.server)
+        if out.spilled or out.failure is not None:
+            stub = types.PromptMessage(role="user", content=types.TextContent(type="text", text=stub_text(out, prefix)))
+            messages = [stub, *(m for m in messages if _text_of(m.content) is None)]
+            spilled = True
+    if spilled or any(a is not b for a, b in zip(messages, result.messages, strict=False)):
+        update["messages"] = messages
+    return result.model_copy(update=update) if update else result
+
+
 def bounded_error(result: types.CallToolResult, limit: int) -> types.CallToolResult:
     """An upstream error result within about ``limit`` bytes of what a model reads, else unchanged.
 
@@ -521,6 +663,13 @@ def bounded_error(result: types.CallToolResult, limit: int) -> types.CallToolRes
 
 
 def _upstream_failed(route: _Route, exc: BaseException) -> str:
+    invalid = invalid_result_said(first_raised(exc, Exception) or exc)
+    if invalid is not None:  # (pydantic's dump, with its link, was the whole message)
+        return (
+            f"upstream server {route.server!r} answered {route.upstream_name!r} with a result that is not "
+            f"valid MCP ({invalid}), so the proxy cannot pass it on. Retry it or ask for less; "
+            "the upstream's own output is not shown"
+        )
     said = _why(exc)
     if UNREADABLE_REPLY in said:  # it did answer: with a line no JSON-RPC parser reads (_wire.py)
         why = said.split(UNREADABLE_REPLY, 1)[1].strip(" ()")
@@ -640,18 +789,38 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
     listings: dict[str, tuple[list[types.Tool], list[types.Prompt]]] = {}  # each upstream's, as last listed
     clients: dict[int, Any] = {}  # our clients' sessions (the latest CLIENTS_KEPT), told when the tools change
 
+    # per upstream re-listing its tools: "running", or "again" when it said so once more meanwhile
+    relisting: dict[str, str] = {}
+
     def _on_message(server: str, tg: Any) -> Any:
         async def handle(message: Any) -> None:
             if isinstance(message, types.ToolListChangedNotification):  # (listed off the reader: no deadlock)
-                tg.start_soon(relist, server)
+                # coalesced: one re-list in flight and one pending (2,000 notifications were 2,000
+                # re-lists, and 2,000 notifications to the client)
+                if server in relisting:
+                    relisting[server] = "again"
+                else:
+                    relisting[server] = "running"
+                    tg.start_soon(relist, server)
             elif isinstance(message, UnreadableLine):
                 log.warning("upstream %r sent %s", server, message)
 
         return handle
 
     async def relist(server: str) -> None:
-        """An upstream's tools listed again (it said they changed), the index rebuilt, and our
-        clients told: a tool it added later was unknown_tool, the proxy having listed once."""
+        """An upstream's tools listed again (it said they changed) until it has not said so since
+        the last listing began; each listing that changed them rebuilds the index and tells our
+        clients: a tool it added later was unknown_tool, the proxy having listed once."""
+        try:
+            while True:
+                relisting[server] = "running"
+                await relist_once(server)
+                if relisting.get(server) != "again":
+                    return
+        finally:
+            relisting.pop(server, None)
+
+    async def relist_once(server: str) -> None:
         st = holder.get("state")
         if st is None or server not in listings:
             return
@@ -660,6 +829,8 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
         except Exception as exc:
             log.warning("upstream %r said its tools changed, but listing them failed: %s", server, _why(exc))
             return
+        if [t.model_dump(mode="json") for t in tools] == [t.model_dump(mode="json") for t in listings[server][0]]:
+            return  # nothing changed: the client is not told
         listings[server] = (tools, listings[server][1])
         st.tools, st.tool_defs, st.prompts, st.prompt_defs = {}, [], {}, []
         _index(st, [(name, ts, ps) for name, (ts, ps) in listings.items()], prefix)
@@ -721,7 +892,9 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
             return _tool_error(_upstream_failed(route, exc))
         if result is None:
             return _tool_error(_upstream_silent(route, limit))
-        out: types.CallToolResult = await anyio.to_thread.run_sync(lambda: through_policy(pad, route, result, prefix))
+        out: types.CallToolResult = await anyio.to_thread.run_sync(
+            lambda: through_policy(pad, route, left_out_blocks_stored(pad, route, result, prefix), prefix)
+        )
         return out
 
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
@@ -734,7 +907,7 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
                 continue
             for r in listed:
                 st.resources[str(r.uri)] = server
-                out.append(r)
+                out.append(bounded_entry(r))
         out += await anyio.to_thread.run_sync(lambda: resources_of(pad))
         return types.ListResourcesResult(resources=out)
 
@@ -765,9 +938,13 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
             known = ", ".join(sorted(state().prompts)[:20]) or "none"
             raise bad_uri(f"unknown prompt {params.name[:100]!r}; the prompts: {known}")
         try:
-            return await route.session.get_prompt(route.upstream_name, params.arguments)
+            result = await route.session.get_prompt(route.upstream_name, params.arguments)
         except Exception as exc:
             raise _bounded_protocol_error(exc, pad.policy.error_max_bytes) from None
+        out: types.GetPromptResult = await anyio.to_thread.run_sync(
+            lambda: prompt_through_policy(pad, route, result, prefix)
+        )
+        return out
 
     server: Server[Any] = Server(
         "jupyter-scratchpad-proxy",
