@@ -394,10 +394,7 @@ def left_out_blocks_stored(
         if not result.is_error and isinstance(original, dict):
             out = pad.intercept(original, tool=route.upstream_name, server=route.server, force=True)
         if out is not None and out.spilled and out.handle:
-            text = (
-                f"[{what} was kept out of the context by the proxy, stored as handle {out.handle}; its fields: "
-                f'{prefix}schema(handle="{out.handle}"), one by {prefix}get_in(handle="{out.handle}", path="type")]'
-            )
+            text = _stored_note(what, out.handle, prefix)
         else:
             text = f"[{what} was left out by the proxy]"
         content.append(block.model_copy(update={"text": text, "meta": meta}))
@@ -423,13 +420,7 @@ def _big_blocks_stored(
         what = f"{block.type} block ({kind or 'no MIME type'}, {size:,} bytes of JSON)"
         out = pad.intercept(dumped, tool=route.upstream_name, server=route.server, force=True)
         if out.spilled and out.handle:
-            # (it named `jupyter-scratchpad export H`, which cannot open the store the proxy holds,
-            # nor find the proxy's run; and get_in without the tools' prefix)
-            note = (
-                f"[a {what} was kept out of the context by the proxy, stored as handle {out.handle} "
-                f"(over {BLOCK_MAX_BYTES:,} bytes); its fields: "
-                f'{prefix}schema(handle="{out.handle}"), one by {prefix}get_in(handle="{out.handle}", path="type")]'
-            )
+            note = _stored_note(f"a {what}", out.handle, prefix, f" (over {BLOCK_MAX_BYTES:,} bytes)")
         else:
             note = f"[a {what} was left out by the proxy (over {BLOCK_MAX_BYTES:,} bytes; it could not be stored)]"
         content.append(types.TextContent(type="text", text=note))
@@ -556,16 +547,40 @@ PROGRESS_MESSAGE_MAX_BYTES = 512
 RESOURCE_TOOL = "resources/read"  # the name a resource read goes through the policy under
 
 
+def _stored_note(what: str, handle: str, prefix: str, why: str = "") -> str:
+    """The line that stands in for a block the proxy stored: the calls that read it, as published.
+    (It named ``jupyter-scratchpad export H``, which cannot open the store the proxy holds nor find
+    the proxy's run, and get_in without the tools' prefix.)"""
+    return (
+        f"[{what} was kept out of the context by the proxy, stored as handle {handle}{why}; its fields: "
+        f'{prefix}schema(handle="{handle}"), one by {prefix}get_in(handle="{handle}", path="type")]'
+    )
+
+
 def resource_through_policy(
     pad: Scratchpad, server: str, result: types.ReadResourceResult, prefix: str = ""
 ) -> types.ReadResourceResult:
     """An upstream resource as the client gets it: each text content through the spill policy
     (``tool="resources/read"``, ``server=<name>``), a large one replaced by its stub (a 5 MB log
     read as a resource reached the client whole, and clients put resources in the model's
-    context); blobs and small texts unchanged. A failed spill fails closed (a short pointer)."""
+    context); small texts and blobs unchanged, but a blob over ``BLOCK_MAX_BYTES`` is stored as a
+    tool result's image is (a 10 MB blob reached the client whole). A failed spill fails closed (a
+    short pointer)."""
     contents: list[Any] = []
     changed = False
     for item in result.contents:
+        if isinstance(item, types.BlobResourceContents) and len(item.blob) > BLOCK_MAX_BYTES:
+            dumped = item.model_dump(mode="json", by_alias=True, exclude_none=True)
+            what = f"a blob ({item.mime_type or 'no MIME type'}, {len(item.blob):,} bytes of base64)"
+            out = pad.intercept(dumped, tool=RESOURCE_TOOL, server=server, force=True)
+            note = (
+                _stored_note(what, out.handle, prefix, f" (over {BLOCK_MAX_BYTES:,} bytes)")
+                if out.spilled and out.handle
+                else f"[{what} was left out by the proxy (over {BLOCK_MAX_BYTES:,} bytes; it could not be stored)]"
+            )
+            contents.append(types.TextResourceContents(uri=item.uri, mime_type="text/plain", text=note))
+            changed = True
+            continue
         if isinstance(item, types.TextResourceContents):
             out = pad.intercept(item.text, tool=RESOURCE_TOOL, server=server)
             if out.spilled or out.failure is not None:

@@ -117,6 +117,14 @@ def test_listed_resources_and_prompts_and_a_prompts_messages_are_bounded(tmp_pat
         assert str(big.uri) == "mem://big" and utf8(big.description) <= 1024
         assert "of 2,000,000 bytes of this description cut" in (big.description or "")
         assert resources["ok"].description == "a small resource"
+        read = await s.read_resource("mem://blob")  # a 3 MB blob reached the client whole
+        note, icon = read.contents
+        assert isinstance(note, types.TextResourceContents) and len(note.text) < 600, note
+        assert "blob (image/png, 3,000,000 bytes of base64)" in note.text and "stored as handle" in note.text
+        assert isinstance(icon, types.BlobResourceContents) and icon.blob == "QUJD" * 10  # a small one passes
+        stored = note.text.split("stored as handle ")[1].split()[0]
+        kind = await s.call_tool("get_in", {"handle": stored, "path": "mimeType"})
+        assert not kind.is_error and "image/png" in texts(kind)[0], kind
         prompts = {p.name: p for p in (await s.list_prompts()).prompts}
         assert utf8(prompts["big_prompt"].description) <= 8 * 1024
 

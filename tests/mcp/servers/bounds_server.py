@@ -121,9 +121,15 @@ for line in sys.stdin:
         reply(mid, {"resources": [
             {"name": "big", "uri": "mem://big", "description": "D" * 2_000_000},
             {"name": "ok", "uri": "mem://ok", "description": "a small resource"},
+            {"name": "blob", "uri": "mem://blob", "mimeType": "image/png"},
         ]})  # fmt: skip
     elif method == "resources/read":
-        reply(mid, {"contents": [{"uri": params["uri"], "text": "resource text"}]})
+        if params["uri"] == "mem://blob":  # 3 MB of base64, and a small blob beside it
+            blobs = [{"uri": "mem://blob", "mimeType": "image/png", "blob": "QUJD" * 750_000},
+                     {"uri": "mem://blob#icon", "mimeType": "image/png", "blob": "QUJD" * 10}]  # fmt: skip
+            reply(mid, {"contents": blobs})
+        else:
+            reply(mid, {"contents": [{"uri": params["uri"], "text": "resource text"}]})
     elif method == "prompts/list":
         reply(mid, {"prompts": [{"name": "big_prompt", "description": "p" * 2_000_000}, {"name": "odd_prompt"},
                                 {"name": "many_small"}]})  # fmt: skip
