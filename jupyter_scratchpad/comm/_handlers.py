@@ -180,6 +180,9 @@ def handle_request(pad: Scratchpad | None, message: object) -> dict[str, Any]:
         request = check_request(message)
     except ProtocolError as exc:
         return error_reply(message, exc.code, exc.message)
+    except Exception:  # a check that failed on a value it did not foresee: never past the comm
+        log.exception("checking a scratchpad request failed")
+        return error_reply(message, "invalid_request", "the request could not be read")
     if pad is None:
         return error_reply(
             request,

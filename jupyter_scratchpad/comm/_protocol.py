@@ -25,6 +25,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from .._bounded import short_repr
+
 __all__ = [
     "COMM_TARGET",
     "MIN_EXTEND_TTL_S",
@@ -114,7 +116,7 @@ def check_request(message: object) -> dict[str, Any]:
     if _major(message["protocol"]) != _major(PROTOCOL_VERSION):
         raise ProtocolError(
             "unsupported_protocol",
-            f"this kernel speaks protocol {PROTOCOL_VERSION}, not {message['protocol']}; "
+            f"this kernel speaks protocol {PROTOCOL_VERSION}, not {short_repr(message['protocol'], 40)}; "
             "install the same jupyter-scratchpad version in the kernel and in JupyterLab",
         )
     request_id = message.get("id")
@@ -122,7 +124,9 @@ def check_request(message: object) -> dict[str, Any]:
         raise ProtocolError("invalid_request", f"'id' must be 1-{MAX_ID_CHARS} characters of [A-Za-z0-9_.:-]")
     kind = message.get("type")
     if kind not in REQUEST_TYPES:
-        raise ProtocolError("unknown_type", f"unknown request type {kind!r}; known: {', '.join(REQUEST_TYPES)}")
+        raise ProtocolError(
+            "unknown_type", f"unknown request type {short_repr(kind, 64)}; known: {', '.join(REQUEST_TYPES)}"
+        )
     _check_arguments(kind, message)
     return message
 
@@ -130,8 +134,10 @@ def check_request(message: object) -> dict[str, Any]:
 def _check_arguments(kind: str, message: dict[str, Any]) -> None:
     allowed = {"protocol", "id", "type"} | set(_ARGUMENTS[kind])
     extra = sorted(set(message) - allowed)
-    if extra:
-        raise ProtocolError("invalid_request", f"{kind} does not take {', '.join(map(repr, extra))}")
+    if extra:  # (named, a few and short: a 5 MB key, or 200,000 of them, came back whole)
+        more = f" and {len(extra) - 5:,} more" if len(extra) > 5 else ""
+        named = ", ".join(short_repr(k, 40) for k in extra[:5])
+        raise ProtocolError("invalid_request", f"{kind} does not take {named}{more}")
     if kind in ("delete", "extend"):
         if ("handle" in message) == ("key" in message):
             raise ProtocolError("invalid_request", f"{kind} takes exactly one of 'handle' or 'key'")
@@ -148,7 +154,7 @@ def _check_arguments(kind: str, message: dict[str, Any]) -> None:
         if (
             isinstance(ttl, bool)
             or not isinstance(ttl, (int, float))
-            or not math.isfinite(ttl)
+            or (isinstance(ttl, float) and not math.isfinite(ttl))  # (an int of 401 digits overflowed it)
             or not MIN_EXTEND_TTL_S <= ttl <= MAX_TTL_S
         ):
             raise ProtocolError(
@@ -180,18 +186,43 @@ def ok_reply(request: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+MAX_MESSAGE_CHARS = 2000  # of an error reply's message (a page shows it; it never carries data)
+
+
 def error_reply(request: object, code: str, message: str) -> dict[str, Any]:
     """An error reply; ``id`` and ``type`` are echoed when the request had usable ones."""
     assert code in ERROR_CODES, code
     request_id = request.get("id") if isinstance(request, dict) else None
     kind = request.get("type") if isinstance(request, dict) else None
+    if len(message) > MAX_MESSAGE_CHARS:
+        message = message[: MAX_MESSAGE_CHARS - 1] + "…"
     return {
         "protocol": PROTOCOL_VERSION,
-        "id": request_id if isinstance(request_id, str) and _ID.match(request_id) else None,
+        "id": valid_id(request_id),
         "type": kind if isinstance(kind, str) and len(kind) <= 64 else None,
         "ok": False,
         "error": {"code": code, "message": message},
     }
+
+
+def valid_id(request_id: object) -> str | None:
+    """A request's ``id`` when it is one ([A-Za-z0-9_.:-], 1-64 characters), else None: never
+    echoed as sent (an opening message's id with a newline and HTML came back as it was)."""
+    return request_id if isinstance(request_id, str) and _ID.match(request_id) else None
+
+
+def open_error(data: object) -> tuple[str, str] | None:
+    """What is wrong with a page's opening message (``(code, message)``), or None: a page that
+    names another protocol major is told so, as a request would be (9.0 was greeted ``ok``)."""
+    if not isinstance(data, dict) or "protocol" not in data:
+        return None  # (an opening message without a version: the hello says ours)
+    if _major(data.get("protocol")) != _major(PROTOCOL_VERSION):
+        return (
+            "unsupported_protocol",
+            f"this kernel speaks protocol {PROTOCOL_VERSION}, not {short_repr(data.get('protocol'), 40)}; "
+            "install the same jupyter-scratchpad version in the kernel and in JupyterLab",
+        )
+    return None
 
 
 def tokens_event(handle: str, tokens: int) -> dict[str, Any]:

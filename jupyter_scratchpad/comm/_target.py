@@ -16,7 +16,7 @@ import logging
 from typing import Any
 
 from ._handlers import handle_request, hello_result
-from ._protocol import COMM_TARGET, PROTOCOL_VERSION, error_reply, tokens_event
+from ._protocol import COMM_TARGET, PROTOCOL_VERSION, error_reply, open_error, tokens_event, valid_id
 
 __all__ = [
     "KernelBridge",
@@ -87,7 +87,7 @@ class KernelBridge:
         return getattr(self.session, "pad", None) if self.session is not None else None
 
     def _hello(self, pad: Any, request_id: object = None) -> dict[str, Any]:
-        rid = request_id[:64] if isinstance(request_id, str) else None
+        rid = valid_id(request_id)
         return {"protocol": PROTOCOL_VERSION, "id": rid, "type": "hello", "ok": True, "result": hello_result(pad)}
 
     def _adopt(self, comm: Any) -> None:
@@ -118,6 +118,10 @@ class KernelBridge:
         pad = self.pad
         if pad is None:  # a session object that has no pad (yet)
             comm.close(data=error_reply(data, "not_loaded", "jupyter_scratchpad is not loaded"))
+            return
+        wrong = open_error(data)
+        if wrong is not None:
+            comm.send(error_reply(data, *wrong))
             return
         comm.send(self._hello(pad, data.get("id") if isinstance(data, dict) else None))
 

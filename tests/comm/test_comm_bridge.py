@@ -6,6 +6,7 @@ the wire (``publish_msg``) is replaced by a list, so no kernel or browser is nee
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -224,3 +225,38 @@ def test_a_landed_token_count_is_pushed_to_every_open_page(store: Any, manager: 
     unregister_comm_target(comm_manager=manager)
     assert bridge_for(manager) is None
     assert pad.token_listeners == [], "an unloaded bridge stops listening"
+
+
+def test_hostile_requests_are_answered_short_and_never_raise(pad: Scratchpad, manager: Any, spilled: str) -> None:
+    # probe L: a ttl_s of 401 digits raised OverflowError past the comm (no reply: the page
+    # waited 15 s); a 5 MB type, a 5 MB key, 200,000 keys came back whole in the error
+    register_comm_target(Session(pad), comm_manager=manager)
+    c = open_comm(manager)
+    v = PROTOCOL_VERSION
+    hostile = [
+        {"protocol": v, "id": "x1", "type": "extend", "handle": spilled, "ttl_s": 10**400},
+        {"protocol": v, "id": "x2", "type": "x" * 5_000_000},
+        {"protocol": v, "id": "x3", "type": "list", "k" * 5_000_000: 1},
+        {"protocol": v, "id": "x4", "type": "list", **{f"f{i}": 0 for i in range(200_000)}},
+        {"protocol": "9" * 5_000_000, "id": "x5", "type": "list"},
+    ]
+    for data in hostile:
+        reply = send(c, data)
+        check("error_reply", reply)
+        assert not reply["ok"] and len(json.dumps(reply)) < 2_500, (reply["error"], len(json.dumps(reply)))
+    assert "and 199,995 more" in send(c, hostile[3])["error"]["message"]
+    assert pad.store.get_entry(pad.scope, "handle", spilled) is not None  # nothing changed
+    unregister_comm_target(comm_manager=manager)
+
+
+def test_an_opening_message_is_checked_like_a_request(pad: Scratchpad, manager: Any) -> None:
+    # its id came back as sent (a newline and HTML), and a page speaking protocol 9.0 was greeted ok
+    register_comm_target(Session(pad), comm_manager=manager)
+    odd = open_comm(manager, {"protocol": PROTOCOL_VERSION, "id": "bad id\n<b>"})
+    _, hello = odd.sent[-1]
+    assert hello["ok"] and hello["id"] is None
+    future = open_comm(manager, {"protocol": "9.0", "id": "h"})
+    _, refused = future.sent[-1]
+    check("error_reply", refused)
+    assert not refused["ok"] and refused["error"]["code"] == "unsupported_protocol" and refused["id"] == "h"
+    unregister_comm_target(comm_manager=manager)
