@@ -169,11 +169,47 @@ export function renderSidebar(
       ? el('div', 'jp-scratchpad-sidebar-empty', 'Nothing spilled yet.')
       : entries(snapshot, actions, elapsed_s)
   );
+  appendNotShown(
+    root,
+    list.total_entries,
+    list.entries.length,
+    'older handles',
+    '%scratch list --kind handle'
+  );
   root.append(el('div', 'jp-scratchpad-sidebar-section', `Notes (${list.total_notes})`));
   root.append(
     list.notes.length === 0
       ? el('div', 'jp-scratchpad-sidebar-empty', 'No notes.')
       : notes(snapshot, actions, elapsed_s)
   );
+  appendNotShown(
+    root,
+    list.total_notes,
+    list.notes.length,
+    'more notes',
+    '%scratch list --kind note'
+  );
   return root;
+}
+
+/**
+ * The kernel lists the newest few hundred: the rest are said, with the command that lists them
+ * all (651 spills showed 500 rows under "Spilled outputs (651)", the others out of reach).
+ */
+function appendNotShown(
+  root: HTMLElement,
+  total: number,
+  shown: number,
+  what: string,
+  command: string
+): void {
+  if (total > shown) {
+    root.append(
+      el(
+        'div',
+        'jp-scratchpad-sidebar-more',
+        `${formatCount(total - shown)} ${what} not shown here: ${command} in a cell lists them all.`
+      )
+    );
+  }
 }

@@ -71,6 +71,23 @@ describe('sidebar', () => {
     );
   });
 
+  it('says how many handles and notes the kernel left out of its list, and how to see them', () => {
+    const list = messages.list_reply.result;
+    const whole = renderSidebar(snapshot(), recorder(), RECEIVED_AT);
+    expect(whole.querySelector('.jp-scratchpad-sidebar-more')).toBeNull();
+    const capped = snapshot({
+      list: { ...list, total_entries: 651, total_notes: list.notes.length }
+    });
+    const said = [
+      ...renderSidebar(capped, recorder(), RECEIVED_AT).querySelectorAll(
+        '.jp-scratchpad-sidebar-more'
+      )
+    ].map(n => n.textContent);
+    expect(said).toEqual([
+      `${651 - list.entries.length} older handles not shown here: %scratch list --kind handle in a cell lists them all.`
+    ]);
+  });
+
   it('counts time left down from when the list arrived, without asking the kernel', () => {
     const entry = (now: number) =>
       renderSidebar(snapshot(), recorder(), now).querySelector<HTMLElement>(
