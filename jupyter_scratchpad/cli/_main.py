@@ -643,7 +643,17 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         from ..lab import replay, summary
     except ImportError as exc:  # pandas is the lab's
         raise UsageError(f"replay needs the lab extra: pip install 'jupyter-scratchpad[lab]' ({exc})") from None
-    df = replay(args.trace, args.policy, model=args.model, progress=False)
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:  # said in one line each, never Python's own
+        warnings.simplefilter("always")
+        df = replay(args.trace, args.policy, model=args.model, format=args.format, progress=False)
+    for warning in caught:
+        print(f"jupyter-scratchpad: replay: {' '.join(str(warning.message).split())}", file=sys.stderr)
+    if not len(df):  # nothing could be read: an empty table would look like a policy that saves nothing
+        if not caught:
+            print(f"jupyter-scratchpad: replay: no tool calls were read from {args.trace}", file=sys.stderr)
+        return 1
     table = summary(df, totals=True)
     if args.json:
         print(df.to_json(orient="records"))
@@ -801,6 +811,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("trace", help="a trace (JSONL) or a conversation log")
     p.add_argument("--policy", metavar="TOML", help="a policy in Aura's TOML layout (default ours)")
     p.add_argument("--model", default="gpt-4o")
+    p.add_argument(
+        "--format",
+        default="auto",
+        choices=["auto", "trace", "openai-chat", "openai-responses", "anthropic", "mcp-jsonrpc"],
+        help="what TRACE is (default: detected from its content)",
+    )
     p.add_argument("--json", action="store_true", help="one JSON row per call")
     call = sub.add_parser("call", help="run any tool: call TOOL '{\"handle\": …}'")
     _store_args(call)

@@ -19,6 +19,7 @@ from ._trace import MalformedLine, Trace, TraceCall, TraceFormatError, write_tra
 from ._transcripts import (
     detect_transcript_format,
     read_anthropic,
+    read_mcp_jsonrpc,
     read_openai_chat,
     read_openai_responses,
     split_mcp_name,
@@ -37,6 +38,7 @@ __all__ = [
     "decide_with_count",
     "detect_transcript_format",
     "read_anthropic",
+    "read_mcp_jsonrpc",
     "read_openai_chat",
     "read_openai_responses",
     "read_trace",

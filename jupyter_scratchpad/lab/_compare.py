@@ -77,7 +77,8 @@ def policy_table(rows: pd.DataFrame, names: Iterable[str]) -> pd.DataFrame:
 
 def compare(
     trace: Any,
-    policies: Mapping[str, SpillPolicy | str | os.PathLike[str] | None],
+    policies: Mapping[str, SpillPolicy | str | os.PathLike[str] | None]
+    | list[SpillPolicy | str | os.PathLike[str] | None],
     model: str = "gpt-4o",
     *,
     format: str = "auto",
@@ -87,7 +88,7 @@ def compare(
     kind: str = "compare",
     _stacklevel: int = 3,
 ) -> PolicyComparison:
-    """Replay ``trace`` under each of ``policies`` ({name: policy}) in one pass over the trace.
+    """Replay ``trace`` under each of ``policies`` ({name: policy}; a list is named p0, p1, ...) in one pass.
 
     >>> policies = {"aura": SpillPolicy(), "tight": SpillPolicy(min_tokens=1024)}
     >>> result = compare("trace.jsonl", policies)  # doctest: +SKIP
@@ -96,11 +97,18 @@ def compare(
     Each result is tokenized once, whatever the number of policies; each policy's rules and
     thresholds come from the core, and its rows equal ``replay(trace, policy)``'s.
     """
+    if isinstance(policies, (list, tuple)):  # named by position: p0, p1, ...
+        policies = {f"p{i}": policy for i, policy in enumerate(policies)}
+    if not isinstance(policies, Mapping):
+        raise InvalidArgumentError(
+            f"policies is a dict {{name: policy}} (or a list, named p0, p1, ...), not {type(policies).__name__}: "
+            "compare(trace, {'default': SpillPolicy(), 'tight': SpillPolicy(min_tokens=1024)})"
+        )
     resolved = {str(name): as_policy(policy) for name, policy in policies.items()}
     if not resolved:
         raise InvalidArgumentError("compare needs at least one policy")
+    measurer = Measurer(model, preview_lines)  # (checks both before the trace is read)
     source = read_trace(trace, format)
-    measurer = Measurer(model, preview_lines)
     rows = replay_rows(source, resolved, model, measurer, desc=f"{kind} {source.name}", progress=progress,
                        on_error=on_error)  # fmt: skip
     df = report(frame(rows, ["policy", *COLUMNS]), source, model, measurer, stacklevel=_stacklevel, policies=resolved)

@@ -137,9 +137,12 @@ def build_row(
         return {**row, "decision": "missing", "spilled": False, "rule": None, "detail": "the result could not be read"}
     stub_tokens = None
     if decision.spill:
+        # the count the decision stopped at, as the pad's: the threshold, or min_tokens for a spill by bytes
+        limit = decision.threshold if decision.rule == "threshold" else max(1, policy.min_tokens)
         stub_tokens = measurer.stub_tokens(
-            call.result, item.key, tool=call.tool, server=call.server, tokens=tokens, threshold=decision.threshold
-        )
+            call.result, item.text, item.key, tool=call.tool, server=call.server, size_bytes=item.size_bytes,
+            tokens=tokens, limit=limit if limit is not None else max(1, policy.min_tokens),
+        )  # fmt: skip
         context = stub_tokens
     elif decision.rule == "is_error":
         bounded = bound_error_text(item.text, policy.error_max_bytes)
@@ -221,7 +224,13 @@ def report(
         seconds=dict(measurer.seconds),
         **attrs,
     )
-    parts = []
+    parts = list(trace.notes)
+    if not len(calls):  # nothing to show: say why, whatever else is said
+        if trace.malformed:
+            why = f" (all {len(trace.malformed)} non-blank line(s) were skipped)"
+        else:
+            why = "" if trace.notes else " (it holds no tool results)"
+        parts.insert(0, f"no tool calls were read{why}: the replay is empty")
     if trace.malformed:
         shown = "; ".join(str(m) for m in trace.malformed[:5])
         more = f"; and {len(trace.malformed) - 5} more" if len(trace.malformed) > 5 else ""
@@ -260,8 +269,8 @@ def replay(
     for a bar only when the replay is slow.
     """
     policy = as_policy(policy)
+    measurer = Measurer(model, preview_lines)  # (checks both before the trace is read)
     source = read_trace(trace, format)
-    measurer = Measurer(model, preview_lines)
     rows = replay_rows(source, {"": policy}, model, measurer, desc=f"replay {source.name}", progress=progress,
                        on_error=on_error)  # fmt: skip
     for row in rows:

@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 
 from ..store._format import parse_json_bytes
-from ._trace import MalformedLine, Trace, TraceCall, TraceFormatError, json_error, parse_trace_record
+from ._trace import BOM, MalformedLine, Trace, TraceCall, TraceFormatError, json_error, parse_line, parse_trace_record
 from ._transcripts import TRANSCRIPT_FORMATS, detect_transcript_format
 
 __all__ = ["FORMATS", "read_trace"]
@@ -20,7 +20,8 @@ _SNIFF_LINES = 20  # non-blank lines looked at to tell a trace from a transcript
 
 
 _TRACE_KEYS = frozenset({"tool", "result", "result_path"})
-_TRANSCRIPT_KEYS = frozenset({"role", "type", "messages", "input", "output", "content"})
+# (jsonrpc: an MCP session's messages, whose responses carry a "result" too)
+_TRANSCRIPT_KEYS = frozenset({"role", "type", "messages", "input", "output", "content", "jsonrpc"})
 
 
 def _is_trace_record(value: Any) -> bool:
@@ -42,7 +43,7 @@ def _sniff(path: Path) -> str:
             if seen > _SNIFF_LINES:
                 break
             try:
-                value = orjson.loads(raw)
+                value = parse_line(raw)
             except orjson.JSONDecodeError:
                 continue  # a pretty-printed document, or a malformed line of a trace
             parsed += 1
@@ -62,24 +63,48 @@ def _read_jsonl_values(path: Path) -> tuple[list[Any], list[MalformedLine]]:
         for number, raw in enumerate(fh, start=1):
             if raw.strip():
                 try:
-                    values.append(orjson.loads(raw))
+                    values.append(parse_line(raw))
                 except orjson.JSONDecodeError as exc:
                     malformed.append(MalformedLine(number, json_error(exc)))
     return values, malformed
 
 
 def _transcript_trace(doc: Any, fmt: str, name: str, malformed: list[MalformedLine] | None = None) -> Trace:
-    if fmt == "auto":
+    forced = fmt != "auto"
+    if not forced:
         fmt = detect_transcript_format(doc)
     calls = TRANSCRIPT_FORMATS[fmt](doc, name=name)
     trace = Trace.from_calls(calls, name=name, fmt=fmt)
     trace.preset_malformed = list(malformed or [])
+    if forced and not calls:  # a format given by hand that finds nothing: say what the content looks like
+        try:
+            found = detect_transcript_format(doc)
+        except TraceFormatError:
+            found = None
+        looks = f"; the content looks like {found!r} (format={found!r}, or 'auto')" if found not in (None, fmt) else ""
+        trace.notes.append(f"format={fmt!r} found no tool results{looks}")
     return trace
+
+
+def _is_blank(path: Path) -> bool:
+    """Whether the file holds nothing but white space (and perhaps a byte order mark)."""
+    with open(path, "rb") as fh:
+        chunk = fh.read(1 << 16)
+        chunk = chunk[len(BOM) :] if chunk.startswith(BOM) else chunk
+        while chunk:
+            if chunk.strip():
+                return False
+            chunk = fh.read(1 << 16)
+    return True
 
 
 def _from_path(path: Path, fmt: str) -> Trace:
     if not path.is_file():
         raise TraceFormatError(f"trace file {str(path)!r} not found (or not a file)", path=str(path))
+    if _is_blank(path):
+        raise TraceFormatError(
+            f"{path} is empty (no lines, or only blank ones): no tool calls to replay", path=str(path)
+        )
     kind = "trace" if fmt == "trace" else _sniff(path)
     if kind == "trace":
         if fmt not in ("auto", "trace"):

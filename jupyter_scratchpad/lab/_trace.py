@@ -28,6 +28,7 @@ import orjson
 
 from ..errors import InvalidArgumentError
 from ..store._format import dumps_compact
+from ..store._jsontext import loads as loads_exact
 
 __all__ = ["MalformedLine", "Trace", "TraceCall", "TraceFormatError", "parse_trace_record", "write_trace"]
 
@@ -70,6 +71,24 @@ class TraceCall:
     def available(self) -> bool:
         """Whether the result could be read (a missing ``result_path`` makes it unavailable)."""
         return self.problem is None or self.result is not None
+
+
+BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark (PowerShell's Out-File, Excel): not part of the text
+
+
+def parse_line(raw: bytes) -> Any:
+    """One JSON line; raises ``orjson.JSONDecodeError``. A byte order mark before it is skipped;
+    what orjson refuses but is JSON (a lone surrogate escape such as ``"\\ud83d"``, JavaScript's
+    JSON of a cut emoji, as the pad accepts it) is read by the package's exact reader."""
+    if raw.startswith(BOM):
+        raw = raw[len(BOM) :]
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        try:
+            return loads_exact(raw)
+        except (ValueError, RecursionError):
+            raise exc from None
 
 
 def json_error(exc: ValueError) -> str:
@@ -160,6 +179,8 @@ class Trace:
     consumed: int = 0
     # Problems found before iteration (records in memory, a transcript's JSONL lines).
     preset_malformed: list[MalformedLine] = field(default_factory=list)
+    # What the reader noticed about the whole file (a forced format that found nothing), warned with the rest.
+    notes: list[str] = field(default_factory=list)
 
     @classmethod
     def from_calls(cls, calls: Iterable[TraceCall], name: str = "<calls>", fmt: str = "trace") -> Trace:
@@ -195,7 +216,7 @@ class Trace:
                 if not raw.strip():
                     continue  # blank lines separate nothing; they are not calls
                 try:
-                    record = orjson.loads(raw)
+                    record = parse_line(raw)
                 except orjson.JSONDecodeError as exc:
                     self.malformed.append(MalformedLine(number, json_error(exc)))
                     continue

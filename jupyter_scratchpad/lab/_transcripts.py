@@ -14,6 +14,14 @@ Each reader takes the parsed JSON of one conversation and returns its tool resul
   ``server_tool_use``, ``mcp_tool_use`` with ``server_name``) answered by ``tool_result`` (any
   ``*_tool_result``) with the same ``tool_use_id``; ``is_error`` is kept.
 
+* Claude Code session logs (``~/.claude/projects/…/<session>.jsonl``): one event a line, the
+  Anthropic message under ``"message"`` (``{"type": "user", "uuid", …, "message": {"role",
+  "content"}}``); read as Anthropic Messages, the events without a message skipped.
+* MCP JSON-RPC logs (``mcp-jsonrpc``): the messages of a session, one a line; each ``tools/call``
+  request (``params.name``) answered by the response with the same ``id``. The result is measured
+  as the proxy measures it: the envelope of its text blocks (and ``structuredContent`` when it says
+  more than the text); an ``isError`` result or a JSON-RPC error is an error.
+
 A name ``mcp__<server>__<tool>`` (the MCP naming of Claude Code and others) is split into server
 and tool. Content given as a list of parts is the text of its text parts, joined by newlines;
 parts that are not text (images, files) are not counted, and the row says so in ``problem``.
@@ -26,12 +34,14 @@ from collections.abc import Callable
 from typing import Any
 
 from ..store._format import dumps_compact
+from ..store._jsontext import loads
 from ._trace import TraceCall, TraceFormatError
 
 __all__ = [
     "TRANSCRIPT_FORMATS",
     "detect_transcript_format",
     "read_anthropic",
+    "read_mcp_jsonrpc",
     "read_openai_chat",
     "read_openai_responses",
     "split_mcp_name",
@@ -87,11 +97,20 @@ def _call(name: str | None, result: Any, problem: str | None, **kw: Any) -> Trac
     return TraceCall(tool=tool, server=server, result=result, problem=problem, **kw)
 
 
+def _unwrap_event(item: Any) -> Any:
+    """The message of a Claude Code session event (``{"type": "user", "message": {...}}``), else ``item``."""
+    if isinstance(item, dict) and "role" not in item:
+        message = item.get("message")
+        if isinstance(message, dict) and ("role" in message or "content" in message):
+            return message
+    return item
+
+
 def _messages(doc: Any, what: str) -> list[Any]:
     if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
-        return list(doc["messages"])
+        return [_unwrap_event(m) for m in doc["messages"]]
     if isinstance(doc, list):
-        return doc
+        return [_unwrap_event(m) for m in doc]
     raise TraceFormatError(f"a {what} transcript is a list of messages or an object with 'messages'")
 
 
@@ -197,16 +216,98 @@ def read_anthropic(doc: Any, *, name: str = "<anthropic>") -> list[TraceCall]:
     return calls
 
 
+def _mcp_result(result: Any) -> tuple[Any, str | None, bool]:
+    """``(result, problem, is_error)`` of a ``CallToolResult`` as the proxy measures it: its text
+    blocks (and embedded resources' texts) as one envelope, ``structuredContent`` when it says
+    more than the text; image, audio and blob blocks are not measured."""
+    if not isinstance(result, dict):
+        return result, None, False
+    blocks = result.get("content")
+    blocks = blocks if isinstance(blocks, list) else []
+    read: list[Any] = []
+    texts: list[str] = []
+    skipped: dict[str, int] = {}
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        resource = block.get("resource")
+        has_text = isinstance(resource, dict) and isinstance(resource.get("text"), str)
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        elif not (block.get("type") == "resource" and has_text):
+            kind = str(block.get("type") or "unknown")
+            skipped[kind] = skipped.get(kind, 0) + 1
+            continue
+        read.append({k: v for k, v in block.items() if k != "_meta"})  # (the protocol's, never measured)
+    envelope: dict[str, Any] = {"content": read}
+    structured = result.get("structuredContent")
+    if structured is not None and not _restates(structured, texts if len(read) == len(texts) else []):
+        envelope["structuredContent"] = structured
+    problem = None
+    if skipped:
+        shown = ", ".join(f"{n} {kind}" for kind, n in sorted(skipped.items()))
+        problem = f"not counted: {shown} block(s) of the result (the proxy passes them through)"
+    return envelope, problem, bool(result.get("isError"))
+
+
+def _restates(structured: Any, texts: list[str]) -> bool:
+    """Whether ``structuredContent`` says no more than the one text block (the proxy's ``restates``)."""
+    if len(texts) != 1:
+        return False
+    text = texts[0]
+    if isinstance(structured, dict) and len(structured) == 1 and next(iter(structured.values())) == text:
+        return True
+    if text[:1] in ("{", "["):
+        try:
+            return bool(loads(text) == structured)
+        except ValueError:
+            return False
+    return False
+
+
+def read_mcp_jsonrpc(doc: Any, *, name: str = "<mcp>") -> list[TraceCall]:
+    """Tool results of an MCP JSON-RPC log: ``tools/call`` requests paired with their responses by ``id``."""
+    if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
+        doc = doc["messages"]
+    if not isinstance(doc, list):
+        raise TraceFormatError("an MCP JSON-RPC log is a list of JSON-RPC messages (one a line)")
+    requests: dict[str, tuple[str, str | None]] = {}
+    calls: list[TraceCall] = []
+    for index, message in enumerate(doc):
+        if not isinstance(message, dict) or "id" not in message:
+            continue  # notifications
+        key = dumps_compact(message["id"])
+        if message.get("method") == "tools/call":
+            params = message.get("params")
+            tool = params.get("name") if isinstance(params, dict) else None
+            requests[key] = (str(tool) if tool else "unknown", None)
+            continue
+        if "method" in message or key not in requests:
+            continue  # another request, or the response to one (initialize, tools/list)
+        tool, server = requests.pop(key)
+        source = f"{name}#messages[{index}]"
+        if "error" in message:  # a protocol error: its message is what the client sees
+            calls.append(_call(tool, message["error"], None, server=server, is_error=True, call_id=key, source=source))
+            continue
+        result, problem, is_error = _mcp_result(message.get("result"))
+        calls.append(_call(tool, result, problem, server=server, is_error=is_error, call_id=key, source=source))
+    return calls
+
+
 TRANSCRIPT_FORMATS: dict[str, Callable[..., list[TraceCall]]] = {
     "openai-chat": read_openai_chat,
     "openai-responses": read_openai_responses,
     "anthropic": read_anthropic,
+    "mcp-jsonrpc": read_mcp_jsonrpc,
 }
 
 
 def _message_kind(message: Any) -> str | None:
     if not isinstance(message, dict):
         return None
+    if message.get("jsonrpc") is not None and ("method" in message or "result" in message or "error" in message):
+        return "mcp-jsonrpc"
+    message = _unwrap_event(message)
     if message.get("role") in ("tool", "function") or message.get("tool_calls"):
         return "openai-chat"
     kind = str(message.get("type") or "")
@@ -236,9 +337,11 @@ def detect_transcript_format(doc: Any) -> str:
             kind = _message_kind(message)
             if kind is not None:
                 return kind
-        if all(isinstance(m, dict) and "role" in m for m in items):
+        if all(isinstance(_unwrap_event(m), dict) and "role" in _unwrap_event(m) for m in items):
             return "openai-chat"  # a conversation without tool calls: nothing to replay, not an error
     raise TraceFormatError(
         "not a conversation log this lab reads: expected OpenAI Chat Completions or Anthropic "
-        "Messages ({'messages': [...]}) or OpenAI Responses ({'input': [...]}, {'output': [...]})"
+        "Messages ({'messages': [...]}, or a Claude Code session's JSONL), OpenAI Responses "
+        "({'input': [...]}, {'output': [...]}), an MCP JSON-RPC log (tools/call requests and their "
+        "responses, one a line) or a JSONL trace (one {\"tool\": ..., \"result\": ...} a line)"
     )

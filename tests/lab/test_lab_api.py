@@ -10,7 +10,7 @@ import jupyter_scratchpad.lab as lab
 DOCUMENTED = {
     "replay", "summary", "compare", "sweep", "PolicyComparison", "read_trace", "write_trace", "Trace",
     "TraceCall", "MalformedLine", "TraceFormatError", "TraceWarning", "FORMATS", "COLUMNS",
-    "read_openai_chat", "read_openai_responses", "read_anthropic", "detect_transcript_format",
+    "read_openai_chat", "read_openai_responses", "read_anthropic", "read_mcp_jsonrpc", "detect_transcript_format",
     "split_mcp_name", "render_stub", "decide_with_count",
 }  # fmt: skip
 

@@ -11,6 +11,7 @@ from jupyter_scratchpad import SpillPolicy
 from jupyter_scratchpad.lab import (
     TraceCall,
     TraceFormatError,
+    TraceWarning,
     detect_transcript_format,
     read_anthropic,
     read_openai_chat,
@@ -103,8 +104,9 @@ def test_replay_of_a_transcript_spills_the_big_results(data_dir: Path) -> None:
     assert df.loc[df["tool"] == "fetch_logs", "rule"].item() == "is_error"
     assert df["problem"].notna().sum() == 1
     assert df.attrs["format"] == "anthropic"
-    # forcing the wrong reader finds no tool results rather than inventing some
-    assert len(replay(data_dir / "anthropic_messages.json", format="openai-chat", progress=False)) == 0
+    # forcing the wrong reader finds no tool results rather than inventing some, and says so
+    with pytest.warns(TraceWarning, match="found no tool results; the content looks like 'anthropic'"):
+        assert len(replay(data_dir / "anthropic_messages.json", format="openai-chat", progress=False)) == 0
 
 
 def test_detection_and_its_errors() -> None:

@@ -10,7 +10,7 @@ import pytest
 from lab_known import KNOWN_POLICY_TOML, KnownTrace, words
 
 from jupyter_scratchpad import ScratchStore, SpillPolicy
-from jupyter_scratchpad.lab import COLUMNS, read_trace, replay, summary
+from jupyter_scratchpad.lab import COLUMNS, TraceWarning, read_trace, replay, summary
 from jupyter_scratchpad.spill import bound_error_text
 from jupyter_scratchpad.store import as_text
 from jupyter_scratchpad.tokens import count_tokens, load_encoding
@@ -146,7 +146,8 @@ def test_in_memory_records_and_an_empty_trace() -> None:
     df = replay(records, SpillPolicy(min_tokens=1000), progress=False)
     assert df["spilled"].tolist() == [True, False]
     assert df["tokens"].tolist() == [count_tokens(as_text(records[0]["result"])), 1]
-    empty = replay([], progress=False)
+    with pytest.warns(TraceWarning, match="no tool calls were read"):  # an empty replay is said
+        empty = replay([], progress=False)
     assert list(empty.columns) == COLUMNS
     assert len(empty) == 0
     assert len(summary(empty)) == 0

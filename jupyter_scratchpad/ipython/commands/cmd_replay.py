@@ -1,4 +1,4 @@
-"""``%scratch replay TRACE [--policy FILE.toml] [--model M]``: what a policy would do to a trace."""
+"""``%scratch replay TRACE [--policy FILE.toml] [--model M] [--format F]``: what a policy would do to a trace."""
 
 from __future__ import annotations
 
@@ -21,6 +21,12 @@ PARSER = ScratchArgumentParser(
 PARSER.add_argument("trace", metavar="TRACE")
 PARSER.add_argument("--policy", default=None, metavar="FILE.toml", help="an Aura TOML policy")
 PARSER.add_argument("--model", default=None, metavar="M", help="model whose tokens are counted")
+PARSER.add_argument(
+    "--format",
+    default="auto",
+    metavar="F",
+    help="what TRACE is: auto (detected), trace, openai-chat, openai-responses, anthropic or mcp-jsonrpc",
+)
 
 
 def run(session: Any, text: str, cell: str | None) -> Any:
@@ -33,7 +39,7 @@ def run(session: Any, text: str, cell: str | None) -> Any:
         ) from None
     try:
         policy = SpillPolicy.from_toml(args.policy) if args.policy else session.policy  # (as configured)
-        frame = replay(args.trace, policy, model=args.model or session.pad.model)
+        frame = replay(args.trace, policy, model=args.model or session.pad.model, format=args.format)
     except (ScratchpadError, OSError, ValueError) as exc:
         raise UsageError(f"%scratch replay: {getattr(exc, 'message', None) or exc}") from None
     from IPython.display import display
@@ -42,4 +48,6 @@ def run(session: Any, text: str, cell: str | None) -> Any:
     return session.mark_own(frame)
 
 
-COMMAND = Command("replay", "replay TRACE [--policy F] [--model M]", "replay a trace through a policy", run)
+COMMAND = Command(
+    "replay", "replay TRACE [--policy F] [--model M] [--format F]", "replay a trace through a policy", run
+)
