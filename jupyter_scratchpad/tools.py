@@ -814,6 +814,14 @@ def _as_lines(tool: _Tool, args: dict[str, Any]) -> list[dict[str, Any]]:
     takes: offset/limit (a page) as start/end, a start with no end as 50 lines from it, a negative
     start as the last lines."""
     handle = args.get("handle")
+    counted = {"grep": "max_matches", "sql": "max_rows"}.get(tool.name)
+    if counted is not None and "limit" in args and _int_arg(args.get("limit")) is not None:
+        # (limit, the word iterate_over, item_schema and scratch_list use, had no suggestion)
+        fixed = {k: v for k, v in args.items() if k != "limit" and k in tool.properties}
+        if all(r in fixed for r in tool.required):
+            n = max(1, _int_arg(args.get("limit")) or 1)
+            return [suggestion(tool.name, f"{counted}={n:,}: its word for limit", **{**fixed, counted: n})]
+        return []
     if not isinstance(handle, str) or tool.name not in ("slice", "read_handle", "head", "tail"):
         return []
     offset, limit, start = _int_arg(args.get("offset")), _int_arg(args.get("limit")), _int_arg(args.get("start"))
@@ -974,12 +982,23 @@ def _error_text(err: dict[str, Any], pad: Scratchpad | None) -> tuple[dict[str, 
     return err, text
 
 
+# fields of an error that its message already says (or that echo what the model just sent): kept
+# in ``ToolResult.error`` for programs and people, left out of the text a model reads (a
+# key_path_not_found said its path three times over: 275 tokens where 93 said it all)
+_SAID_IN_THE_MESSAGE = frozenset(
+    {"argument", "allowed", "requested_path", "valid_prefix", "failed_segment", "estimated_tokens", "per_call_limit",
+     "remaining_budget_tokens", "page_tokens"}
+)  # fmt: skip
+
+
 def _for_the_model(err: dict[str, Any]) -> dict[str, Any]:
     """The error as the model reads it: each suggestion as ``tool`` and ``arguments`` (its call
-    as it is made), not also as the ``call`` string people read (a third of a refusal's tokens)."""
-    if not err.get("suggestions"):
-        return err
-    return {**err, "suggestions": [{k: v for k, v in s.items() if k != "call"} for s in err["suggestions"]]}
+    as it is made), not also as the ``call`` string people read (a third of a refusal's tokens),
+    and no field that repeats the message (``_SAID_IN_THE_MESSAGE``)."""
+    out = {k: v for k, v in err.items() if k not in _SAID_IN_THE_MESSAGE}
+    if out.get("suggestions"):
+        out["suggestions"] = [{k: v for k, v in s.items() if k != "call"} for s in out["suggestions"]]
+    return out
 
 
 def _store_paths(pad: Scratchpad) -> list[str]:

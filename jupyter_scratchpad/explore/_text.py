@@ -456,7 +456,8 @@ def grep(
             if is_match:
                 matches.append({"line": n, "text": shown})
         blocks.append("\n".join(rows))
-    text = "\n--\n".join(blocks)
+    # (no context: every line shown is a match, numbered; a "--" between them said nothing)
+    text = ("\n--\n" if context else "\n").join(blocks)
     if fallback:
         text = f"Note: {fallback}.\n{text}"
     more = "" if complete else "+"
@@ -465,6 +466,13 @@ def grep(
         + (f" (max_matches={max_matches})" if counted > len(hits) else "")
         + f" · {total:,} lines{where} · {_describe(entry)}"
     )
+    rest = ""
+    if counted > len(hits) and not where and entry.format in ("text", "markdown"):
+        # grep shows the first matches only: the rest are pages of the line relation in SQL
+        # (DuckDB's regexes are RE2's, as grep's are)
+        query = _rest_query(entry.key, pattern, ignore_case, fallback, hits[-1][0])
+        rest = f" · the next ones: {call_repr('sql', {'query': query})}"
+        summary += rest
     if where:  # (its own numbers: slice reads the body's, which grep without a path gives)
         text = f"lines{where}, numbered from its first line:\n{text}"
     elif entry.meta.get("embedded"):
@@ -487,7 +495,7 @@ def grep(
     short = f"{counted}{more} matching lines" + (
         f", {len(hits)} shown (max_matches={max_matches})" if counted > len(hits) else ""
     )
-    return Output(text, data, budget_footer(summary, short))
+    return Output(text, data, budget_footer(summary, short + rest))
 
 
 def _part_at(
@@ -557,6 +565,17 @@ def _node_lines(ctx: ToolContext, entry: Entry, node: Any) -> NodeLines | None:
         reader, [*lines[:at], before + "["], opening + 1, closing - 1, 2 * depth,
         [" " * (2 * len(keys)) + "]" + after, *lines[at + 1 :]],
     )  # fmt: skip
+
+
+def _rest_query(relation: str, pattern: str, ignore_case: bool, literal: str | None, after: int) -> str:
+    """The SQL of the matching lines after line ``after``, a page at a time (grep has no offset)."""
+    quoted = "'" + pattern.replace("'", "''") + "'"
+    if literal is not None or (not ignore_case and not _REGEX_SYNTAX.intersection(pattern)):
+        test = f"contains(lower(line), {quoted.lower()})" if ignore_case else f"contains(line, {quoted})"
+    else:
+        flags = ", 'i'" if ignore_case else ""
+        test = f"regexp_matches(line, {quoted}{flags})"
+    return f"SELECT line_no, line FROM {relation} WHERE line_no > {after} AND {test} ORDER BY line_no LIMIT 100"
 
 
 def grep_suggestions(args: dict[str, Any], estimated: int, limit: int) -> list[dict[str, Any]]:

@@ -95,8 +95,14 @@ def test_mistakes_are_results_not_exceptions(pad: Scratchpad, name: str, args: o
     seen = json.loads(res.text)
     assert all("call" not in s and {"tool", "arguments"} <= s.keys() for s in seen["suggestions"])
     assert all("call" in s for s in res.error["suggestions"])
-    people = {**res.error, "suggestions": [{k: v for k, v in s.items() if k != "call"} for s in res.error["suggestions"]]}
+    # nor the fields that say again what its message says (res.error keeps them, for programs)
+    said = {"argument", "allowed", "requested_path", "valid_prefix", "failed_segment", "estimated_tokens",
+            "per_call_limit", "remaining_budget_tokens", "page_tokens"}  # fmt: skip
+    people = {k: v for k, v in res.error.items() if k not in said}
+    people["suggestions"] = [{k: v for k, v in s.items() if k != "call"} for s in res.error["suggestions"]]
     assert seen == json.loads(json.dumps(people, default=str))
+    message = res.error["message"]
+    assert all(str(n) in message for n in res.error.get("allowed", [])) and str(res.error.get("argument", "")) in message
 
 
 def test_unknown_tool_suggests_close_names(pad: Scratchpad) -> None:

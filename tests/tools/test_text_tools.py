@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -87,7 +88,13 @@ def test_grep_options(pad: Scratchpad, log_handle: str) -> None:
         "grep", {"handle": log_handle, "pattern": "error", "ignore_case": True, "max_matches": 5, "context": 0}
     )
     assert len(res.data["matches"]) == 5 and res.data["total_matches"] == 100
-    assert "100 matching lines, 5 shown (max_matches=5)" in res.text  # the short footer of a small result
+    assert "5 of 100 matching lines shown (max_matches=5)" in res.text
+    # grep has no offset: its footer names the SQL of the next ones, and it runs
+    rest = json.loads(res.text.split("the next ones: sql(query=")[1].split(") · ")[0])
+    page = pad.call_tool("sql", {"query": rest})
+    assert page.ok and len(page.data) == 95, page.text[:300]
+    assert page.data[0]["line_no"] > res.data["matches"][-1]["line"]
+    assert all("error" in r["line"].lower() for r in page.data)
 
 
 def test_grep_no_match_and_literal_fallback(pad: Scratchpad, log_handle: str) -> None:
@@ -204,3 +211,17 @@ def test_read_handle_match_windows_hold_whole_characters(pad: Scratchpad) -> Non
             raw = pad.store.reader(pad.entry(handle)).read_raw(w["start"], w["end"])
             assert w["valid_utf8"] and "\ufffd" not in w["text"] and raw.decode() == w["text"], (ch, window)
             assert w["text"].strip(ch) == "NEEDLE" and w["end"] - w["start"] - 6 >= 2 * window
+
+
+def test_grep_without_context_shows_no_separators_and_takes_limit(pad: Scratchpad, log_handle: str) -> None:
+    # every line shown is a match when context is 0: a "--" between them said nothing (probe M);
+    # limit, the word iterate_over and scratch_list use, was an error with no suggestion
+    slip = pad.call_tool("grep", {"handle": log_handle, "pattern": "ERROR", "context": 0, "limit": 4})
+    (fix,) = slip.error["suggestions"]
+    assert fix["tool"] == "grep" and fix["arguments"]["max_matches"] == 4 and "limit" not in fix["arguments"]
+    res = pad.call_tool("grep", fix["arguments"])
+    assert res.ok and len(res.data["matches"]) == 4, res.error
+    body = res.text.rsplit("\n---", 1)[0]
+    assert "\n--\n" not in body and len(body.splitlines()) == 4
+    wide = pad.call_tool("grep", {"handle": log_handle, "pattern": "ERROR", "context": 1, "max_matches": 4})
+    assert "\n--\n" in wide.text  # windows of context are still set apart
