@@ -1613,7 +1613,11 @@ def _charge(
         guess = head_tokens
         full, counted = head, head_tokens
         for _ in range(4):
-            footer = output.footer(guess, budget.used + guess, max(0, budget.remaining - guess))
+            footer = (
+                output.footer(guess, budget.used + guess, max(0, budget.remaining - guess), estimate=True)
+                if tokenizer.is_estimate and isinstance(output.footer, _text.BudgetFooter)
+                else output.footer(guess, budget.used + guess, max(0, budget.remaining - guess))
+            )
             full = head + footer
             counted = head_tokens + tokenizer.count(footer) if additive else tokenizer.count(full)
             if counted == guess:

@@ -42,10 +42,12 @@ class BudgetFooter:
         self.summary = summary
         self.short = short or summary
 
-    def __call__(self, tokens: int, used: int, remaining: int) -> str:
+    def __call__(self, tokens: int, used: int, remaining: int, estimate: bool = False) -> str:
+        # (a Claude pad's counts are an estimate: said so, as its stubs say it)
         if tokens <= SMALL_RESULT_TOKENS:
-            return f"--- {self.short} · {tokens} tokens, {remaining} left"
-        return f"--- {self.summary} · tokens: {tokens:,} this call, {used:,} used, {remaining:,} remaining ---"
+            return f"--- {self.short} · {tokens} tokens{' (estimate)' if estimate else ''}, {remaining} left"
+        said = "tokens (estimates)" if estimate else "tokens"
+        return f"--- {self.summary} · {said}: {tokens:,} this call, {used:,} used, {remaining:,} remaining ---"
 
 
 def budget_footer(summary: str, short: str | None = None) -> BudgetFooter:
