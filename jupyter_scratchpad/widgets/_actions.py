@@ -113,14 +113,15 @@ def _agent_view(result: ToolResult, **extra: Any) -> dict[str, Any]:
     }
 
 
-def _lines_view(result: ToolResult) -> dict[str, Any]:
+def _lines_view(result: ToolResult, note: str = "") -> dict[str, Any]:
     data = result.data
     lines, left = _bounded([clip(line, MAX_LINE_CHARS) for line in data["lines"]], len)
     total = int(data.get("total_lines") or 0)
     end = data["start"] + len(lines) - 1
     summary = f"lines {data['start']:,}-{end:,} of {total:,}" if lines else f"no lines ({total:,} in the entry)"
-    if left:
-        summary += f" ({left:,} more lines did not fit one page)"
+    if left:  # (of the lines asked for: "59 more lines" read as all that was left of 4,000)
+        summary += f" ({left:,} more of the lines asked for did not fit one page)"
+    summary += note
     return {
         "kind": "lines",
         "first": data["start"],
@@ -137,6 +138,9 @@ def preview(pad: Scratchpad, handle: str, args: dict[str, Any], as_agent: bool) 
     """``head``, ``tail`` or ``slice`` (``args["tool"]``), ``lines`` lines a page."""
     tool = args.get("tool", "head")
     lines = _int(args, "lines", 50, 1, MAX_PAGE_LINES)
+    asked = args.get("lines", 50)
+    # a number out of range is shown as what was read, and said (0 or -5 read one line, silently)
+    note = "" if int(asked) == lines else f" (lines is 1-{MAX_PAGE_LINES:,} a page: {lines:,} read)"
     if tool == "slice":
         start = _int(args, "start", 1, 1, 10**12)
         arguments: dict[str, Any] = {"handle": handle, "start": start, "end": start + lines - 1}
@@ -145,7 +149,7 @@ def preview(pad: Scratchpad, handle: str, args: dict[str, Any], as_agent: bool) 
     else:
         raise ActionError({"error": "invalid_argument", "message": f"unknown preview {tool!r}"})
     result = _call(pad, as_agent, tool, arguments)
-    view = _lines_view(result)
+    view = _lines_view(result, note)
     return {**_agent_view(result), **{k: view[k] for k in ("start", "end", "total")}} if as_agent else view
 
 

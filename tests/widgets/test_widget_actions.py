@@ -226,3 +226,19 @@ def test_a_bug_of_ours_is_a_reply_not_a_raise(
     reply = ask(explorer, "schema")
     assert not reply["ok"] and re.search(r"ZeroDivisionError: boom.*keep working", reply["error"]["message"])
     assert ask(explorer, "nonsense")["error"]["error"] == "unknown_action"
+
+
+def test_a_line_count_out_of_range_is_said_not_silently_changed(
+    make_explorer: Callable[..., Explorer], pad: Scratchpad
+) -> None:
+    # probe L: head lines=99,999,999 said "lines 1-1,941 of 4,000 (59 more lines did not fit one
+    # page)", as if 59 were all that was left; lines=0 and -5 read one line and said nothing
+    handle = pad.spill("\n".join(f"line {i} " + "y" * 40 for i in range(4000)), tool="t").handle
+    explorer = make_explorer(handle)
+    for asked, read in ((0, 1), (-5, 1), (99_999_999, 2000)):
+        summary = ask(explorer, "preview", tool="head", lines=asked)["view"]["summary"]
+        assert f"(lines is 1-2,000 a page: {read:,} read)" in summary, summary
+    plain = ask(explorer, "preview", tool="head", lines=20)["view"]["summary"]
+    assert plain == "lines 1-20 of 4,000", plain
+    big = ask(explorer, "preview", tool="head", lines=2000)["view"]["summary"]
+    assert "more of the lines asked for did not fit one page" in big or big == "lines 1-2,000 of 4,000", big
