@@ -2,7 +2,7 @@
  * jupyter-scratchpad for JupyterLab 4: the stub card, the scratchpad sidebar and the budget item.
  */
 
-import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { Clipboard, Dialog, ICommandPalette, Notification, showDialog } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
@@ -177,13 +177,14 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'Stub cards, a scratchpad sidebar and a token-budget status item.',
   autoStart: true,
   requires: [INotebookTracker, IRenderMimeRegistry],
-  optional: [IStatusBar, ICommandPalette],
+  optional: [IStatusBar, ICommandPalette, ILayoutRestorer],
   activate: (
     app: JupyterFrontEnd,
     tracker: INotebookTracker,
     rendermime: IRenderMimeRegistry,
     statusBar: IStatusBar | null,
-    palette: ICommandPalette | null
+    palette: ICommandPalette | null,
+    restorer: ILayoutRestorer | null
   ) => {
     const panels = new ExplorerPanels();
     const cardActions: ICardActions = {
@@ -203,6 +204,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     sidebar = new ScratchpadSidebar(model, sidebarActions(app, model));
     sidebar.title.icon = scratchpadIcon;
     app.shell.add(sidebar, 'left', { rank: 650 });
+    // the workspace remembers it: open before a reload, open after (it came back closed)
+    restorer?.add(sidebar, sidebar.id);
 
     addCommands(app, tracker, model, sidebar, panels);
     for (const command of Object.values(CommandIDs)) {

@@ -223,6 +223,20 @@ def test_card_sql_explorer_panel_sidebar_and_a_reload(page: Page, server: LabSer
         const notebook = [...window.jupyterapp.shell.widgets('main')].find(w => w.context && w.content);
         await notebook.context.save();
     }""")
+    # The open sidebar is remembered by the workspace, and open again after a reload (it came back
+    # closed: the extension did not hand it to the layout restorer).
+    page.wait_for_function(
+        """async () => {
+            const w = await window.jupyterapp.serviceManager.workspaces.fetch('default');
+            return JSON.stringify(w.data).includes('jp-scratchpad-sidebar');
+        }""",
+        timeout=STEP_TIMEOUT_MS,
+    )
+    page.reload()
+    page.wait_for_function("() => window.jupyterapp !== undefined")
+    page.evaluate("() => window.jupyterapp.restored")
+    expect(page.locator("#jp-scratchpad-sidebar")).to_be_visible()
+
     shut_the_kernels_down(server)
     open_notebook(page, server)
     saved = page.locator(".jp-Notebook .jp-scratchpad-explorer-output").first
