@@ -370,6 +370,26 @@ def _next_line(stub: dict[str, Any], prefix: str = "", path_chars: int = SKETCH_
     )
 
 
+def _embedded_lines(embedded: list[dict[str, Any]]) -> list[str]:
+    """One line per path with the array indices as ``[*]`` and format: the documents in a list's
+    strings (an issue list's bodies) said once, not as ``$[0].body``, ``$[1].body``, ``$[2].body``."""
+    from ..explore._embedded import MAX_EMBEDDED
+
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for e in embedded:
+        groups.setdefault((re.sub(r"\[\d+\]", "[*]", str(e["path"])), str(e["format"])), []).append(e)
+    out = []
+    for (path, fmt), docs in groups.items():
+        if len(docs) == 1:
+            out.append(f"{docs[0]['path']}: embedded {fmt} ({docs[0]['lines']:,} lines)")
+            continue
+        lo, hi = min(d["lines"] for d in docs), max(d["lines"] for d in docs)
+        each = f"{lo:,} lines each" if lo == hi else f"{lo:,}-{hi:,} lines"
+        found = f"{len(docs)}+" if len(embedded) >= MAX_EMBEDDED else f"{len(docs)}"
+        out.append(f"{path}: embedded {fmt} ({found} of these strings, {each})")
+    return out
+
+
 def render_stub_text(stub: dict[str, Any], count: Callable[[str], int] | None = None) -> str:
     """The stub as a model reads it; with ``count`` (the model's token counter) it is cut to fit
     ``STUB_MAX_TOKENS``: preview lines go first (tail, then head), then sketch lines. Every line is
@@ -388,10 +408,7 @@ def render_stub_text(stub: dict[str, Any], count: Callable[[str], int] | None = 
 
     header = header_of(60)
     sketch = [_clean(str(s), SKETCH_LINE_CHARS) for s in stub.get("schema") or []]
-    extras = [
-        _clean(f"{e['path']}: embedded {e['format']} ({e['lines']:,} lines)", SKETCH_LINE_CHARS)
-        for e in stub.get("embedded") or []
-    ][:3]
+    extras = [_clean(line, SKETCH_LINE_CHARS) for line in _embedded_lines(stub.get("embedded") or [])][:3]
     head = list(stub.get("preview_head") or [])
     tail = list(stub.get("preview_tail") or [])
     tail_start = stub.get("preview_tail_start") or 0
