@@ -214,6 +214,32 @@ def _array_views(conn: Any, rel: dict[str, Any]) -> None:
             continue
 
 
+def _csv_view(conn: Any, rel: dict[str, Any], path: str) -> None:
+    """``h.rows``: a text body that reads as a CSV table with a header, as DuckDB's ``read_csv``
+    reads it (its types detected); nothing when it does not (see ``_csv``)."""
+    import duckdb
+
+    from ._csv import HEAD_BYTES, ROWS_RELATION, csv_shape
+
+    try:
+        with open(path, "rb") as fh:
+            shape = csv_shape(fh.read(HEAD_BYTES))
+    except OSError:
+        return
+    if shape is None:
+        return
+    schema = quote_ident(rel["name"])
+    try:
+        conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+        conn.execute(
+            f"CREATE VIEW {schema}.{quote_ident(ROWS_RELATION)} AS SELECT * FROM read_csv({quote_literal(path)}, "
+            f"header = true, delim = {quote_literal(shape.delimiter)}, quote = '\"', escape = '\"')"
+        )
+    except duckdb.Error:  # (rows DuckDB reads otherwise: the lines still work)
+        with contextlib.suppress(duckdb.Error):
+            conn.execute(f"DROP VIEW IF EXISTS {schema}.{quote_ident(ROWS_RELATION)}")
+
+
 def _embedded_views(conn: Any, rel: dict[str, Any], path: str) -> None:
     """``h.content_0_text``: the JSON document inside a string of the body (one row, or a row per
     record when it is an array of records), and ``h.content_0_text__items`` per array of records
@@ -774,6 +800,8 @@ def build_views(
         _array_views(conn, rel)
         if rel["format"] == "json":
             _embedded_views(conn, rel, path)
+        elif rel["format"] == "text":
+            _csv_view(conn, rel, path)
     if loading:
         raise TablesLoading(loading)
     conn.execute("CREATE TABLE scratch_notes (key VARCHAR, value JSON, expires_at TIMESTAMPTZ)")

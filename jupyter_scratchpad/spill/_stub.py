@@ -241,6 +241,12 @@ def build_stub(
     }
     if bare_cr:
         stub["bare_cr"] = True
+    if entry.format == "text":  # a CSV table: SQL reads its rows too (h.rows)
+        from ..explore._csv import HEAD_BYTES, csv_shape
+
+        shape = csv_shape(reader.read_body(0, min(HEAD_BYTES, reader.body_bytes)))
+        if shape is not None:
+            stub["csv"] = shape.describe()
     if entry.format == "json" and value is not None:
         stub["schema"] = schema_sketch(value)
     if relations is None and entry.format == "json" and value is not None:
@@ -365,6 +371,11 @@ def _next_line(stub: dict[str, Any], prefix: str = "", path_chars: int = SKETCH_
                 f"{x}get_in through it ({p}.…); {x}grep path=…; {x}sql over {rel}."
             )
         return f"Next, with this handle: {x}schema → {steps}; {x}grep; {x}sql over {rel}."
+    if stub.get("csv"):
+        return (
+            f"Next, with this handle: {x}sql over {h}.rows ({stub['csv']}) or {h}(line_no, line); "
+            f"{x}grep pattern=…; {x}slice start=… end=…."
+        )
     return (
         f"Next, with this handle: {x}grep pattern=…; {x}slice start=… end=…; {x}tail; {x}sql over {h}(line_no, line)."
     )
