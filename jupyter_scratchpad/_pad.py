@@ -407,6 +407,12 @@ class Scratchpad:
                 if embedded:
                     embedded_relations(norm.value, embedded)
                     meta["embedded"] = embedded
+        elif norm.format == "text":  # a CSV table: SQL reads its rows too (h.rows), found once
+            from .explore._csv import csv_meta
+
+            found = csv_meta(norm.body)
+            if found is not None:
+                meta["csv"] = found
         if metadata:
             meta["metadata"] = json.loads(dumps_compact(dict(metadata)))
         return meta

@@ -15,7 +15,7 @@ import io
 import re
 from dataclasses import dataclass
 
-__all__ = ["HEAD_BYTES", "ROWS_RELATION", "CsvShape", "csv_shape"]
+__all__ = ["HEAD_BYTES", "ROWS_RELATION", "CsvShape", "csv_meta", "csv_shape", "shape_of"]
 
 HEAD_BYTES = 64 << 10  # of the body read to decide
 ROWS_RELATION = "rows"  # h.rows
@@ -69,6 +69,21 @@ def csv_shape(head: bytes) -> CsvShape | None:
             continue
         return CsvShape(delimiter, tuple(header))
     return None
+
+
+def csv_meta(body: bytes) -> dict[str, object] | None:
+    """What an entry's ``meta["csv"]`` keeps (found once, at spill time), or None."""
+    shape = csv_shape(body[:HEAD_BYTES])
+    return None if shape is None else {"delimiter": shape.delimiter, "columns": list(shape.columns)}
+
+
+def shape_of(meta: object) -> CsvShape | None:
+    """The table an entry's ``meta["csv"]`` records, or None (no table, or spilled before this)."""
+    found = meta.get("csv") if isinstance(meta, dict) else None
+    if not isinstance(found, dict) or not isinstance(found.get("delimiter"), str):
+        return None
+    columns = found.get("columns")
+    return CsvShape(found["delimiter"], tuple(str(c) for c in columns)) if isinstance(columns, list) else None
 
 
 def _is_number(text: str) -> bool:

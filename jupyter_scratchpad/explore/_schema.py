@@ -862,11 +862,10 @@ def _text_summary(ctx: ToolContext, entry: Entry, max_depth: int = DEFAULT_DEPTH
         out += ["  " + line for line in _render_rows(writer.rows).split("\n")]
         if writer.truncated:
             out.append(f"  … {writer.truncated:,} more nodes: lower max_depth, or item_schema path=$")
-    if entry.format == "text":
-        from ._csv import HEAD_BYTES, ROWS_RELATION, csv_shape
+    from ._csv import ROWS_RELATION, shape_of
 
-        shape = csv_shape(reader.read_body(0, min(HEAD_BYTES, reader.body_bytes)))
-        if shape is not None:  # (its rows are a relation: SELECT status, count(*) … reads them)
+    shape = shape_of(entry.meta)
+    if shape is not None:  # (its rows are a relation: SELECT status, count(*) … reads them)
             info["csv"] = {"delimiter": shape.delimiter, "columns": list(shape.columns)}
             out.append(f"table: {shape.describe(most=30)}; SQL reads its rows as {entry.key}.{ROWS_RELATION}")
     out.append("sample:")

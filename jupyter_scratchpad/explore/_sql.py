@@ -32,6 +32,7 @@ from ..errors import ScratchpadError
 from ..store import Entry
 from ..store._bodies import removed_while_read
 from ._base import Output, Suggestion, ToolContext, ToolError, ToolTimeout, expired_error, fmt_bytes, suggestion
+from ._csv import ROWS_RELATION, shape_of
 from ._segments import array_bytes
 from ._sqlviews import build_views
 from ._sqlworker import CELL_CHARS, SqlBusy, SqlTimeout, SqlWorkerError, run_job
@@ -356,6 +357,9 @@ def relation_names(ctx: ToolContext, entries: list[Entry] | None = None) -> list
                             "source_tool": e.source_tool,
                         }
                     )
+        shape = shape_of(e.meta)
+        if shape is not None:
+            out.append({"name": f"{e.key}.{ROWS_RELATION}", "format": shape.describe(), "source_tool": e.source_tool})
     out.append({"name": "scratch_notes", "format": "notes", "source_tool": None})
     return out
 
@@ -429,6 +433,7 @@ def relation_spec(ctx: ToolContext, entry: Entry) -> dict[str, Any]:
         "body_path": str(reader.body_path),
         "body_bytes": reader.body_bytes,
         "longest_line": reader.longest_line,
+        "csv": entry.meta.get("csv"),
     }
 
 

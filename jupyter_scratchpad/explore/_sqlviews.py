@@ -219,13 +219,9 @@ def _csv_view(conn: Any, rel: dict[str, Any], path: str) -> None:
     reads it (its types detected); nothing when it does not (see ``_csv``)."""
     import duckdb
 
-    from ._csv import HEAD_BYTES, ROWS_RELATION, csv_shape
+    from ._csv import ROWS_RELATION, shape_of
 
-    try:
-        with open(path, "rb") as fh:
-            shape = csv_shape(fh.read(HEAD_BYTES))
-    except OSError:
-        return
+    shape = shape_of(rel)  # (found at spill time)
     if shape is None:
         return
     schema = quote_ident(rel["name"])

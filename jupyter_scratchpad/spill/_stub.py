@@ -241,12 +241,11 @@ def build_stub(
     }
     if bare_cr:
         stub["bare_cr"] = True
-    if entry.format == "text":  # a CSV table: SQL reads its rows too (h.rows)
-        from ..explore._csv import HEAD_BYTES, csv_shape
+    from ..explore._csv import shape_of
 
-        shape = csv_shape(reader.read_body(0, min(HEAD_BYTES, reader.body_bytes)))
-        if shape is not None:
-            stub["csv"] = shape.describe()
+    shape = shape_of(entry.meta)
+    if shape is not None:  # a CSV table: SQL reads its rows too (h.rows)
+        stub["csv"] = shape.describe()
     if entry.format == "json" and value is not None:
         stub["schema"] = schema_sketch(value)
     if relations is None and entry.format == "json" and value is not None:

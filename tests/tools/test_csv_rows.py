@@ -28,6 +28,8 @@ def test_a_csv_export_is_a_table_in_sql_and_said_so(pad: Scratchpad) -> None:
                                    {"status": "refunded", "n": 2667}], res.error  # fmt: skip
     typed = pad.call_tool("sql", {"query": f"SELECT sum(amount) AS total, max(created) AS last FROM {h}.rows"})
     assert typed.ok and typed.data == [{"total": sum(i * 1.5 for i in range(8000)), "last": "2024-01-28"}]
+    assert {"name": f"{h}.rows", "format": "CSV, 5 columns: order_id, customer_email, status, amount, created",
+            "source_tool": "export"} in pad.sql_relations()  # fmt: skip
     lines = pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {h}"})
     assert lines.data == [{"n": 8001}]  # the lines are still the handle's own relation
     schema = pad.call_tool("schema", {"handle": h})
