@@ -167,6 +167,8 @@ def _calls(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
 @given(call=_calls())
 @example(call=("schema", {"path": ["a"], "handle": "abc"}))  # found by CI: a key list is forgiven
 @example(call=("schema", {"handle": "abc", "max_depth": 33}))  # found by CI: the schema now says at most 32
+@example(call=("scratch_delete", {"handle": "abc"}))  # found by CI: a later example met the handle deleted
+@example(call=("iterate_over", {"handle": "abc"}))
 def test_runtime_validation_agrees_with_the_published_schema(
     pad: Scratchpad, pods_handle: str, call: tuple[str, dict[str, Any]]
 ) -> None:
@@ -174,6 +176,10 @@ def test_runtime_validation_agrees_with_the_published_schema(
     schema = input_schema(name)
     if "handle" in args and isinstance(args["handle"], str):
         args["handle"] = pods_handle
+        if pad.store.get_entry(pad.scope, "handle", pods_handle) is None:  # an example before deleted it
+            from conftest import pods
+
+            assert pad.intercept(pods(), tool="k8s_list_pods", server="k8s").handle == pods_handle
     # null for an optional argument means its default: the schema judges what is left
     judged = {k: v for k, v in args.items() if not (v is None and k not in schema["required"])}
     if _is_key_list(judged.get("path")):  # ["items", 0]: forgiven as the path $.items[0], by design
