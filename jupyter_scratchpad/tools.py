@@ -947,7 +947,7 @@ def _prefixed(err: dict[str, Any], prefix: str) -> dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=1)
-def _prose_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+def _prose_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     names = sorted(TOOL_NAMES, key=len, reverse=True)
     every = "|".join(map(re.escape, names))
     # a name no English word is (scratch_list, get_in) anywhere but inside a word, a path or a
@@ -957,16 +957,15 @@ def _prose_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
     leading = rf"^(?:{every})(?=:| needs | has no | would | takes )"
     word = re.compile(rf"(?<![\w$.\-/'\"])(?:{joined})(?![\w\-'\"(])|{leading}")
     listed = re.compile(rf"(?<![\w$.\-/'\"])(?:{every})(?:(?:, | or |, or | and )(?:{every}))+(?![\w\-'\"(])")
-    return word, listed
+    return word, listed, re.compile(rf"\b(?:{every})\b")
 
 
 def prefixed_prose(text: str, prefix: str) -> str:
     """``text`` (our words, never a document's) with the tools it names as they were published."""
     if not prefix:
         return text
-    word, listed = _prose_patterns()
-    names = "|".join(map(re.escape, sorted(TOOL_NAMES, key=len, reverse=True)))
-    text = listed.sub(lambda m: re.sub(rf"\b(?:{names})\b", lambda n: prefix + n.group(), m.group()), text)
+    word, listed, name = _prose_patterns()
+    text = listed.sub(lambda m: name.sub(lambda n: prefix + n.group(), m.group()), text)
     return word.sub(lambda m: prefix + m.group(), text)
 
 

@@ -114,11 +114,7 @@ def check_request(message: object) -> dict[str, Any]:
     if _major(message.get("protocol")) is None:
         raise ProtocolError("invalid_request", "'protocol' must be a version string like \"1.0\"")
     if _major(message["protocol"]) != _major(PROTOCOL_VERSION):
-        raise ProtocolError(
-            "unsupported_protocol",
-            f"this kernel speaks protocol {PROTOCOL_VERSION}, not {short_repr(message['protocol'], 40)}; "
-            "install the same jupyter-scratchpad version in the kernel and in JupyterLab",
-        )
+        raise ProtocolError(*_other_protocol(message["protocol"]))
     request_id = message.get("id")
     if not isinstance(request_id, str) or not _ID.match(request_id):
         raise ProtocolError("invalid_request", f"'id' must be 1-{MAX_ID_CHARS} characters of [A-Za-z0-9_.:-]")
@@ -217,12 +213,17 @@ def open_error(data: object) -> tuple[str, str] | None:
     if not isinstance(data, dict) or "protocol" not in data:
         return None  # (an opening message without a version: the hello says ours)
     if _major(data.get("protocol")) != _major(PROTOCOL_VERSION):
-        return (
-            "unsupported_protocol",
-            f"this kernel speaks protocol {PROTOCOL_VERSION}, not {short_repr(data.get('protocol'), 40)}; "
-            "install the same jupyter-scratchpad version in the kernel and in JupyterLab",
-        )
+        return _other_protocol(data.get("protocol"))
     return None
+
+
+def _other_protocol(version: object) -> tuple[str, str]:
+    """The error of a page that speaks another protocol major (a request or an opening message)."""
+    return (
+        "unsupported_protocol",
+        f"this kernel speaks protocol {PROTOCOL_VERSION}, not {short_repr(version, 40)}; "
+        "install the same jupyter-scratchpad version in the kernel and in JupyterLab",
+    )
 
 
 def tokens_event(handle: str, tokens: int) -> dict[str, Any]:

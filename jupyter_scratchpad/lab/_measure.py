@@ -44,13 +44,9 @@ class _BodyHead:
         # (a body of its own, as a spill writes one, or the raw bytes themselves)
         self.raw_path, self.body_path = "raw", ("raw" if body is raw or body == raw else "body")
         self.raw_size = len(raw)
-        self.body_bytes = len(body)
 
     def read_raw(self, start: int, end: int) -> bytes:
         return self.raw[start:end]
-
-    def read_body(self, start: int, end: int) -> bytes:
-        return self.body[start:end]
 
     def read_lines(self, start: int, end: int) -> list[str]:
         start, end = max(1, start), min(end, self.line_count)
