@@ -17,6 +17,9 @@ looks at a reply's ``result`` before the SDK validates it (and refuses all of it
   the note's ``_meta`` under ``LEFT_OUT_KEY`` for the proxy to store (``left_out``); the other
   blocks pass on. All of the result was dropped, and the model read pydantic's validation errors.
 - ``prompts/get``: a message whose content the SDK refuses gets a text note in its place.
+- ``prompts/list``, ``resources/list``, ``resources/templates/list``: an entry the SDK refuses (a
+  resource without its ``uri``) is left out (logged); the server's other entries are listed. One
+  such entry hid every prompt or resource of its server.
 """
 
 from __future__ import annotations
@@ -67,7 +70,21 @@ KNOWN_BLOCKS = ("text", "image", "audio", "resource", "resource_link")
 SDK_FALLBACK_VERSION = "2025-11-25"  # what the SDK validates a result against before a version is agreed
 
 # the list in a method's result whose items are repaired one by one
-_ITEMS = {"tools/call": "content", "tools/list": "tools", "prompts/get": "messages"}
+_ITEMS = {
+    "tools/call": "content",
+    "tools/list": "tools",
+    "prompts/get": "messages",
+    "prompts/list": "prompts",
+    "resources/list": "resources",
+    "resources/templates/list": "resourceTemplates",
+}
+# listings whose entries the SDK refuses are left out of the list (each logged), not the list
+_LISTED = {
+    "tools/list": "tool",
+    "prompts/list": "prompt",
+    "resources/list": "resource",
+    "resources/templates/list": "resource template",
+}
 
 
 def json_bytes(value: Any) -> int | None:
@@ -275,11 +292,12 @@ def _bad_items(errors: list[Any], field: str) -> dict[int, set[str]]:
 
 
 def _fixed(method: str, items: list[Any], bad: dict[int, set[str]]) -> list[Any]:
-    if method == "tools/list":  # a tool still refused is left out of the list
+    if method in _LISTED:  # an entry still refused is left out of the list
+        what = _LISTED[method]
         for i in sorted(bad):
-            tool = items[i]
-            name = tool.get("name") if isinstance(tool, dict) else None
-            log.warning("upstream tool %.100r is not a valid MCP tool definition; it is left out of the list", name)
+            entry = items[i]
+            name = entry.get("name") if isinstance(entry, dict) else None
+            log.warning("upstream %s %.100r is not a valid MCP %s; it is left out of the list", what, name, what)
         return [t for i, t in enumerate(items) if i not in bad]
     out = list(items)
     for i, keys in bad.items():

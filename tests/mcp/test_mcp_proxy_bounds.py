@@ -109,6 +109,24 @@ def test_a_schema_the_sdk_refuses_does_not_stop_the_proxy(tmp_path: Path, env: d
     through_bounds(env, tmp_path / "store", check, "--untyped")
 
 
+def test_an_entry_the_sdk_refuses_leaves_the_rest_of_its_list(tmp_path: Path, env: dict[str, str]) -> None:
+    # one resource listed without its uri, or one prompt without a name, made the SDK refuse the
+    # whole listing: the server's resources and prompts were all missing (its prompts silently)
+    async def check(s: ClientSession) -> None:
+        resources = {r.name for r in (await s.list_resources()).resources}
+        assert {"big", "ok", "blob"} <= resources and "no_uri" not in resources, resources
+        prompts = {p.name for p in (await s.list_prompts()).prompts}
+        assert {"big_prompt", "odd_prompt", "many_small"} <= prompts and "bad_args" not in prompts, prompts
+        got = await s.get_prompt("odd_prompt")  # a listed prompt still answers
+        assert got.messages[-1].content == types.TextContent(type="text", text="hi")
+
+    stderr = through_bounds(env, tmp_path / "store", check, "--bad-entries")
+    assert "upstream resource 'no_uri' is not a valid MCP resource; it is left out of the list" in stderr
+    assert "upstream prompt 'bad_args' is not a valid MCP prompt; it is left out of the list" in stderr
+    assert "upstream prompt None is not a valid MCP prompt" in stderr
+    assert "Traceback" not in stderr
+
+
 def test_listed_resources_and_prompts_and_a_prompts_messages_are_bounded(tmp_path: Path, env: dict[str, str]) -> None:
     # a resource listed with a 2 MB description, and a 3 MB prompt message, were passed whole
     async def check(s: ClientSession) -> None:

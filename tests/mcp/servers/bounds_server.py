@@ -19,6 +19,8 @@ Tools (``tools/list``):
 The other tools answer ``args: <their arguments as JSON>``.
 
 Resources: ``mem://big`` listed with a 2,000,000-byte description, ``mem://ok`` with a short one.
+With ``--bad-entries``, a resource without its ``uri`` and prompts without a name or with
+``arguments`` that are not a list are listed too (the SDK refuses them).
 Prompts: ``big_prompt`` (a 2 MB description; a 3.3 MB user message of 300,000 lines, then "ok"),
 ``odd_prompt`` (a ``video`` block, then "hi"), ``many_small`` (3,000 messages of 200 characters).
 """
@@ -29,6 +31,7 @@ import json
 import sys
 
 UNTYPED = "--untyped" in sys.argv[1:]
+BAD_ENTRIES = "--bad-entries" in sys.argv[1:]  # a listed resource and prompts the SDK refuses
 FINE_SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
 HUGE_SCHEMA = {
     "type": "object",
@@ -122,6 +125,7 @@ for line in sys.stdin:
             {"name": "big", "uri": "mem://big", "description": "D" * 2_000_000},
             {"name": "ok", "uri": "mem://ok", "description": "a small resource"},
             {"name": "blob", "uri": "mem://blob", "mimeType": "image/png"},
+            *([{"name": "no_uri", "description": "listed without its uri"}] if BAD_ENTRIES else []),
         ]})  # fmt: skip
     elif method == "resources/read":
         if params["uri"] == "mem://blob":  # 3 MB of base64, and a small blob beside it
@@ -131,8 +135,9 @@ for line in sys.stdin:
         else:
             reply(mid, {"contents": [{"uri": params["uri"], "text": "resource text"}]})
     elif method == "prompts/list":
+        bad = [{"description": "a prompt without a name"}, {"name": "bad_args", "arguments": "q"}] if BAD_ENTRIES else []
         reply(mid, {"prompts": [{"name": "big_prompt", "description": "p" * 2_000_000}, {"name": "odd_prompt"},
-                                {"name": "many_small"}]})  # fmt: skip
+                                *bad, {"name": "many_small"}]})  # fmt: skip
     elif method == "prompts/get":
         reply(mid, prompt(params["name"]))
     elif mid is not None:
