@@ -79,7 +79,7 @@ def test_item_schema_shows_a_nested_copy_of_the_item_shape_once(pad: Scratchpad)
     res = pad.call_tool("item_schema", {"handle": h, "path": "$.statuses"})
     assert res.ok and "retweeted_status.user.name" not in res.text
     assert re.search(r"retweeted_status\s+object: same shape as \$\.statuses\[\*\] \(11 keys\)\s+200/400", res.text)
-    assert re.search(r"\nuser\s+object\s+400/400", res.text)  # a parent object has its own row
+    assert re.search(r"\nuser\s+object\s+all\n", res.text)  # a parent object has its own row
     assert "user.screen_name" in res.text  # a nested object of another shape keeps its keys
 
 
@@ -173,3 +173,23 @@ def test_a_schema_saved_by_an_older_version_is_computed_again(pad: Scratchpad) -
     _schema._SCHEMAS.clear()
     text = pad.call_tool("schema", {"handle": r.handle}).text
     assert "stale-v1-row" not in text and "$.items[*].id" in text
+
+
+def test_a_key_in_every_item_says_all_and_a_partial_count_stays(pad: Scratchpad) -> None:
+    # "2000/2000" on every row was a sixth of a records array's schema; "all" says it in a token
+    orders = [
+        {"id": i, "customer": {"id": f"c{i}", "vip": i % 2 == 0}, **({"refund": {"amount": 1}} if i == 7 else {})}
+        for i in range(2000)
+    ]
+    h = pad.spill(json.dumps(orders), tool="orders").handle
+    schema = pad.call_tool("schema", {"handle": h})
+    assert schema.ok and "2000/2000" not in schema.text, schema.text
+    assert re.search(r"\n\$\[\*\]\.customer\.vip +bool +all\n", schema.text)
+    assert re.search(r"\n\$\[\*\]\.refund +object\(1 key\) +1/2000\n", schema.text)
+    # in every refund, but not in every item: its count stays relative to its parent
+    assert re.search(r"\n\$\[\*\]\.refund\.amount +number +1/1\n", schema.text)
+    items = pad.call_tool("item_schema", {"handle": h, "path": "$"})
+    assert items.ok and re.search(r"\ncustomer\.id +string +all\n", items.text), items.text
+    assert re.search(r"\nrefund\.amount +number +1/2000\n", items.text)
+    row = next(r for r in items.data["keys"] if r["key"] == "customer.id")
+    assert (row["present"], row["of"]) == (2000, 2000)  # the data keeps the numbers
