@@ -23,11 +23,11 @@ import os
 import re
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import re2
 
-from .._bounded import redact_paths
+from .._bounded import clip_middle, redact_paths
 from ..errors import ScratchpadError
 from ..store import Entry
 from ..store._bodies import removed_while_read
@@ -66,28 +66,61 @@ def check_read_only(query: str) -> None:
             _read_only_suggestions(first, "the first statement alone"),
             statements=len(statements),
         )
-    kind = statements[0].type
+    try:
+        kind = statements[0].type
+    except ValueError:  # (a type the Python enum does not know: UPDATE EXTENSIONS raised here)
+        kind = None
     if kind == duckdb.StatementType.EXPLAIN:
         inner = _EXPLAIN.sub("", query, count=1)
         if inner == query:
             raise ToolError("sql_not_read_only", f"unrecognised EXPLAIN form; allowed: {READ_ONLY_FORMS}")
         check_read_only(inner)
         return
-    if kind != duckdb.StatementType.SELECT:
-        name = str(kind).rsplit(".", 1)[-1]
-        if name == "LOAD":  # (DuckDB parses INSTALL as a LOAD statement)
-            name = "INSTALL/LOAD"
-        hint = (
-            " (a PIVOT whose ON values are not listed creates types first: write PIVOT … ON col IN ('a', 'b'))"
-            if name == "MULTI"
-            else ""
-        )
+    if kind == duckdb.StatementType.SELECT:
+        _check_query_nodes(query)
+        return
+    name = str(kind).rsplit(".", 1)[-1] if kind is not None else _first_words(query)
+    if name == "LOAD":  # (DuckDB parses INSTALL as a LOAD statement)
+        name = "INSTALL/LOAD"
+    hint = (
+        " (a PIVOT whose ON values are not listed creates types first: write PIVOT … ON col IN ('a', 'b'))"
+        if name == "MULTI"
+        else ""
+    )
+    raise ToolError(
+        "sql_not_read_only",
+        f"this sandbox is read-only: {'an' if name[:1] in 'AEIOU' else 'a'} {name} statement is not allowed{hint}; "
+        f"allowed: {READ_ONLY_FORMS}",
+        _read_only_suggestions(_inner_queries(query), "its query alone (nothing is stored: a query reads handles)"),
+        statement_type=name,
+    )
+
+
+def _first_words(query: str) -> str:
+    """The statement's first two words, upper-cased (``UPDATE EXTENSIONS``), for its name."""
+    return " ".join(_WORD.findall(query)[:2]).upper() or "unknown"
+
+
+def _check_query_nodes(query: str) -> None:
+    """Refuse a SELECT whose parse tree holds a query that writes: DuckDB types ``WITH w AS
+    (INSERT … RETURNING …) SELECT …`` as a SELECT, and a CTE may hold an INSERT, UPDATE, DELETE
+    or COPY … TO (which wrote over a body file given its path, and put rows in the notes table).
+    A SELECT whose tree cannot be read (nested past what can be walked) is refused too."""
+    parsed = _functions_in(query)
+    if parsed is None:
         raise ToolError(
             "sql_not_read_only",
-            f"this sandbox is read-only: {'an' if name[:1] in 'AEIOU' else 'a'} {name} statement is not allowed{hint}; "
-            f"allowed: {READ_ONLY_FORMS}",
-            _read_only_suggestions(_inner_queries(query), "its query alone (nothing is stored: a query reads handles)"),
-            statement_type=name,
+            "this query could not be checked as read-only (DuckDB gave no parse tree of it, or it is "
+            f"nested too deeply to read): write it with less nesting; allowed: {READ_ONLY_FORMS}",
+            [_describe_suggestion()],
+        )
+    if parsed.writes:
+        what = parsed.writes[0].removesuffix("_QUERY_NODE").removesuffix("_NODE").replace("_", " ")
+        raise ToolError(
+            "sql_not_read_only",
+            f"this sandbox is read-only: a WITH … AS ({what} …) writes, and is not allowed; allowed: {READ_ONLY_FORMS}",
+            _read_only_suggestions(_inner_queries(query), "a query alone (nothing is stored: a query reads handles)"),
+            statement_type=what,
         )
 
 
@@ -140,6 +173,23 @@ HOST_METADATA = frozenset(
     {
         "current_setting", "query", "query_table", "json_execute_serialized_sql", "json_serialize_plan",
         "which_secret", "getvariable", "information_schema", "pg_catalog",
+        # DuckDB 2.0's external resources call a function named as text: destroy_external_resource(
+        # 'query', '<SQL>') ran any SQL, its error carrying a host path out
+        "create_external_resource", "destroy_external_resource", "register_external_resource",
+        "register_external_resource_type", "deregister_external_resource",
+    }
+)  # fmt: skip
+# The table functions (FROM f(...)) a query may call: an allow-list, as each DuckDB release adds
+# some (2.0 added five that run a function named as text). Readers of files are here because the
+# sandbox's allowed_paths bounds them to the query's own bodies; what lists files (glob) or shows
+# a file's path (sniff_csv, parquet_metadata) is not.
+TABLE_FUNCTIONS = frozenset(
+    {
+        "range", "generate_series", "unnest", "json_each", "json_tree", "repeat", "repeat_row", "summary",
+        "read_json", "read_json_auto", "read_json_objects", "read_json_objects_auto", "read_ndjson",
+        "read_ndjson_auto", "read_ndjson_objects", "read_csv", "read_csv_auto", "read_text", "read_blob",
+        "read_parquet", "parquet_scan", "pragma_table_info", "duckdb_keywords", "duckdb_types",
+        "duckdb_functions", "duckdb_columns", "duckdb_schemas", "pg_timezone_names", "icu_calendar_names",
     }
 )  # fmt: skip
 # catalog names of those families that show nothing of the host, kept for what they are good for
@@ -212,26 +262,37 @@ _PARSER_LOCK = threading.Lock()
 _PARSER: list[Any] = []  # one in-memory connection that only parses (json_serialize_sql)
 
 
-@functools.lru_cache(maxsize=16)
-def _functions_in(query: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-    """``(table functions, every function)`` ``query`` calls, lower-cased, from DuckDB's parse
-    tree; None when it cannot say (a statement other than a SELECT)."""
-    import json
+# the query nodes of a read-only statement: a CTE may also hold an INSERT, UPDATE, DELETE or COPY
+_READ_NODES = frozenset({"SELECT_NODE", "SET_OPERATION_NODE", "RECURSIVE_CTE_NODE", "CTE_NODE"})
 
+
+class _Parsed(NamedTuple):
+    tables: tuple[str, ...]  # the table functions called (FROM f(...)), lower-cased
+    every: tuple[str, ...]  # every function called
+    writes: tuple[str, ...]  # query nodes that are not a read (INSERT_QUERY_NODE, COPY_QUERY_NODE)
+
+
+@functools.lru_cache(maxsize=16)
+def _functions_in(query: str) -> _Parsed | None:
+    """What DuckDB's parse tree of ``query`` calls and holds; None when it cannot say (a statement
+    other than a SELECT). Read with the iterative JSON reader: any depth."""
     import duckdb
+
+    from ..store._jsontext import loads
 
     try:
         with _PARSER_LOCK:
             if not _PARSER:
                 _PARSER.append(duckdb.connect(":memory:"))
             row = _PARSER[0].execute("SELECT json_serialize_sql(?)", [query]).fetchone()
-        tree = json.loads(row[0]) if row and row[0] else None
-    except (duckdb.Error, ValueError, RecursionError):  # (a tree nested past json's depth: refused below)
+        tree = loads(row[0]) if row and row[0] else None
+    except (duckdb.Error, ValueError, RecursionError, MemoryError):
         return None
     if not isinstance(tree, dict) or tree.get("error"):
         return None
     tables: list[str] = []
     every: list[str] = []
+    writes: list[str] = []
     stack: list[Any] = [tree]
     while stack:
         node = stack.pop()
@@ -239,18 +300,20 @@ def _functions_in(query: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
             kind, function = node.get("type"), node.get("function")
             if kind == "TABLE_FUNCTION" and isinstance(function, dict):
                 tables.append(str(function.get("function_name", "")).lower())
+            elif isinstance(kind, str) and kind.endswith("_NODE") and kind not in _READ_NODES:
+                writes.append(kind)
             if isinstance(node.get("function_name"), str):
                 every.append(node["function_name"].lower())
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
-    return tuple(tables), tuple(every)
+    return _Parsed(tuple(tables), tuple(every), tuple(writes))
 
 
 def _table_functions_in(query: str) -> list[str] | None:
     """The table functions ``query`` calls (``FROM f(...)``); None when it cannot say."""
     found = _functions_in(query)
-    return None if found is None else list(found[0])
+    return None if found is None else list(found.tables)
 
 
 def _tokens(query: str) -> list[tuple[int, Any]]:
@@ -299,9 +362,19 @@ def check_no_host_metadata(query: str) -> None:
     meta = _host_metadata()
     refused, settings = meta.refused, meta.settings
     names = _names_in(query)
-    parsed = _functions_in(query)  # (a second reading: the parse tree's own function names)
+    # (a second reading: the parse tree's own function names; of EXPLAIN's, its query's)
+    parsed = _functions_in(query) or _functions_in(_EXPLAIN.sub("", query, count=1))
     if parsed is not None:
-        names = names + parsed[1]
+        names = names + parsed.every
+        for name in parsed.tables:
+            if name not in TABLE_FUNCTIONS:
+                raise ToolError(
+                    "sql_forbidden",
+                    f"{SANDBOX_RULES} (the table function {clip_middle(name, 64)} is not available here; "
+                    "range, generate_series, unnest, json_each and json_tree are)",
+                    [_describe_suggestion()],
+                    name=clip_middle(name, 64),
+                )
     if meta.text_tables.intersection(names):
         called = _table_functions_in(query)
         # (of a statement the parse tree cannot show, any use of the name is refused)
@@ -563,6 +636,7 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
     job = {
         "relations": relations,
         "notes": _notes(ctx),
+        "scope": repr(ctx.pad.scope),  # (a connection serves one run and agent: never another's query)
         "query": query,
         "max_rows": max_rows,
         "redact": _roots(ctx),  # (in the cells before they are clipped)

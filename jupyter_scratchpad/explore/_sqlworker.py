@@ -357,13 +357,13 @@ def _execute(
                 return {"columns": [], "rows": [], "truncated": False, **info}
             columns = [str(d[0]) for d in description]
             if columns == ["explain_key", "explain_value"]:  # a plan: a row per line (one cell was clipped)
-                return {**_plan_rows(cursor.fetchall(), job["max_rows"]), **info}
+                return {**_plan_rows(cursor.fetchall(), job["max_rows"], _roots(job)), **info}
             cursor, as_json = _exact_temporal(conn, job["query"], cursor, description)
             rows: list[list[Any]] = []
             size = 0
             truncated = False
             want = job["max_rows"] + 1
-            roots = tuple(str(r) for r in job.get("redact") or () if str(r) not in ("", "/"))
+            roots = _roots(job)
             while len(rows) < want:
                 batch = cursor.fetchmany(min(256, want - len(rows)))
                 if not batch:
@@ -385,9 +385,16 @@ def _execute(
             conn.close()
 
 
-def _plan_rows(fetched: list[tuple[Any, ...]], max_rows: int) -> dict[str, Any]:
-    """EXPLAIN's ``(explain_key, explain_value)`` rows as one row per line of each plan."""
-    lines = [[_clip(str(line).rstrip())] for _key, value in fetched for line in str(value).splitlines() if line.strip()]
+def _roots(job: dict[str, Any]) -> tuple[str, ...]:
+    """The host paths a reply must not show (the store's, the home directory)."""
+    return tuple(str(r) for r in job.get("redact") or () if str(r) not in ("", "/"))
+
+
+def _plan_rows(fetched: list[tuple[Any, ...]], max_rows: int, roots: tuple[str, ...] = ()) -> dict[str, Any]:
+    """EXPLAIN's ``(explain_key, explain_value)`` rows as one row per line of each plan, host
+    paths redacted before a line is clipped (a long store path was cut, then no longer matched)."""
+    plans = [str(value) for _key, value in fetched]
+    lines = [[_clip(line.rstrip(), roots)] for plan in plans for line in plan.splitlines() if line.strip()]
     return {"columns": ["plan"], "rows": lines[:max_rows], "truncated": len(lines) > max_rows}
 
 
@@ -432,10 +439,10 @@ def _serve(limit: int, retire: int = 0) -> None:  # pragma: no cover - runs in t
     # Opening an in-memory DuckDB costs ~25 ms and closing one ~5 ms: the next job's connection is
     # opened, and the last one closed, while the worker waits for a job, not while a caller waits.
     spare: Any = None
-    # A job that names exactly the relations and notes of the job before it runs on that job's
-    # connection: its views are the same, it is locked down, and a read-only statement (all the
-    # parent sends) cannot change it. DuckDB's buffers stay warm: a group-by over 352,000 rows
-    # took 30 ms right after ATTACH and 16 ms on the second run.
+    # A job of the same scope (run and agent) that names exactly the relations and notes of the
+    # job before it runs on that job's connection: its views are the same, it is locked down, and
+    # a read-only statement (all the parent sends) cannot change it. DuckDB's buffers stay warm:
+    # a group-by over 352,000 rows took 30 ms right after ATTACH and 16 ms on the second run.
     kept: tuple[bytes, Any, list[str]] | None = None
     while True:
         if spare is None:
@@ -476,9 +483,11 @@ def _serve(limit: int, retire: int = 0) -> None:  # pragma: no cover - runs in t
 
 
 def _reuse_key(job: dict[str, Any]) -> bytes | None:
-    """What a connection holds for ``job``: its relations (body ids, paths) and notes rows."""
+    """What a connection holds for ``job``: its relations (body ids, paths), notes rows and scope
+    (run and agent). A connection is kept for the next job of the same scope only: were anything
+    ever to change one (a WITH … AS (INSERT …) once did), no other run or agent would read it."""
     try:
-        return pickle.dumps((job["relations"], job["notes"]), protocol=pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps((job.get("scope"), job["relations"], job["notes"]), protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:
         return None
 
