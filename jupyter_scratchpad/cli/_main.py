@@ -543,6 +543,7 @@ def _cmd_rm(args: argparse.Namespace) -> int:
     with _open_store(args, create=False) as store:
         pad = _reading_pad(store, args)  # (nothing to delete in a run that is not there)
         code = 0
+        deleted: list[str] = []
         for h in args.handles:  # each on its own: a bad one does not stop the rest
             try:
                 removed = pad.delete(h)
@@ -553,6 +554,13 @@ def _cmd_rm(args: argparse.Namespace) -> int:
             if not removed:
                 code = max(code, 1)
                 print(f"jupyter-scratchpad: no live handle {h!r} (see: jupyter-scratchpad ls)", file=sys.stderr)
+            else:
+                deleted.append(h)
+                if not args.json:  # (it printed nothing: a person or a script could not tell)
+                    print(f"deleted {h}")
+        if args.json:
+            error = None if code == 0 else f"{len(args.handles) - len(deleted)} of {len(args.handles)} not deleted"
+            print(json.dumps({"ok": code == 0, "data": {"deleted": deleted}, "error": error}))
         return code
 
 
@@ -721,9 +729,18 @@ def _cmd_usage(args: argparse.Namespace) -> int:
         return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """No abbreviated options, in every subcommand: ``grep H x --max 2`` was taken as
+    ``--max-tokens 2`` and refused the grep over a page of 2 tokens."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
     first = (__doc__ or "").split("\n")[0].replace("``", "")  # (argparse shows reST markup as typed)
-    parser = argparse.ArgumentParser(prog="jupyter-scratchpad", description=first)
+    parser = _Parser(prog="jupyter-scratchpad", description=first)
     parser.add_argument("--version", action="version", version=f"jupyter-scratchpad {__version__}")
     parser.add_argument(
         "--store",
@@ -829,6 +846,10 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, aliases=aliases, help=said, description=f"{said}: {_usage_of(name)}")
         _store_args(p, reads=True)
         p.add_argument("rest", nargs="*", metavar=words, help=_usage_of(name))
+        if name == "grep":  # (as %scratch grep takes them)
+            p.add_argument("-C", "--context", type=int, metavar="N", help="lines of context around a match (3)")
+            p.add_argument("-i", "--ignore-case", action="store_true", help="match regardless of case")
+            p.add_argument("--max", type=int, dest="max_matches", metavar="N", help="matches shown at most (100)")
         p.add_argument("--json", action="store_true", help=_JSON_HELP)
         _bound_arg(p)
     return parser
@@ -1042,7 +1063,13 @@ def main(argv: list[str] | None = None) -> int:
                 )
             return _cmd_tool(args, args.tool, arguments)
         cmd = _ALIASES.get(args.cmd, args.cmd)
-        return _cmd_tool(args, cmd, _shortcut(cmd, args.rest))
+        arguments = _shortcut(cmd, args.rest)
+        for name in ("context", "max_matches"):
+            if getattr(args, name, None) is not None:
+                arguments[name] = getattr(args, name)
+        if getattr(args, "ignore_case", False):
+            arguments["ignore_case"] = True
+        return _cmd_tool(args, cmd, arguments)
     except KeyboardInterrupt:  # pragma: no cover
         return 130
     except BrokenPipeError:  # the reader stopped (| head -1): quietly, as a shell tool does

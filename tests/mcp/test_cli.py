@@ -298,3 +298,28 @@ def test_serve_options_are_checked_before_anything_starts(env: dict[str, str], o
     out = _run(env, "mcp", "serve", "--ephemeral", option, value)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert f"argument {option}:" in out.stderr and repr(value) in out.stderr
+
+
+def test_rm_says_what_it_deleted(spilled: tuple[dict[str, str], str]) -> None:
+    # rm printed nothing, even with --json: neither a person nor a script could tell
+    env, h = spilled
+    again = _run(env, "spill", "--tool", "k8s", "--json", stdin=(json.dumps(PODS) + " ").encode())
+    other = json.loads(again.stdout)["handle"]
+    out = _run(env, "rm", h)
+    assert out.returncode == 0 and out.stdout == f"deleted {h}\n", out
+    both = _run(env, "rm", other, h, "--json")
+    assert both.returncode == 1 and json.loads(both.stdout) == {
+        "ok": False, "data": {"deleted": [other]}, "error": "1 of 2 not deleted",
+    }  # fmt: skip
+
+
+def test_cli_grep_takes_the_magics_flags_and_no_option_is_abbreviated(spilled: tuple[dict[str, str], str]) -> None:
+    # --max 2 (as %scratch grep takes it) was read as --max-tokens 2: the grep was refused
+    env, h = spilled
+    out = _run(env, "grep", h, "RUNNING", "-i", "--max", "2", "-C", "0")
+    assert out.returncode == 0, out.stderr
+    assert "2 of " in out.stdout and "(max_matches=2)" in out.stdout and "\n--\n" not in out.stdout
+    shown = [line for line in out.stdout.splitlines() if not line.startswith("---")]
+    assert len(shown) == 2 and all('"phase": "Running"' in line for line in shown), out.stdout
+    short = _run(env, "grep", h, "Running", "--max-tok", "5")
+    assert short.returncode == 2 and "unrecognized arguments: --max-tok" in short.stderr
