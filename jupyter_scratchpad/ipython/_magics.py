@@ -259,9 +259,10 @@ class ScratchMagics(Magics):
         ``%%scratch sql`` runs the cell as a query. Subcommands::
 
           list  show H  head H [-n N]  tail H [-n N]  slice H START END
-          grep H PATTERN [-C N] [-i] [--max N]  schema H [--depth N]  items H PATH
-          get H [PATH]  iter H PATH --fields a,b [--offset N] [--limit N]  sql QUERY
-          df H [PATH]  export H [PATH] --to parquet|csv|json|jsonl  write KEY VALUE  read KEY
+          grep H PATTERN [-C N] [-i] [--max N]  schema H [PATH] [--depth N]
+          items H [PATH] [--offset N] [--limit N]  get H [PATH]
+          iter H PATH --fields a,b [--offset N] [--limit N]  sql QUERY
+          df H [PATH]  export H [PATH] --to parquet|csv|json|jsonl  write KEY VALUE [--ttl S]  read KEY
           delete KEY|H  budget [reset] [--model M] [--window N]  auto on|off  explore [H]
           replay TRACE [--policy F] [--model M]  policy show|load [FILE]
 

@@ -27,4 +27,10 @@ def run(session: Any, text: str, cell: str | None) -> Any:
     return session.mark_own(call_tool(session, "items", "item_schema", arguments, args.as_agent))
 
 
-COMMAND = Command("items", "items H [PATH]", "keys and types across an array's items", run, completes=("handle",))
+COMMAND = Command(
+    "items",
+    "items H [PATH] [--offset N] [--limit N]",
+    "keys and types across an array's items",
+    run,
+    completes=("handle",),
+)

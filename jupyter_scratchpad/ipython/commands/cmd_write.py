@@ -63,4 +63,4 @@ def run(session: Any, text: str, cell: str | None) -> Any:
     print(result.text)
 
 
-COMMAND = Command("write", "write KEY VALUE", "save a note", run, cell_form=True)
+COMMAND = Command("write", "write KEY VALUE [--ttl S]", "save a note", run, cell_form=True)
