@@ -11,11 +11,13 @@ Views (``kind``): ``lines`` (numbered lines), ``windows`` (grep's match windows)
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
 from .._pad import Scratchpad
 from ..errors import ScratchpadError
+from ..explore._sql import _without_trailing_comment
 from ..tools import ToolResult
 from ._render import cell_text, clip
 
@@ -26,7 +28,12 @@ try:
 except ImportError:  # pragma: no cover - pandas comes with the jupyter extra
     _NA = object()
 
-MAX_PAGE_CHARS = 200_000  # one reply, whatever the page size asked for
+MAX_PAGE_CHARS = 200_000  # one reply as sent (its JSON), whatever the page size asked for
+# What a reply holds beside a page's content (its type, id and action; the view's kind, counts
+# and summary): the content gets the rest. Large parts beside it (the columns of a table, grep's
+# marked lines, the paths schema offers) are measured, not reserved.
+RESERVE_CHARS = 2_000
+MAX_PATHS_CHARS = 20_000  # the array paths schema offers for the path boxes
 PAGE_TOKENS = MAX_PAGE_CHARS // 4  # a value estimated far over this is refused, not built
 MAX_LINE_CHARS = 2_000
 MAX_PAGE_LINES = 2_000
@@ -68,28 +75,58 @@ def _call(
     return result
 
 
-def _bounded(items: list[Any], size: Callable[[Any], int]) -> tuple[list[Any], int]:
-    """The leading items that fit ``MAX_PAGE_CHARS``, and how many were left out."""
+def _json_len(value: Any) -> int:
+    """The characters ``value`` takes in a reply: its JSON with non-ASCII escaped, the longest
+    form (longer than the UTF-8 bytes of the unescaped form too). A page measured by its content
+    came out at up to twice the bound once its quotes, newlines and backslashes were escaped."""
+    return len(json.dumps(value, default=str))
+
+
+def _room(*beside: Any) -> int:
+    """The characters left in one reply for a page's content, ``beside`` its other large parts."""
+    return MAX_PAGE_CHARS - RESERVE_CHARS - sum(_json_len(part) for part in beside)
+
+
+def _bounded(items: list[Any], room: int) -> tuple[list[Any], int]:
+    """The leading items whose JSON fits ``room``, and how many were left out."""
     total = 0
     for i, item in enumerate(items):
-        total += size(item)
-        if total > MAX_PAGE_CHARS:
+        total += _json_len(item) + 2  # (and the ", " after it)
+        if total > room:
             return items[:i], len(items) - i
     return items, 0
 
 
-def _fit_windows(windows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
-    """The grep windows that fit ``MAX_PAGE_CHARS``, the last one cut to the room left (with wide
+def _clip_json(text: str, room: int, cut: Callable[[str, int], str] = clip) -> str:
+    """``text`` as it is when its JSON fits ``room``, else cut by ``cut(text, n)`` (which says
+    so) with the largest ``n`` whose JSON fits."""
+    if _json_len(text) <= room:
+        return text
+    low, high = 640, min(len(text), room)  # (JSON is never shorter than the text)
+    best = cut(text, low)
+    while low <= high:
+        mid = (low + high) // 2
+        shown = cut(text, mid)
+        if _json_len(shown) <= room:
+            best, low = shown, mid + 1
+        else:
+            high = mid - 1
+    return best
+
+
+def _fit_windows(windows: list[dict[str, Any]], room: int) -> tuple[list[dict[str, Any]], int]:
+    """The grep windows whose JSON fits ``room``, the last one cut to the room left (with wide
     context every match merged into one window larger than a page, dropped whole: the page showed
     nothing while its summary said 1,000 matches were shown); and how many lines were left out."""
-    room = MAX_PAGE_CHARS
     kept: list[dict[str, Any]] = []
     for i, window in enumerate(windows):
+        room -= _json_len({"first": window["first"], "lines": []}) + 2
         lines: list[str] = []
         for line in window["lines"]:
-            if len(line) > room:
+            size = _json_len(line) + 2
+            if size > room:
                 break
-            room -= len(line)
+            room -= size
             lines.append(line)
         if lines:
             kept.append({**window, "lines": lines})
@@ -99,14 +136,15 @@ def _fit_windows(windows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], i
     return kept, 0
 
 
+def _cut_tail(text: str, keep: int) -> str:
+    return text if keep >= len(text) else f"{text[:keep]}\n… {len(text) - keep:,} more characters"
+
+
 def _agent_view(result: ToolResult, **extra: Any) -> dict[str, Any]:
     """As the model would see it: the tool's text exactly (cut only past one page, and said so)."""
-    text = result.text
-    cut = len(text) > MAX_PAGE_CHARS
-    shown = text[:MAX_PAGE_CHARS] + (f"\n… {len(text) - MAX_PAGE_CHARS:,} more characters" if cut else "")
     return {
         "kind": "text",
-        "text": shown,
+        "text": _clip_json(result.text, _room(extra), _cut_tail),
         "summary": f"as the model sees it · {result.tokens:,} tokens charged",
         "tokens": result.tokens,
         **extra,
@@ -115,7 +153,7 @@ def _agent_view(result: ToolResult, **extra: Any) -> dict[str, Any]:
 
 def _lines_view(result: ToolResult, note: str = "") -> dict[str, Any]:
     data = result.data
-    lines, left = _bounded([clip(line, MAX_LINE_CHARS) for line in data["lines"]], len)
+    lines, left = _bounded([clip(line, MAX_LINE_CHARS) for line in data["lines"]], _room(note))
     total = int(data.get("total_lines") or 0)
     end = data["start"] + len(lines) - 1
     summary = f"lines {data['start']:,}-{end:,} of {total:,}" if lines else f"no lines ({total:,} in the entry)"
@@ -177,8 +215,8 @@ def grep(pad: Scratchpad, handle: str, args: dict[str, Any], as_agent: bool) -> 
         {"first": lo, "lines": [clip(by_line.get(n, ""), MAX_LINE_CHARS) for n in range(lo, hi + 1)]}
         for lo, hi in data.get("windows", [])
     ]
-    windows, left = _fit_windows(windows)
     marked = [m["line"] for m in data["matches"]]
+    windows, left = _fit_windows(windows, _room(marked))
     on_page = sum(1 for n in marked if any(w["first"] <= n < w["first"] + len(w["lines"]) for w in windows))
     total = f"{data['total_matches']:,}{'' if data.get('total_complete', True) else '+'}"
     summary = f"{on_page:,} of {total} matching lines shown · {data['total_lines']:,} lines"
@@ -199,13 +237,31 @@ def grep(pad: Scratchpad, handle: str, args: dict[str, Any], as_agent: bool) -> 
     }
 
 
-def _table(columns: list[str], rows: list[list[Any]], summary: str) -> dict[str, Any]:
+def _fit_rows(columns: list[Any], rows: list[list[Any]], *beside: Any) -> tuple[list[str], list[list[str]], int]:
+    """The column names and the leading rows (as cells of text) that fit one reply ``beside`` the
+    rest of the view, and how many rows were left out. A first row too wide for a page alone is
+    shown with its cells cut shorter, so a page always moves on."""
+    names = [clip(str(c)) for c in columns]
     cells = [[clip(cell_text(v)) for v in row] for row in rows[:MAX_PAGE_ROWS]]
-    cells, left = _bounded(cells, lambda row: sum(len(c) for c in row))
-    left += max(0, len(rows) - MAX_PAGE_ROWS)
+    room = _room(names, *beside)
+    fitted, left = _bounded(cells, room)
+    if cells and not fitted:
+        width = max(20, room // (12 * max(1, len(names)) + 1))  # (12: the longest escape of a character)
+        fitted, left = [[clip(c, width) for c in cells[0]]], len(cells) - 1
+    return names, fitted, left + max(0, len(rows) - MAX_PAGE_ROWS)
+
+
+def _table(columns: list[Any], rows: list[list[Any]], summary: str) -> dict[str, Any]:
+    names, cells, left = _fit_rows(columns, rows, summary)
     if left:
         summary += f" ({left:,} more rows did not fit one page)"
-    return {"kind": "table", "columns": [str(c) for c in columns], "rows": cells, "summary": summary}
+    return {"kind": "table", "columns": names, "rows": cells, "summary": summary}
+
+
+def _not_all_fit(left: int, asked: int) -> str:
+    """What a page's summary says when only part of the rows asked for fit: that Next goes on from
+    the last row shown (it went on from the last row asked for, and the others were never seen)."""
+    return f" (the other {left:,} of the {asked:,} rows asked for did not fit one page: Next starts with them)"
 
 
 def schema(pad: Scratchpad, handle: str, args: dict[str, Any], as_agent: bool) -> dict[str, Any]:
@@ -213,10 +269,11 @@ def schema(pad: Scratchpad, handle: str, args: dict[str, Any], as_agent: bool) -
     result = _call(pad, as_agent, "schema", {"handle": handle, "max_depth": _int(args, "max_depth", 4, 0, 32)})
     nodes = result.data.get("nodes") or [] if isinstance(result.data, dict) else []
     paths = [n["path"] for n in nodes if str(n.get("kind", "")).startswith("array") and "[*]" not in n["path"]]
+    paths, _ = _bounded(paths, MAX_PATHS_CHARS)
     if as_agent:
         return _agent_view(result, paths=paths)
     body = result.text.rsplit("\n--- ", 1)[0]
-    return {"kind": "text", "text": clip(body, MAX_PAGE_CHARS), "summary": "schema", "paths": paths}
+    return {"kind": "text", "text": _clip_json(body, _room(paths)), "summary": "schema", "paths": paths}
 
 
 def item_schema(pad: Scratchpad, handle: str, args: dict[str, Any], as_agent: bool) -> dict[str, Any]:
@@ -236,7 +293,8 @@ def get_in(pad: Scratchpad, handle: str, args: dict[str, Any], as_agent: bool) -
     if as_agent:
         return _agent_view(result)
     body = result.text.rsplit("\n--- ", 1)[0]
-    return {"kind": "text", "text": clip(body, MAX_PAGE_CHARS), "summary": f"the value at {args.get('path') or '$'}"}
+    summary = f"the value at {args.get('path') or '$'}"
+    return {"kind": "text", "text": _clip_json(body, _room(summary)), "summary": summary}
 
 
 def iterate(pad: Scratchpad, handle: str, args: dict[str, Any], as_agent: bool) -> dict[str, Any]:
@@ -258,12 +316,21 @@ def iterate(pad: Scratchpad, handle: str, args: dict[str, Any], as_agent: bool) 
         {"handle": handle, "path": str(args.get("path") or "$"), "fields": fields, "offset": offset, "limit": limit},
     )
     rows = list(result.data or [])
-    if as_agent:
-        return _agent_view(result, offset=offset, count=len(rows))
+    meta = result.meta if isinstance(result.meta, dict) else {}
+    total = meta.get("total_items")
+    if as_agent:  # (the model gets every row it was charged for: the next page starts after them)
+        return _agent_view(result, offset=offset, count=len(rows), total=total, next_offset=meta.get("next_offset"))
     columns = ["_index", *[f.strip() for f in fields.split(",") if f.strip()]]
-    summary = f"items {offset:,}-{offset + len(rows) - 1:,}" if rows else f"no items at offset {offset:,}"
-    view = _table(columns, [[r.get(c) for c in columns] for r in rows], summary)
-    return {**view, "offset": offset, "count": len(rows)}
+    names, cells, left = _fit_rows(columns, [[r.get(c) for c in columns] for r in rows])
+    shown = len(cells)
+    # the range of the rows sent (it named the rows asked for: "items 0-499" of 293 rows sent)
+    summary = f"items {offset:,}-{offset + shown - 1:,}" if cells else f"no items at offset {offset:,}"
+    if left:
+        summary += _not_all_fit(left, len(rows))
+    end = offset + shown
+    next_offset = end if cells and (total is None or end < int(total)) else None
+    view = {"kind": "table", "columns": names, "rows": cells, "summary": summary}
+    return {**view, "offset": offset, "count": shown, "total": total, "next_offset": next_offset}
 
 
 def _plain(value: Any) -> Any:
@@ -283,10 +350,49 @@ def _plain(value: Any) -> Any:
 
 
 def _wrap(query: str) -> str:
-    inner = query.strip()
-    while inner.endswith(";"):
-        inner = inner[:-1].rstrip()
-    return f"(\n{inner}\n) AS _scratch_q"  # on lines of its own: a trailing -- comment cannot eat the ")"
+    # without what ends it, as the sql tool's own suggestions wrap it: ";" then a comment
+    # ("SELECT 1; -- note") left the ";" inside the parentheses, and the query was not paged
+    inner = _without_trailing_comment(query.strip())
+    return f"(\n{inner}\n) AS _scratch_q"  # on lines of its own: a comment inside cannot eat the ")"
+
+
+def _rows(n: int) -> str:
+    return f"{n:,} row{'' if n == 1 else 's'}"
+
+
+def _count(pad: Scratchpad, query: str) -> int | None:
+    """The rows of ``query`` (read as the person, not charged); None when it cannot be wrapped
+    (SHOW, PIVOT …) or is wrong."""
+    try:
+        return int(pad.sql_df(f"SELECT count(*) AS n FROM {_wrap(query)}")["n"][0])
+    except ScratchpadError:
+        return None
+
+
+def _agent_sql(pad: Scratchpad, query: str, size: int, offset: int) -> dict[str, Any]:
+    """A page of a query as the model would get it: the query as typed for the first page, and for
+    the others the query the model pages with (the tool's footer says "add LIMIT/OFFSET"), each
+    charged once. (Next sent the query as typed again: page 1 shown and charged again.) The total,
+    for Prev / Next, is counted as the person, not charged; a query that cannot be wrapped is run as
+    typed, one page, and says it cannot be paged."""
+    total = _count(pad, query)
+    if total is None:
+        result = _call(pad, True, "sql", {"query": query, "max_rows": size})
+        view = _agent_view(result, offset=0, total=None, page_size=size, next_offset=None)
+        view["summary"] += " · not paged: the statement cannot be wrapped in LIMIT/OFFSET"
+        return view
+    sent = query if offset == 0 else f"SELECT * FROM {_wrap(query)}\nLIMIT {size} OFFSET {offset}"
+    result = _call(pad, True, "sql", {"query": sent, "max_rows": size})
+    meta = result.meta if isinstance(result.meta, dict) else {}
+    shown = int(meta.get("rows") or 0)
+    end = offset + shown
+    view = _agent_view(
+        result, offset=offset, total=total, page_size=size, next_offset=end if shown and end < total else None
+    )
+    where = f"rows {offset + 1:,}-{end:,} of {total:,}" if shown else f"0 rows of {total:,}"
+    paged = f" (paged as the model would: LIMIT {size} OFFSET {offset})" if offset else ""
+    view["summary"] = f"as the model sees it · {where}{paged} · {result.tokens:,} tokens charged"
+    return view
 
 
 def sql(pad: Scratchpad, handle: str | None, args: dict[str, Any], as_agent: bool) -> dict[str, Any]:
@@ -297,12 +403,15 @@ def sql(pad: Scratchpad, handle: str | None, args: dict[str, Any], as_agent: boo
     size = _int(args, "page_size", 20, 1, MAX_PAGE_ROWS)
     offset = _int(args, "offset", 0, 0, 10**12)
     if as_agent:
-        result = _call(pad, True, "sql", {"query": query, "max_rows": size})
-        return _agent_view(result, offset=0, total=None, page_size=size)
-    try:
-        total = int(pad.sql_df(f"SELECT count(*) AS n FROM {_wrap(query)}")["n"][0])
-        frame = pad.sql_df(f"SELECT * FROM {_wrap(query)} LIMIT {size} OFFSET {offset}")
-    except ScratchpadError:
+        return _agent_sql(pad, query, size, offset)
+    total = _count(pad, query)
+    frame = None
+    if total is not None:
+        try:
+            frame = pad.sql_df(f"SELECT * FROM {_wrap(query)} LIMIT {size} OFFSET {offset}")
+        except ScratchpadError:
+            total = None
+    if frame is None:
         # Not wrappable (SHOW, PIVOT …), or simply wrong: run it as typed, so its own error (or rows) show.
         try:
             frame = pad.sql_df(query, size)
@@ -310,14 +419,22 @@ def sql(pad: Scratchpad, handle: str | None, args: dict[str, Any], as_agent: boo
             raise ActionError(_sql_error(exc)) from None
         total, offset = None, 0
     rows = [[_plain(v) for v in row] for row in frame.itertuples(index=False, name=None)]
+    names, cells, left = _fit_rows(list(frame.columns), rows)
+    shown = len(cells)
+    end = offset + shown
+    # the range of the rows sent ("rows 1-500 of 600" named 226 rows that were not sent), and the
+    # page after them: Next went on at offset + page size, and those rows were never seen
     if total is None:
-        summary = f"{len(rows):,} rows (not paged: the statement cannot be wrapped)"
-    elif rows:
-        summary = f"rows {offset + 1:,}-{offset + len(rows):,} of {total:,}"
+        summary = f"{_rows(shown)} (not paged: the statement cannot be wrapped)"
+        if left:
+            summary += f" ({left:,} more rows did not fit one page)"
+    elif cells:
+        summary = f"rows {offset + 1:,}-{end:,} of {total:,}" + (_not_all_fit(left, len(rows)) if left else "")
     else:
         summary = f"0 rows of {total:,}"
-    view = _table([str(c) for c in frame.columns], rows, summary)
-    return {**view, "offset": offset, "total": total, "page_size": size}
+    next_offset = end if total is not None and cells and end < total else None
+    view = {"kind": "table", "columns": names, "rows": cells, "summary": summary}
+    return {**view, "offset": offset, "total": total, "page_size": size, "next_offset": next_offset}
 
 
 def _sql_error(exc: ScratchpadError) -> dict[str, Any]:
@@ -371,4 +488,14 @@ def run_action(pad: Scratchpad, name: str, handle: str | None, args: dict[str, A
     action, needs_handle = found
     if needs_handle and not handle:
         raise ActionError({"error": "no_entry", "message": "pick an entry first (nothing is spilled yet?)"})
-    return action(pad, handle, args, as_agent)
+    view = action(pad, handle, args, as_agent)
+    size = _json_len(view)
+    if size > MAX_PAGE_CHARS - RESERVE_CHARS // 2:  # (never, with the pages above: the bound is kept, not hoped for)
+        raise ActionError(
+            {
+                "error": "page_too_large",
+                "message": f"this page came to {size:,} characters, over the {MAX_PAGE_CHARS:,} one reply "
+                "may hold: ask for fewer lines, rows or columns",
+            }
+        )
+    return view

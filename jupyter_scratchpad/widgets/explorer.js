@@ -303,19 +303,34 @@ function render({ model, el: root }) {
   const [fieldsWrap, fieldsBox] = input("fields", "", { placeholder: "metadata.name,status.phase" });
   const [offsetWrap, offsetBox] = input("offset", 0, { type: "number", min: 0 });
   const [rowsWrap, rowsBox] = input("rows", defaults.iterate_rows || 20, { type: "number", min: 1 });
-  const iterate = (offset) => {
+  // Next goes on right after the last row shown: the reply's next_offset (a page whose rows did
+  // not all fit shows fewer than asked for; offset + rows skipped the others). null: the last page.
+  let iterShown = null;
+  const iterNext = button("Next", "the page after the rows shown", () =>
+    iterate(iterShown ? iterShown.next_offset : Number(offsetBox.value) + Number(rowsBox.value)));
+  const iterate = async (offset) => {
     offsetBox.value = Math.max(0, offset);
-    return run("iterate", "iterate", {
+    const view = await run("iterate", "iterate", {
       path: iterPathBox.value, fields: fieldsBox.value, offset: Number(offsetBox.value), limit: Number(rowsBox.value),
     });
+    iterShown = view && typeof view.next_offset !== "undefined" ? view : null;
+    iterNext.disabled = Boolean(iterShown) && iterShown.next_offset === null;
+    iterNext.title = iterNext.disabled ? "the last page: no rows after it" : "the page after the rows shown";
+    return view;
   };
+  const forgetIterPage = () => {
+    // another path, fields or offset typed in: Next reads the boxes again
+    iterShown = null;
+    iterNext.disabled = false;
+  };
+  for (const box of [iterPathBox, fieldsBox, offsetBox]) box.addEventListener("input", forgetIterPage);
   panels.iterate.append(
     row(iterPathWrap, fieldsWrap),
     row(
       offsetWrap, rowsWrap,
       button("Show", "the rows from offset", () => iterate(Number(offsetBox.value))),
       button("Prev", "the page before", () => iterate(Number(offsetBox.value) - Number(rowsBox.value))),
-      button("Next", "the page after", () => iterate(Number(offsetBox.value) + Number(rowsBox.value))),
+      iterNext,
     ),
     results.iterate,
   );
@@ -326,12 +341,27 @@ function render({ model, el: root }) {
   const relations = el("select", "jp-scratchpad-x-relations");
   relations.size = 6;
   let sqlOffset = 0;
-  let sqlTotal = null;
+  // Next goes on right after the last row shown: the reply's next_offset (a page whose rows did
+  // not all fit shows fewer than asked for; offset + rows per page skipped the others). null: no
+  // page after this one, or a statement that cannot be paged (its summary says which).
+  let sqlNext = null;
   let lastDefault = "";
+  const sqlPrev = button("Prev", "the page before", () => sql(Math.max(0, sqlOffset - Number(pageBox.value))));
+  const sqlNextButton = button("Next", "the page after the rows shown", () => sqlNext !== null && sql(sqlNext));
+  const sqlPaging = (view) => {
+    sqlOffset = view ? view.offset || 0 : 0;
+    sqlNext = view && typeof view.next_offset === "number" ? view.next_offset : null;
+    const paged = Boolean(view) && view.total !== null && view.total !== undefined;
+    sqlPrev.disabled = !paged || sqlOffset === 0;
+    sqlNextButton.disabled = sqlNext === null;
+    const why = !view ? "run a query first" : !paged ? "this statement cannot be paged (see the summary)" : "";
+    sqlPrev.title = why || (sqlOffset === 0 ? "the first page" : "the page before");
+    sqlNextButton.title = why || (sqlNext === null ? "the last page" : "the page after the rows shown");
+  };
+  sqlPaging(null);
   const sql = async (offset) => {
     const view = await run("sql", "sql", { query: queryBox.value, offset, page_size: Number(pageBox.value) });
-    sqlOffset = view ? view.offset || 0 : 0;
-    sqlTotal = view ? view.total : null;
+    sqlPaging(view);
   };
   // h, or h.items (an array's rows): each part quoted on its own
   const quote = (name) => name.split(".").map((part) => `"${part.replace(/"/g, '""')}"`).join(".");
@@ -348,11 +378,8 @@ function render({ model, el: root }) {
     row(
       pageWrap,
       button("Run", "run the query", () => sql(0)),
-      button("Prev", "the page before", () => sql(Math.max(0, sqlOffset - Number(pageBox.value)))),
-      button("Next", "the page after", () => {
-        const next = sqlOffset + Number(pageBox.value);
-        if (sqlTotal === null || next < sqlTotal) sql(next);
-      }),
+      sqlPrev,
+      sqlNextButton,
     ),
     row(
       el("span", "", "relations"),
@@ -457,6 +484,7 @@ function render({ model, el: root }) {
     ["change:handle", () => {
       drawEntries();
       for (const [name] of TABS) if (name !== "sql") results[name].replaceChildren();
+      forgetIterPage();
     }],
     ["change:relations", drawEntries],
     ["change:entries_left", drawEntries],

@@ -182,6 +182,122 @@ describe('the explorer page', () => {
   });
 });
 
+function button(root: HTMLElement, panel: string, label: string): HTMLButtonElement {
+  const found = [...root.querySelectorAll<HTMLButtonElement>(`[data-tab="${panel}"] button`)].find(
+    b => b.textContent === label
+  );
+  if (!found) {
+    throw new Error(`no button ${label} in ${panel}`);
+  }
+  return found;
+}
+
+describe('paging', () => {
+  // Next asked for offset + page size: the rows that did not fit a reply were never shown
+  it('SQL Next goes on after the last row shown, and stops at the end', async () => {
+    const { model, root, cleanup } = mount();
+    expect(button(root, 'sql', 'Next').disabled).toBe(true);
+    root.querySelector<HTMLInputElement>('[data-tab="sql"] input')!.value = '500';
+    click(root, 'sql', 'Run');
+    model.reply({
+      ok: true,
+      view: {
+        kind: 'table',
+        columns: ['i'],
+        rows: [['0']],
+        summary: 'rows 1-274 of 600',
+        offset: 0,
+        total: 600,
+        next_offset: 274
+      }
+    });
+    await tick();
+    expect(button(root, 'sql', 'Prev').disabled).toBe(true);
+    click(root, 'sql', 'Next');
+    expect(model.sent.at(-1)).toMatchObject({
+      action: 'sql',
+      args: { offset: 274, page_size: 500 }
+    });
+    model.reply({
+      ok: true,
+      view: {
+        kind: 'table',
+        columns: ['i'],
+        rows: [['274']],
+        summary: 'rows 275-600 of 600',
+        offset: 274,
+        total: 600,
+        next_offset: null
+      }
+    });
+    await tick();
+    expect(button(root, 'sql', 'Next').disabled).toBe(true);
+    expect(button(root, 'sql', 'Prev').disabled).toBe(false);
+    click(root, 'sql', 'Prev');
+    expect(model.sent.at(-1)).toMatchObject({ action: 'sql', args: { offset: 0 } });
+    cleanup();
+  });
+
+  it('SQL that cannot be paged disables Prev and Next and says why', async () => {
+    const { model, root, cleanup } = mount();
+    click(root, 'sql', 'Run');
+    model.reply({
+      ok: true,
+      view: {
+        kind: 'text',
+        text: 'x',
+        summary: 'as the model sees it · not paged',
+        offset: 0,
+        total: null,
+        next_offset: null
+      }
+    });
+    await tick();
+    expect(button(root, 'sql', 'Next').disabled).toBe(true);
+    expect(button(root, 'sql', 'Prev').disabled).toBe(true);
+    expect(button(root, 'sql', 'Next').title).toContain('cannot be paged');
+    cleanup();
+  });
+
+  it('Iterate Next goes on after the last row shown', async () => {
+    const { model, root, cleanup } = mount();
+    click(root, 'iterate', 'Show');
+    expect(model.sent.at(-1)).toMatchObject({ action: 'iterate', args: { offset: 0, limit: 20 } });
+    model.reply({
+      ok: true,
+      view: {
+        kind: 'table',
+        columns: ['_index'],
+        rows: [['0']],
+        summary: 'items 0-6',
+        offset: 0,
+        count: 7,
+        total: 600,
+        next_offset: 7
+      }
+    });
+    await tick();
+    click(root, 'iterate', 'Next');
+    expect(model.sent.at(-1)).toMatchObject({ action: 'iterate', args: { offset: 7, limit: 20 } });
+    model.reply({
+      ok: true,
+      view: {
+        kind: 'table',
+        columns: ['_index'],
+        rows: [['7']],
+        summary: 'items 7-599',
+        offset: 7,
+        count: 593,
+        total: 600,
+        next_offset: null
+      }
+    });
+    await tick();
+    expect(button(root, 'iterate', 'Next').disabled).toBe(true);
+    cleanup();
+  });
+});
+
 describe('a saved explorer without its kernel', () => {
   it('shows the summary it carries', () => {
     const summary = parseExplorerSummary({

@@ -242,3 +242,127 @@ def test_a_line_count_out_of_range_is_said_not_silently_changed(
     assert plain == "lines 1-20 of 4,000", plain
     big = ask(explorer, "preview", tool="head", lines=2000)["view"]["summary"]
     assert "more of the lines asked for did not fit one page" in big or big == "lines 1-2,000 of 4,000", big
+
+
+def _pages(explorer: Explorer, action: str, **args: Any) -> list[dict[str, Any]]:
+    """Every page from the first, each asked for at the ``next_offset`` the one before gave (what
+    the page's Next sends)."""
+    views = [ask(explorer, action, **args)["view"]]
+    while views[-1]["next_offset"] is not None and len(views) < 20:
+        views.append(ask(explorer, action, **{**args, "offset": views[-1]["next_offset"]})["view"])
+    return views
+
+
+def test_sql_next_goes_on_after_the_last_row_that_fit(make_explorer: Callable[..., Explorer], pad: Scratchpad) -> None:
+    # probe P: 500 rows asked for, 274 fitted one reply; the summary said "rows 1-500 of 600 (226
+    # more rows did not fit one page)" and Next asked for offset 500: rows 275-500 were never shown
+    handle = pad.intercept({"rows": [{"i": i, "blob": "z" * 5000} for i in range(600)]}, tool="wide").handle
+    explorer = make_explorer(handle)
+    used = pad.budget.used
+    query = f'SELECT i, blob FROM "{handle}"."rows" ORDER BY i'
+    first = ask(explorer, "sql", query=query, page_size=500)["view"]
+    n = len(first["rows"])
+    assert 0 < n < 500 and [row[0] for row in first["rows"]] == [str(i) for i in range(n)]
+    assert first["summary"] == (
+        f"rows 1-{n} of 600 (the other {500 - n} of the 500 rows asked for did not fit one page: Next starts with them)"
+    )
+    assert (first["offset"], first["next_offset"], first["total"]) == (0, n, 600)
+    views = _pages(explorer, "sql", query=query, page_size=500)
+    assert [int(row[0]) for view in views for row in view["rows"]] == list(range(600))  # each row once, in order
+    assert all(v["summary"].startswith(f"rows {v['offset'] + 1}-{v['offset'] + len(v['rows'])} of 600") for v in views)
+    assert views[-1]["next_offset"] is None and len(views) > 2
+    assert pad.budget.used == used
+
+
+def test_iterate_next_goes_on_after_the_last_row_that_fit(
+    make_explorer: Callable[..., Explorer], pad: Scratchpad
+) -> None:
+    # probe P: "items 0-499 (207 more rows did not fit one page)" with 293 rows sent, count 500
+    handle = pad.intercept({"rows": [{"i": i, "blob": "z" * 5000} for i in range(600)]}, tool="wide").handle
+    explorer = make_explorer(handle)
+    first = ask(explorer, "iterate", path="$.rows", fields="i,blob", limit=500)["view"]
+    n = len(first["rows"])
+    assert 0 < n < 500 and first["count"] == n and first["next_offset"] == n
+    assert first["summary"] == (
+        f"items 0-{n - 1} (the other {500 - n} of the 500 rows asked for did not fit one page: Next starts with them)"
+    )
+    views = _pages(explorer, "iterate", path="$.rows", fields="i,blob", limit=500)
+    assert [int(row[0]) for view in views for row in view["rows"]] == list(range(600))
+    assert views[-1]["next_offset"] is None and views[-1]["summary"].startswith(f"items {views[-1]['offset']}-599")
+
+
+def test_sql_as_the_model_pages_and_charges_each_page_once(
+    make_explorer: Callable[..., Explorer], pad: Scratchpad, pods_handle: str
+) -> None:
+    # probe P: with "as the model would see it" Next showed page 1 again (the offset was ignored)
+    # and charged it again
+    explorer = make_explorer(pods_handle)
+    query = f'SELECT metadata.name AS name FROM "{pods_handle}"."items" ORDER BY name'
+    names = [[row[0] for row in ask(explorer, "sql", query=query, offset=o)["view"]["rows"]] for o in (0, 20)]
+    explorer.as_agent = True
+    used = pad.budget.used
+    first = ask(explorer, "sql", query=query)["view"]
+    second = ask(explorer, "sql", query=query, offset=20)["view"]
+    assert all(f"| {name} |" in first["text"] for name in names[0])
+    assert not any(f"| {name} |" in second["text"] for name in names[0])
+    assert all(f"| {name} |" in second["text"] for name in names[1])
+    assert pad.budget.used == used + first["tokens"] + second["tokens"]  # each page charged once
+    assert (first["offset"], first["next_offset"], first["total"]) == (0, 20, 4000)
+    assert (second["offset"], second["next_offset"], second["total"]) == (20, 40, 4000)
+    assert "rows 21-40 of 4,000" in second["summary"] and "LIMIT 20 OFFSET 20" in second["summary"]
+    # a statement that cannot be paged is shown once, and says so: no Next to charge it again
+    once = ask(explorer, "sql", query="EXPLAIN SELECT 1")["view"]
+    assert once["next_offset"] is None and once["total"] is None and "not paged" in once["summary"]
+
+
+def test_a_query_ending_in_a_semicolon_and_a_comment_is_paged(make_explorer: Callable[..., Explorer]) -> None:
+    # probe P: "SELECT 1 AS a; -- note" was "1 rows (not paged: the statement cannot be wrapped)"
+    explorer = make_explorer()
+    view = ask(explorer, "sql", query="SELECT 1 AS a; -- note")["view"]
+    assert view["summary"] == "rows 1-1 of 1" and view["total"] == 1
+    view = ask(explorer, "sql", query="SELECT range AS i FROM range(30); /* x */ -- note", page_size=20, offset=20)
+    assert view["view"]["summary"] == "rows 21-30 of 30" and view["view"]["rows"][0] == ["20"]
+
+
+def test_a_statement_that_cannot_be_paged_counts_one_row_as_one_row(make_explorer: Callable[..., Explorer]) -> None:
+    # probe P: "1 rows (not paged: the statement cannot be wrapped)"
+    plain = ask(make_explorer(), "sql", query="EXPLAIN SELECT 1")["view"]
+    assert plain["summary"] == "1 row (not paged: the statement cannot be wrapped)"
+
+
+def test_every_reply_is_bounded_as_sent(
+    make_explorer: Callable[..., Explorer], pad: Scratchpad, store: ScratchStore
+) -> None:
+    # probe P: the content was bounded, and the JSON sent came to 200,270-206,481 characters (up
+    # to twice the bound for text full of quotes, backslashes, newlines and accents)
+    odd = 'é"\n\\'
+    wide = pad.intercept("\n".join(f"L{i} " + "abcdefghij" * 300 for i in range(5000)), tool="wide").handle
+    rows = pad.intercept(
+        {"rows": [{"i": i, "blob": odd * 1200, "o": {"k": "q" * 3000}} for i in range(600)]}, tool="odd"
+    )
+    accents = pad.intercept({"name": "x", "notes": ["é" * 1000] * 40}, tool="accents").handle
+    explorer = make_explorer(wide)
+    requests: list[tuple[str, dict[str, Any]]] = [
+        ("preview", {"tool": "head", "lines": 2000}),
+        ("grep", {"pattern": "abc", "context": 50, "max_matches": 1000}),
+    ]
+    replies = [ask(explorer, action, **args) for action, args in requests]
+    ask(explorer, "select", handle=rows.handle)
+    for action, args in [
+        ("preview", {"tool": "head", "lines": 2000}),
+        ("grep", {"pattern": "i", "context": 50, "max_matches": 1000}),
+        ("iterate", {"path": "$.rows", "fields": "*", "limit": 500}),
+        ("sql", {"query": f'SELECT * FROM "{rows.handle}"."rows"', "page_size": 500}),
+    ]:
+        replies.append(ask(explorer, action, **args))
+    ask(explorer, "select", handle=accents)
+    replies.append(ask(explorer, "get_in", path="$.notes"))
+    big = store.scratchpad(run_id="run-big", agent_id="a", context_window=4_000_000, max_extraction_tokens=1_000_000)
+    model = make_explorer(big.intercept("\n".join('"é\\' * 500 for _ in range(3000)), tool="odd").handle, target=big)
+    model.as_agent = True
+    replies.append(ask(model, "preview", tool="head", lines=150))
+    assert all(reply["ok"] for reply in replies), [reply.get("error") for reply in replies]
+    sizes = [(reply["action"], len(json.dumps(reply))) for reply in replies]
+    assert [s for s in sizes if s[1] > MAX_PAGE_CHARS] == []
+    assert all(len(json.dumps(reply, ensure_ascii=False).encode()) <= MAX_PAGE_CHARS for reply in replies)
+    assert all(size > MAX_PAGE_CHARS * 0.9 for _, size in sizes), sizes  # a page still fills its reply
