@@ -3,6 +3,9 @@
 A benchmark module ``bench_*.py`` has ``run(quick: bool) -> list[dict]``; each dict is one row of
 the report (``result()`` builds it). Ours and the baseline are timed alternately in the same loop
 (ours first on even runs, the baseline first on odd runs) so that drift in the machine hits both.
+Before the loop each side makes one untimed warm-up call (first-call costs: imports, a fresh
+pad's or connection's setup), and before every timed call of either side an untimed
+``gc.collect()`` runs, so that neither side pays for the garbage the other left.
 
 >>> ours, base, failure = time_side_by_side(lambda i: sum(range(100)), lambda i: None, runs=3)
 >>> len(ours), len(base), failure
@@ -11,6 +14,7 @@ the report (``result()`` builds it). Ours and the baseline are timed alternately
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import statistics
@@ -86,6 +90,7 @@ def time_side_by_side(
     check_pair: Callable[[Any, Any], None] | None = None,
     baseline_errors: tuple[type[BaseException], ...] = (),
     before_each: Callable[[], object] | None = None,
+    warmup: bool = True,
 ) -> tuple[list[float], list[float], str | None]:
     """Time ``ours(i)`` and ``baseline(i)`` for ``i`` in ``range(runs)``, alternating the order.
 
@@ -95,31 +100,59 @@ def time_side_by_side(
     ``SystemExit`` always, propagates: a mistake in a benchmark is not the baseline failing.
     ``check_pair`` gets both results of each run to verify they agree. ``before_each``: called
     (untimed) before every timed call of either side: a pause between a real caller's calls, or
-    waiting for the previous call's background work.
+    waiting for the previous call's background work. After it, untimed, ``gc.collect()``: the
+    garbage of the call before (either side's) is collected before the timer starts.
+
+    ``warmup``: first, one untimed call of each side (ours, then the baseline) with ``i = runs``,
+    so a caller whose inputs differ per run (to defeat a cache) prepares ``runs + 1`` of them;
+    its pair is checked too. A baseline that fails in its warm-up is recorded as failed.
     """
     our_s: list[float] = []
     base_s: list[float] = []
     failure: str | None = None
+
+    def call_baseline(i: int) -> tuple[float, Any] | None:
+        nonlocal failure
+        assert baseline is not None
+        try:
+            with silenced_stderr() as err:
+                return _timed(baseline, i)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except baseline_errors as exc:
+            first = str(exc).splitlines()[0] if str(exc) else ""
+            panic = next((ln for ln in err.text.splitlines() if "panicked" in ln), "")
+            failure = f"{type(exc).__name__}: {first or panic}".strip().rstrip(":")
+            return None
+
+    def settle() -> None:
+        if before_each is not None:
+            before_each()
+        gc.collect()
+
+    if warmup:
+        settle()
+        warm_ours = ours(runs)
+        if baseline is not None:
+            settle()
+            warm_base = call_baseline(runs)
+            if warm_base is not None and check_pair is not None:
+                check_pair(warm_ours, warm_base[1])
+        del warm_ours
     for i in range(runs):
         order = ("ours", "base") if i % 2 == 0 else ("base", "ours")
         values: dict[str, Any] = {}
         for side in order:
-            if before_each is not None:
-                before_each()
             if side == "ours":
+                settle()
                 seconds, values["ours"] = _timed(ours, i)
                 our_s.append(seconds)
             elif baseline is not None and failure is None:
-                try:
-                    with silenced_stderr() as err:
-                        seconds, values["base"] = _timed(baseline, i)
-                except (KeyboardInterrupt, SystemExit):
-                    raise
-                except baseline_errors as exc:
-                    first = str(exc).splitlines()[0] if str(exc) else ""
-                    panic = next((ln for ln in err.text.splitlines() if "panicked" in ln), "")
-                    failure = f"{type(exc).__name__}: {first or panic}".strip().rstrip(":")
+                settle()
+                timed = call_baseline(i)
+                if timed is None:
                     continue
+                seconds, values["base"] = timed
                 base_s.append(seconds)
         if check_pair is not None and "base" in values:
             check_pair(values["ours"], values["base"])
@@ -157,7 +190,8 @@ def result(
         row["baseline_failed"] = failure
     if goal is not None:
         row["goal"] = goal
-        if goal_ratio is not None and row["ratio"] is not None:
+        # a baseline that failed partway leaves a ratio of the runs it finished: shown, not judged
+        if goal_ratio is not None and row["ratio"] is not None and not failure:
             row["goal_met"] = row["ratio"] <= goal_ratio
     if peak_rss_mb is not None:
         row["peak_rss_mb"] = peak_rss_mb

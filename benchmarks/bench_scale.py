@@ -1,8 +1,12 @@
 """The upper end (issue 14): a 2 GB text spill, a 1 GB JSON spill, and a 50-line read of a huge body.
 
-Full mode spills a 2 GiB service log and a 1 GiB k8s PodList (JSON text), each once, in a fresh
-interpreter, against the floor of the same work in a fresh interpreter too: writing the bytes to
-a file (text), ``orjson.loads`` of the bytes plus writing them (JSON). Both sides read the input
+Full mode spills a 2 GiB service log and a 1 GiB k8s PodList (JSON text), each once (one run a
+side: the rows say so), in a fresh interpreter, against the floor of the same work in a fresh
+interpreter too: writing the bytes to a file (text), ``orjson.loads`` of the bytes (the cyclic GC
+paused during the parse, as the spill's own parse runs; the value freed after the timer) plus
+writing them (JSON). Quick mode runs each side three times, alternating which goes first, a
+fresh store for each of ours, and reports medians. Before every child the page cache's dirty
+pages are written back (``os.sync``, untimed). Both sides read the input
 file into a ``str`` first; that load is not timed and its memory is not counted: the child resets
 the kernel's high-water mark (``/proc/self/clear_refs``, 5) after it, so ``peak - before`` is what
 the spill (or the baseline) itself added, and the input is part of ``before``. The spill runs with
@@ -147,7 +151,10 @@ def _child_spill(task: dict[str, Any]) -> dict[str, Any]:
 
 
 def _child_write(task: dict[str, Any]) -> dict[str, Any]:
-    """The baseline: encode the same text, ``orjson.loads`` it when it is JSON, write the bytes."""
+    """The baseline: encode the same text, ``orjson.loads`` it when it is JSON (the cyclic GC paused
+    during the parse, as the spill's own parse runs; the value freed after the timer), write the bytes."""
+    import gc
+
     import orjson
 
     text = _load_text(task["path"])
@@ -155,11 +162,15 @@ def _child_write(task: dict[str, Any]) -> dict[str, Any]:
     before = _status_mb("VmRSS", "VmHWM")
     start = time.perf_counter()
     data = text.encode("utf-8")
+    value = None
     if task["json"]:
-        orjson.loads(data)
+        gc.disable()
+        value = orjson.loads(data)
+        gc.enable()
     with open(task["out"], "wb") as fh:
         written = fh.write(data)
     seconds = time.perf_counter() - start
+    del value  # untimed: a spill never frees a whole parsed document
     return {
         "seconds": [seconds],
         "written": written,
@@ -363,7 +374,10 @@ def _progress_summary(events: list[dict[str, Any]]) -> str:
 
 
 def _spill_row(label: str, kind: str, ours: dict[str, Any], base: dict[str, Any], quick: bool) -> dict[str, Any]:
+    """``ours`` and ``base``: the run with the largest added RSS of each side, ``seconds`` holding
+    every run's time (see ``_spill_both``)."""
     size_mb = ours["input_mb"]
+    runs = len(ours["seconds"])
     added = ours["peak_rss_mb"] - ours["rss_before_mb"]
     added_at_return = ours["peak_at_return_mb"] - ours["rss_before_mb"]
     base_added = base["peak_rss_mb"] - base["rss_before_mb"]
@@ -385,7 +399,12 @@ def _spill_row(label: str, kind: str, ours: dict[str, Any], base: dict[str, Any]
         else " (the peak could not be reset: 'before' is the high-water mark after loading the input)"
     )
     notes = (
-        f"1 run each side at this size, each in a fresh interpreter; both first load the input file into a str "
+        (
+            f"{runs} runs each side, alternating which goes first (ours in runs 1 and 3), medians; "
+            if runs > 1
+            else "1 run each side at this size (one sample: the ratio moves between runs), ours first; "
+        )
+        + f"each in a fresh interpreter, the page cache written back before each; both first load the input file into a str "
         f"(not timed; its {size_mb:,.0f} MB are in 'before'{reset}); ours first spills a small JSON (imports, the "
         f"tokenizer's tables: once per process), also before 'before'. Ours: the whole `pad.intercept(text, tool=...)` "
         f"(decision, normalising{_JSON_STEPS if is_json else ''}, sha256, bodies + line index "
@@ -393,17 +412,27 @@ def _spill_row(label: str, kind: str, ours: dict[str, Any], base: dict[str, Any]
         f"Format detected: {ours['format']}; {ours['line_count']:,} lines; on disk raw {ours['raw_mb']:,.0f} MB"
         + (f", pretty body {ours['body_mb']:,.0f} MB" if ours["body_path"] != ours["raw_path"] else "")
         + ". Baseline: encode the str"
-        + (", orjson.loads the bytes" if is_json else "")
+        + (", orjson.loads the bytes (GC paused during the parse, the value freed after the timer)" if is_json else "")
         + " and write the bytes to a file in the same directory (no fsync on either side). "
-        f"Peak RSS: ours {ours['peak_rss_mb']:,.0f} MB = {ours['peak_rss_mb'] / size_mb:.1f} × the input, of which the "
+        f"Peak RSS{' (the run with the most added)' if runs > 1 else ''}: ours {ours['peak_rss_mb']:,.0f} MB = "
+        f"{ours['peak_rss_mb'] / size_mb:.1f} × the input (the whole process, the input str included), of which the "
         f"spill added {added:,.0f} MB = {added / size_mb:.1f} × the input; the baseline added {base_added:,.0f} MB = "
-        f"{base_added / size_mb:.1f} ×. {counted} Ours {size_mb / ours['seconds'][0]:,.0f} MB/s, the baseline "
-        f"{size_mb / base['seconds'][0]:,.0f} MB/s."
+        f"{base_added / size_mb:.1f} ×. {counted} Ours {size_mb / median(ours['seconds']):,.0f} MB/s, the baseline "
+        f"{size_mb / median(base['seconds']):,.0f} MB/s."
     )
-    scale = "" if not quick else " (issue 14 asks it at 1 GB: full mode)"
-    if is_json:
-        goal = f"completes; added RSS ≤ 3 × the input{scale} (measured {added / size_mb:.1f} ×)"
+    total = ours["peak_rss_mb"] / size_mb
+    if is_json and quick:  # the issue's measure is the whole peak, at 1 GB: here what the spill added
+        goal = (
+            f"completes; added RSS ≤ 3 × the input (quick mode; issue 14's total peak ≤ 3 × is judged at 1 GB in "
+            f"full mode; measured added {added / size_mb:.1f} ×, total {total:.1f} ×)"
+        )
         met = added / size_mb <= 3.0
+    elif is_json:
+        goal = (
+            f"completes; peak RSS ≤ 3 × the input (issue 14: the whole process's peak; measured {total:.1f} ×, "
+            f"added {added / size_mb:.1f} ×)"
+        )
+        met = total <= 3.0
     else:
         goal = f"completes on this machine{' (issue 14: 2 GB, full mode)' if quick else ''}"
         met = True
@@ -423,19 +452,45 @@ def _spill_row(label: str, kind: str, ours: dict[str, Any], base: dict[str, Any]
 
 
 def _spill_both(root: Path, path: Path, kind: str, quick: bool) -> tuple[dict[str, Any], dict[str, Any]]:
-    store = root / "store"
-    ours = _child(
-        {"op": "spill", "path": str(path), "store": str(store), "tool": f"export_{kind}", "wait_counts": not quick}
-    )
+    """``runs`` children a side (3 in quick mode, 1 in full mode), alternating which goes first;
+    the first of ours spills into ``root/store`` (the later rows read that body), the others into
+    a fresh store each, removed after. Returns each side's run with the largest added RSS, its
+    ``seconds`` replaced by every run's, and ours' handle and paths from the kept store."""
+    runs = 3 if quick else 1
     out = root / f"baseline-{kind}.out"
-    try:
-        base = _child({"op": "write", "path": str(path), "out": str(out), "json": kind == "json"})
-    finally:
-        out.unlink(missing_ok=True)
+    ours_runs: list[dict[str, Any]] = []
+    base_runs: list[dict[str, Any]] = []
+    for k in range(runs):
+        for side in ("ours", "base") if k % 2 == 0 else ("base", "ours"):
+            os.sync()  # the last child's bytes written back: no write waits on another's writeback
+            if side == "ours":
+                store = root / ("store" if k == 0 else f"store-run-{k}")
+                task = {"op": "spill", "path": str(path), "store": str(store), "tool": f"export_{kind}"}
+                ours_runs.append(_child({**task, "wait_counts": not quick}))
+                check(
+                    round(ours_runs[-1]["raw_mb"] * MB) == ours_runs[-1]["input_bytes"],
+                    f"{kind}: the raw body is not the input's size",
+                )
+                if k:
+                    shutil.rmtree(store)
+            else:
+                try:
+                    base_runs.append(
+                        _child({"op": "write", "path": str(path), "out": str(out), "json": kind == "json"})
+                    )
+                finally:
+                    out.unlink(missing_ok=True)
+
+    def worst(reports: list[dict[str, Any]]) -> dict[str, Any]:
+        picked = max(reports, key=lambda r: r["peak_rss_mb"] - r["rss_before_mb"])
+        return {**picked, "seconds": [r["seconds"][0] for r in reports]}
+
+    ours = {**worst(ours_runs), **{k: ours_runs[0][k] for k in ("handle", "raw_path", "body_path", "line_count")}}
+    base = worst(base_runs)
     check(
-        base["written"] == ours["input_bytes"], f"{kind}: the baseline wrote {base['written']} bytes, not the input's"
+        all(b["written"] == ours["input_bytes"] for b in base_runs),
+        f"{kind}: the baseline wrote {[b['written'] for b in base_runs]} bytes, not the input's {ours['input_bytes']}",
     )
-    check(round(ours["raw_mb"] * MB) == ours["input_bytes"], f"{kind}: the raw body is not the input's size")
     return ours, base
 
 
@@ -547,7 +602,8 @@ def _sql_row(store: Path, spill: dict[str, Any], size: int, repeats: int) -> dic
                 else ""
             )
             + f"), then the median of {len(ours['seconds'])} warm calls (whole "
-            "call_tool: worker job, sandbox, rows rendered and counted). Baseline: one query in a fresh process, "
+            "call_tool: worker job, sandbox, rows rendered and counted). Baseline: one query in a fresh process (one "
+            "sample; its ratio moves between runs), "
             f"DuckDB's defaults (memory up to 80% of RAM) and maximum_object_size raised to the file's size (the "
             f"document is one object): `unnest(items)` of read_json, {base['seconds'][0]:.1f} s{added}; {in_1gb}. "
             "Same rows on both sides (checked)."
@@ -563,7 +619,10 @@ def run(quick: bool) -> list[dict[str, Any]]:
     repeats = 3 if quick else 5
     tmp_parent = "/tmp" if os.path.isdir("/tmp") else None
     # input, raw body + line index, the baseline's copy (text); input, raw, pretty body, copy (JSON)
-    needed = text_size * 3.3 + json_size * 6 + small_size * 1.2 + (4 << 20)
+    # (quick mode's extra runs spill into a store each, removed after: one more raw body at a time)
+    needed = (
+        text_size * (3.3 if not quick else 4.3) + json_size * (6 if not quick else 8) + small_size * 1.2 + (4 << 20)
+    )
     free = shutil.disk_usage(tmp_parent or tempfile.gettempdir()).free
     if free < needed:
         raise RuntimeError(

@@ -3,14 +3,22 @@
 genson (``SchemaBuilder.add_object`` then ``to_schema``) infers a JSON Schema that unions every
 item of an array, which is what both of our tools do too. Two comparisons:
 
-* warm: ours on a handle whose parsed value is already cached (the second call on a handle), and
-  genson given the already-parsed records; neither side parses JSON;
-* cold: ours on a freshly spilled handle (reading and parsing the body from disk is included),
-  and genson after ``json.loads`` of the same text.
+* warm: ours on a handle whose parsed value is already cached (the second call on a handle), the
+  shape recomputed each run, and genson given the already-parsed records; neither side parses JSON;
+* cold: ours on a freshly spilled handle with nothing in memory: the call reads the schema (or
+  item counts) the spill's worker saved beside the body (``schema-*.json`` / ``items-*.json``);
+  it neither reads nor parses the body. genson is given the same records already parsed (its
+  parse is not timed, as issue 14 asks);
+* repeated: the second call of ``schema`` on a handle, its result cached in memory.
 
-Ours is a whole ``pad.call_tool`` (rendering and the exact token count included). The check:
-the keys our ``item_schema`` reports (dotted for nested objects) and which are in every item
-equal genson's properties and ``required`` lists, flattened the same way.
+Issue 14 also sets absolute limits on a 100 MB spill: cold ≤ 50 ms, repeated ≤ 10 ms. The cold
+and repeated rows judge them here on this module's records (about 28 MB in full mode, 3 MB in
+quick mode: not the issue's 100 MB, and the rows say so).
+
+Ours is a whole ``pad.call_tool`` (rendering and the exact token count included). The check, on
+every row: the keys our ``item_schema`` reports (dotted for nested objects) and which are in
+every item equal genson's properties and ``required`` lists, flattened the same way; ``schema``
+answers and names a nested key.
 """
 
 from __future__ import annotations
@@ -38,8 +46,9 @@ SCHEMA_PROPOSAL = (
     "union without a Python object tree, e.g. DuckDB's `json_group_structure` over "
     "`read_json_objects(raw)` (timed in the warm rows' notes) for keys and types plus one "
     "`count(json_extract(...))` aggregate per key for presence. Callers rarely pay this: the "
-    "spill's worker computes both shapes once, off the stub's path (parse once), and a cold call "
-    "reads them (the cold rows)."
+    "spill's worker computes both shapes once, off the stub's path (from the value the spill parsed "
+    "under 8 MB; from 8 MB by parsing the body's segments a second time), and a cold call reads them "
+    "(the cold rows)."
 )
 
 
@@ -87,6 +96,16 @@ def _check_item_schema(res: Any, schema: dict[str, Any]) -> None:
     check(ours_always == always, f"always-present keys differ: {sorted(ours_always ^ always)}")
 
 
+def _agree(tool: str) -> Any:
+    def agree(res: Any, schema: dict[str, Any]) -> None:
+        if tool == "item_schema":
+            _check_item_schema(res, schema)
+        else:
+            check(res.ok and "$[*].customer.country" in res.text, f"schema: {res.error}")
+
+    return agree
+
+
 def run(quick: bool) -> list[dict[str, Any]]:
     from jupyter_scratchpad import ScratchStore
     from jupyter_scratchpad.explore._base import VALUE_CACHE
@@ -98,10 +117,11 @@ def run(quick: bool) -> list[dict[str, Any]]:
     runs = 3 if quick else 5
     records = api_records(count, seed=51)
     texts = []
-    for i in range(2 * runs + 1):  # a warm handle, one per cold run
+    for i in range(2 * (runs + 1) + 1):  # a warm handle, one per cold run (+1: the harness's warm-up call)
         records[0]["id"] = f"ord_variant_{i}"
         texts.append(json.dumps(records))
     data = f"{count:,} order records, {len(texts[0]) / 1e6:.0f} MB JSON"
+    streamed = len(texts[1].encode()) >= _format.STREAM_MIN_BYTES  # the cold handles: read by segment
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-schema-") as tmp:
         store = ScratchStore(Path(tmp) / "store", sweep_interval_s=None)
@@ -137,13 +157,9 @@ def run(quick: bool) -> list[dict[str, Any]]:
                             done.unlink()
                     return pad.call_tool(tool, {"handle": handles[0], **args})
 
-                def agree(res: Any, schema: dict[str, Any], tool: str = tool) -> None:
-                    if tool == "item_schema":
-                        _check_item_schema(res, schema)
-                    else:
-                        check(res.ok and "$[*].customer.country" in res.text, f"schema: {res.error}")
-
-                ours_s, base_s, failure = time_side_by_side(warm, lambda i: _genson(parsed), runs, check_pair=agree)
+                ours_s, base_s, failure = time_side_by_side(
+                    warm, lambda i: _genson(parsed), runs, check_pair=_agree(tool)
+                )
                 rows.append(
                     result(
                         f"{tool}, warm (parsed value cached, shape recomputed)",
@@ -165,23 +181,29 @@ def run(quick: bool) -> list[dict[str, Any]]:
                     )
                 )
             repeat_s, genson_s, failure = time_side_by_side(
-                lambda i: pad.call_tool("schema", {"handle": handles[0]}), lambda i: _genson(parsed), runs
+                lambda i: pad.call_tool("schema", {"handle": handles[0]}),
+                lambda i: _genson(parsed),
+                runs,
+                check_pair=_agree("schema"),
             )
-            rows.append(
-                result(
-                    "schema, repeated call (result cached)",
-                    repeat_s,
-                    "genson on the parsed records",
-                    genson_s,
-                    data,
-                    notes="A body never changes, so its schema is computed once per (body, max_depth); "
-                    "a repeated schema call only renders the cached rows. Not a goal row: the goal is "
-                    "judged on the rows that compute.",
-                    failure=failure,
-                )
+            repeat = result(
+                "schema, repeated call (result cached)",
+                repeat_s,
+                "genson on the parsed records",
+                genson_s,
+                data,
+                notes="A body never changes, so its schema is computed once per (body, max_depth); "
+                "a repeated schema call only renders the cached rows. The ratio is not judged: issue 14's "
+                f"goal for a repeated call is the absolute ≤ 10 ms (set on a 100 MB spill; here {data}). "
+                "Same answer checked on every run.",
+                failure=failure,
+                goal=f"≤ 10 ms (issue 14; measured {median(repeat_s) * 1e3:.1f} ms)",
             )
+            repeat["goal_met"] = median(repeat_s) <= 0.010
+            rows.append(repeat)
             for n, (tool, args) in enumerate((("schema", {}), ("item_schema", {"path": "$"}))):
-                cold_handles = handles[1 + n * runs : 1 + (n + 1) * runs]
+                first = 1 + n * (runs + 1)
+                cold_handles = handles[first : first + runs + 1]
 
                 def cold(
                     i: int,
@@ -196,35 +218,51 @@ def run(quick: bool) -> list[dict[str, Any]]:
                     VALUE_CACHE.clear()
                     return pad.call_tool(tool, {"handle": names[i], **args})
 
-                values = [json.loads(t) for t in texts]  # genson's parse is excluded (issue 14)
-                ours_s, base_s, failure = time_side_by_side(cold, lambda i, v=values: _genson(v[i]), runs)
-                rows.append(
-                    result(
-                        f"{tool}, cold (a fresh handle)",
-                        ours_s,
-                        "genson on the parsed records (its parse not timed)",
-                        base_s,
-                        data,
-                        notes=(
-                            "Parse once: the spill built this schema from the value it had just "
-                            "parsed, on a worker thread after returning the stub, and saved it beside "
-                            "the body; the cold call (nothing in memory) reads that file. What the "
-                            "spill's worker paid is the warm row's time per body (the counts and "
-                            f"schemas of all {len(texts)} spills had landed {settled_s:.2f} s after "
-                            "the last spill)."
-                            if tool == "schema"
-                            else "Parse once: the spill's worker counted the items' keys as it read the "
-                            "segments and saved the counts beside the body; the cold call (nothing in "
-                            "memory) reads that file."
-                        ),
-                        failure=failure,
-                        goal="at least 10x faster than genson",
-                        goal_ratio=0.1,
-                    )
+                # the same records as run i's handle; genson's parse is excluded (issue 14)
+                values = [json.loads(t) for t in texts[first : first + runs + 1]]
+                ours_s, base_s, failure = time_side_by_side(
+                    cold, lambda i, v=values: _genson(v[i]), runs, check_pair=_agree(tool)
                 )
+                cold_row = result(
+                    f"{tool}, cold (a fresh handle)",
+                    ours_s,
+                    "genson on the parsed records (its parse not timed)",
+                    base_s,
+                    data,
+                    notes=(
+                        f"{_cold_note(tool, streamed)} The counts and schemas of all {len(texts)} spills "
+                        f"had landed {settled_s:.2f} s after the last spill. Same answer as genson "
+                        "checked on every run."
+                    ),
+                    failure=failure,
+                    goal=(
+                        "at least 10x faster than genson and ≤ 50 ms (issue 14; measured "
+                        f"{median(ours_s) * 1e3:.1f} ms)"
+                    ),
+                    goal_ratio=0.1,
+                )
+                if "goal_met" in cold_row:
+                    cold_row["goal_met"] = bool(cold_row["goal_met"]) and median(ours_s) <= 0.050
+                rows.append(cold_row)
         finally:
             store.close()
     return propose_if_missed(rows, SCHEMA_PROPOSAL)
+
+
+def _cold_note(tool: str, streamed: bool) -> str:
+    what = "schema" if tool == "schema" else "item counts"
+    if streamed:
+        return (
+            f"Not parse once at this size: the spill read the records a segment at a time and never held them "
+            f"parsed; after the stub, its worker read the body's segments back, parsed them a second time and "
+            f"saved the {what} beside the body. The cold call (nothing in memory) reads that file."
+        )
+    return (
+        f"Parse once: the spill's worker built the {what} from the value the spill had just parsed, after "
+        f"returning the stub, and saved {'it' if tool == 'schema' else 'them'} beside the body; the cold call "
+        "(nothing in memory) reads that file. "
+        "What the worker paid is about the warm row's time per body."
+    )
 
 
 def _duckdb_structure(path: Path, runs: int) -> list[float]:

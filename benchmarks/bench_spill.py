@@ -7,24 +7,31 @@ catalog row and the stub. The exact token count of an output over 64 KiB is *not
 worker thread afterwards (``Scratchpad.wait_for_counts``), and the rows say so.
 
 Baselines, same input bytes, no fsync of the output's bytes on either side (ours commits its
-catalog row with DuckDB, whose WAL is fdatasynced: one small sync per spill, ~0.2 ms on this
-machine, that the baselines do not pay); before each run of either side (untimed) the page
-cache's dirty pages are written back (``os.sync``), so no write waits on another's writeback:
+catalog row with DuckDB, whose WAL is fdatasynced: one small sync per spill that the baselines
+do not pay); before each run of either side (untimed) the page cache's dirty pages are written
+back (``os.sync``) and the garbage of the run before is collected (``gc.collect``), so no write
+waits on another's writeback and neither side pays for the other's garbage:
 
 * text: write the bytes to a file in the same directory;
 * JSON: ``orjson.loads`` of the bytes plus writing them to a file (the least any JSON spill
-  does: read the document once, put it on disk);
+  does: read the document once, put it on disk). The same GC policy as ours: the cyclic GC is
+  paused during the parse (ours pauses it for its parse too), and the parsed value is freed
+  after the timer stops (untimed, before the next run), as ours keeps its parsed value (under
+  8 MB) or never builds the whole document (from 8 MB);
 * a dict (a notebook cell's value, no goal set): ``json.dumps`` of it plus writing the text to a
   file (the least a spill of a value does: serialise it once, put it on disk).
 
 Goal (issue 14): ours ≤ 3 × the baseline at 1, 10 and 100 MB. Each run spills a different output
 (its first bytes differ), so de-duplication never short-circuits a run. JSON rows also report
 where the time goes, phase by phase, on the JSON itself; a memory row reports the peak RSS of a
-JSON spill in a fresh process against the input's size (goal ≤ 3 ×).
+JSON spill in a fresh process against the input's size (goal ≤ 3 ×: the whole process's peak,
+as issue 14 measures it, judged at 100 MB in full mode; quick mode's 10 MB judges the RSS the
+spill added, and the row says which).
 """
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -77,9 +84,13 @@ def _floor(texts: list[str], root: Path) -> str:
     directory; no catalog row, no stub, no decision."""
     import numpy as np
 
+    sha_s: list[float] = []
+
     def floor(i: int) -> int:
         raw = texts[i].encode("utf-8")
+        started = time.perf_counter()
         hashlib.sha256(raw).hexdigest()
+        sha_s.append(time.perf_counter() - started)
         offsets = np.flatnonzero(np.frombuffer(raw, np.uint8) == 10).astype(np.int64)
         directory = root / f"floor-{i}"
         directory.mkdir()
@@ -93,13 +104,14 @@ def _floor(texts: list[str], root: Path) -> str:
         with open(root / f"floor-plain-{i}.out", "wb") as fh:
             return fh.write(texts[i].encode("utf-8"))
 
-    floor_s, base_s, _ = time_side_by_side(floor, baseline, len(texts), before_each=os.sync)
+    floor_s, base_s, _ = time_side_by_side(floor, baseline, len(texts) - 1, before_each=os.sync)
     ratio = median(floor_s) / median(base_s)
+    sha = median(sha_s[1:])  # (not the warm-up call's)
     return (
         f"The floor of this design, side by side in this run: the sha256 and newline offsets of the bytes, "
         f"then the body and its line index written to a new directory (no catalog row, no stub, no decision) "
         f"take {median(floor_s) * 1e3:.2f} ms, {ratio:.1f}× the baseline's {median(base_s) * 1e3:.2f} ms; the "
-        "sha256 alone costs more than the write. "
+        f"sha256 alone took {sha * 1e3:.2f} ms of it ({sha / median(base_s):.1f}× the baseline's write). "
     )
 
 
@@ -135,18 +147,28 @@ def _fresh_pad(root: Path) -> tuple[Any, Any]:
 
 def _row(label: str, text: str, runs: int, root: Path) -> dict[str, Any]:
     is_json = text.startswith("{")
-    texts = [_vary(text, i) for i in range(runs)]
+    texts = [_vary(text, i) for i in range(runs + 1)]  # (the last: the harness's warm-up call)
     size = len(texts[0].encode("utf-8"))
     store, pad = _fresh_pad(root)
     try:
+        pending: list[bool] = []  # ours just spilled: its background work is still to come
+        parsed: list[Any] = []  # the baseline's parsed value, freed before the next run (untimed)
 
         def ours(i: int) -> Any:
+            pending.append(True)
             return pad.intercept(texts[i], tool="export")
 
         def baseline(i: int) -> int:
             data = texts[i].encode("utf-8")
             if is_json:
-                orjson.loads(data)
+                # ours parses with the cyclic GC paused (parsed JSON has no cycles): the same here
+                was_enabled = gc.isenabled()
+                gc.disable()
+                try:
+                    parsed.append(orjson.loads(data))
+                finally:
+                    if was_enabled:
+                        gc.enable()
             with open(root / f"plain-{i}.out", "wb") as fh:
                 return fh.write(data)
 
@@ -157,9 +179,12 @@ def _row(label: str, text: str, runs: int, root: Path) -> dict[str, Any]:
         waits: list[float] = []
 
         def settle() -> None:  # the last spill's background work (exact count, schema): untimed
+            parsed.clear()
             started = time.perf_counter()
             pad.wait_for_counts()
-            waits.append(time.perf_counter() - started)
+            if pending:  # (after ours only: how long its workers ran on after the stub)
+                waits.append(time.perf_counter() - started)
+                pending.clear()
             # and the page cache's dirty pages written back, so that neither side's write() waits
             # on the writeback of the other's bytes (a 10 MB write took 3 ms or 34 ms depending on
             # what ran before it, which decided this row's verdict on its own)
@@ -167,7 +192,7 @@ def _row(label: str, text: str, runs: int, root: Path) -> dict[str, Any]:
 
         ours_s, base_s, failure = time_side_by_side(ours, baseline, runs, check_pair=both_wrote, before_each=settle)
         settle()
-        counted_s = max(waits)
+        after_s = median(waits[1:])  # (not the warm-up spill's)
         fmt = pad.entries("handle")[0]["format"]
     finally:
         store.close()
@@ -175,12 +200,6 @@ def _row(label: str, text: str, runs: int, root: Path) -> dict[str, Any]:
         f"Spread over the {len(ours_s)} runs: ours {min(ours_s) * 1e3:,.2f}-{max(ours_s) * 1e3:,.2f} ms, the baseline "
         f"{min(base_s) * 1e3:,.2f}-{max(base_s) * 1e3:,.2f} ms. "
     )
-    if is_json and size >= 8_000_000:
-        spread += (
-            "Ours can beat the baseline here: its orjson.loads holds the whole document as Python objects "
-            "(about 7.6x the input, see the memory row, and on this VM fresh memory is slow to come by), "
-            "where ours reads the array a segment at a time. "
-        )
     if size <= 2_000_000 and not is_json:
         spread += _floor(texts, root)
     if size <= 2_000_000:
@@ -192,14 +211,35 @@ def _row(label: str, text: str, runs: int, root: Path) -> dict[str, Any]:
             "page reporting gives idle guest memory back to it). Which side meets which is chance, so this "
             "row's ratio moves between runs more than the code does. "
         )
+    streamed = is_json and size >= 8_000_000
+    if not is_json:
+        after = "the exact token count of outputs over 64 KiB runs afterwards on a worker thread"
+    elif streamed:
+        after = (
+            "the exact token count, and the schema and item counts, run afterwards on worker threads; at this "
+            "size the spill reads the array a segment at a time and never holds it parsed, so the schema worker "
+            "reads the raw body's segments back and parses them a second time (not parse once: that second "
+            "parse is in the background time, not in the timed spill)"
+        )
+    else:
+        after = (
+            "the exact token count, and the schema and item counts built from the value the spill parsed "
+            "(parse once), run afterwards on worker threads"
+        )
+    gc_note = (
+        " The baseline parses with the cyclic GC paused, as ours does, and its parsed value is freed after its "
+        "timer stops; an untimed gc.collect() precedes every run of either side."
+        if is_json
+        else ""
+    )
     notes = (
         f"Format detected: {fmt}. Ours {size / median(ours_s) / 1e6:,.1f} MB/s, the baseline "
         f"{size / median(base_s) / 1e6:,.0f} MB/s. Ours includes the decision, normalising, sha256, "
-        "bodies + line index and the catalog row; the exact token count of outputs over 64 KiB, and for "
-        "JSON the schema and item counts built from the parsed value (parse once), run afterwards on "
-        "worker threads; each run of either side starts once they are done (untimed; they took up to "
-        f"{counted_s:.2f} s after a spill returned). Where one spill's time goes: {_phases(text)}; the rest is the "
-        "catalog row (one DuckDB INSERT: ~1 ms, as in an in-memory database) and the stub. " + spread
+        f"bodies + line index and the catalog row; {after}. Each run of either side starts once they are done "
+        f"(untimed): they went on for a median {after_s * 1e3:,.0f} ms after ours returned its stub, so the spill's "
+        f"whole work (stub plus background) took about {(median(ours_s) + after_s) * 1e3:,.0f} ms of wall time."
+        f"{gc_note} Where one spill's time goes: {_phases(text)}; the rest is the catalog row (one DuckDB INSERT, "
+        "its WAL synced) and the stub. " + spread
     )
     baseline_name = "orjson.loads + write the bytes to a file" if is_json else "write the bytes to a file"
     return result(
@@ -220,7 +260,8 @@ def _dict_row(label: str, text: str, runs: int, root: Path) -> dict[str, Any]:
     from jupyter_scratchpad.explore._segments import SEGMENTS_FILE
 
     value = json.loads(text)
-    values = [{"run": f"{i:03d}", **value} for i in range(runs)]  # (shallow copies: the items are shared)
+    # (shallow copies: the items are shared; the last one is the harness's warm-up call)
+    values = [{"run": f"{i:03d}", **value} for i in range(runs + 1)]
     size = len(json.dumps(values[0], ensure_ascii=False).encode("utf-8"))
     store, pad = _fresh_pad(root)
     try:
@@ -262,7 +303,7 @@ def _dict_row(label: str, text: str, runs: int, root: Path) -> dict[str, Any]:
     )
 
 
-def _memory_row(text: str, root: Path) -> dict[str, Any]:
+def _memory_row(text: str, root: Path, quick: bool) -> dict[str, Any]:
     """Peak RSS of one JSON spill in a fresh interpreter, against the input's size."""
     root.mkdir(parents=True, exist_ok=True)
     path = root / "input.json"
@@ -270,28 +311,50 @@ def _memory_row(text: str, root: Path) -> dict[str, Any]:
     size_mb = path.stat().st_size / 1e6
     spill = run_child({"op": "spill", "path": str(path), "store": str(root / "mem-store")})
     parse = run_child({"op": "orjson_parse", "path": str(path)})
-    added = spill["peak_rss_mb"] - spill["rss_before_mb"]
+    total = spill["peak_rss_mb"]
+    added = total - spill["rss_before_mb"]
     parse_added = parse["peak_rss_mb"] - parse["rss_before_mb"]
+    # Issue 14: "peak RSS of a 100 MB JSON spill ≤ 3× the input": the process's whole peak (its
+    # anchor, 1,164 MiB for 100 MB, is one), judged where the issue sets it: 100 MB, full mode.
+    # Quick mode's 10 MB input is smaller than the interpreter, DuckDB and the tokenizer the
+    # process holds anyway, so there the row judges what the spill added instead, and says so.
+    if quick:
+        goal = (
+            f"added RSS ≤ 3 × the input (quick mode, {size_mb:.0f} MB; issue 14's total peak ≤ 3 × is judged at "
+            f"100 MB in full mode; measured added {added / size_mb:.1f} ×, total {total / size_mb:.1f} ×)"
+        )
+        met = added / size_mb <= 3.0
+    else:
+        goal = (
+            f"peak RSS ≤ 3 × the input (issue 14: the whole process's peak; measured {total / size_mb:.1f} ×, "
+            f"added {added / size_mb:.1f} ×)"
+        )
+        met = total / size_mb <= 3.0
     row = result(
         "peak RSS of a JSON spill",
         spill["seconds"],
-        "orjson.loads of the same bytes (memory of the parsed value)",
+        "orjson.loads of the same bytes (memory of the parsed value; GC paused during the parse)",
         parse["seconds"],
         f"k8s PodList JSON, {size_mb:.0f} MB, read from a file as bytes in a fresh process",
         notes=(
-            f"Memory the spill added: {added:,.0f} MB = {added / size_mb:.1f} × the input (goal ≤ 3 ×); "
-            f"orjson's parsed value alone adds {parse_added:,.0f} MB = {parse_added / size_mb:.1f} ×. "
+            f"The spill process's peak RSS: {total:,.0f} MB = {total / size_mb:.1f} × the input (issue 14's "
+            f"measure: interpreter, imports, DuckDB, the tokenizer and the input bytes included); of it, the "
+            f"spill added {added:,.0f} MB = {added / size_mb:.1f} × the input over the high-water mark after "
+            f"loading the input and a small warm-up spill. Judged here: "
+            + ("the added RSS (quick mode). " if quick else "the total peak (full mode, 100 MB). ")
+            + f"orjson's parsed value alone adds {parse_added:,.0f} MB = {parse_added / size_mb:.1f} ×. "
             "The input bytes themselves are in the 'before' figure of both. A JSON text of 8 MB or more "
             "that is one big array is read a segment at a time (a NumPy scan finds the array, each ~0.5 MB "
             "segment is parsed and pretty-printed on its own): the spill holds the raw bytes, the scan's "
             "arrays and one segment's objects, never the document as Python objects. Below 8 MB the "
-            "value is parsed whole (the JSON tools then reuse it)."
+            "value is parsed whole (the JSON tools then reuse it). One run each side (a fresh process each): "
+            "the time ratio is one sample."
         ),
-        goal="added RSS ≤ 3 × the input",
-        peak_rss_mb=spill["peak_rss_mb"],
+        goal=goal,
+        peak_rss_mb=total,
         baseline_rss_mb=parse["peak_rss_mb"],
     )
-    row["goal_met"] = added / size_mb <= 3.0
+    row["goal_met"] = met
     return row
 
 
@@ -309,6 +372,6 @@ def run(quick: bool) -> list[dict[str, Any]]:
             rows.append(_row(f"service log text ({mb})", log_text(n, seed=22), many, root / f"log-{n}"))
             if n >= 10_000_000:  # (a value streams from 8 MB on)
                 rows.append(_dict_row(f"k8s PodList as a dict ({mb})", pod_list(n, seed=24), runs, root / f"dict-{n}"))
-        rows.append(_memory_row(pod_list(sizes[-1], seed=23), root / "memory"))
+        rows.append(_memory_row(pod_list(sizes[-1], seed=23), root / "memory", quick))
     json.dumps(rows)  # the rows are plain data
     return rows

@@ -38,7 +38,7 @@ def _count_row(label: str, text: str, runs: int) -> dict[str, Any]:
     from jupyter_scratchpad import count_tokens
 
     enc = _encoding()
-    texts = [f"run {i}\n{text}" for i in range(runs)]
+    texts = [f"run {i}\n{text}" for i in range(runs + 1)]  # (the last: the warm-up call)
     size = len(texts[0].encode("utf-8"))
 
     def same(ours: int, base: int) -> None:
@@ -103,7 +103,7 @@ def _decision_rows(size: int, runs: int) -> list[dict[str, Any]]:
     from jupyter_scratchpad.store._format import as_text
 
     pods = pod_list(size, seed=7)
-    texts = [pods.replace('"9123456"', f'"{9123456 + i}"', 1) for i in range(runs)]
+    texts = [pods.replace('"9123456"', f'"{9123456 + i}"', 1) for i in range(runs + 1)]  # (+1: the warm-up)
     rows = [
         _decision_row(
             f"spill decision: {_mb(len(texts[0]))} JSON text",
@@ -127,7 +127,7 @@ def _decision_rows(size: int, runs: int) -> list[dict[str, Any]]:
             "baseline's time does not.",
         )
     )
-    small = [t[:4000] for t in _small_outputs(runs)]
+    small = [t[:4000] for t in _small_outputs(runs + 1)]
     rows.append(
         _decision_row(
             "spill decision: 4 KB output (passes through)",

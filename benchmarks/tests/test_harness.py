@@ -91,9 +91,28 @@ def test_side_by_side_alternates_and_checks_every_pair() -> None:
         4,
         check_pair=lambda a, b: pairs.append((a, b)),
     )
-    assert calls == ["ours0", "base0", "base1", "ours1", "ours2", "base2", "base3", "ours3"]
-    assert pairs == [(0, 0), (1, -1), (2, -2), (3, -3)]
+    # one untimed warm-up call per side first (i = runs), its pair checked too
+    assert calls == ["ours4", "base4", "ours0", "base0", "base1", "ours1", "ours2", "base2", "base3", "ours3"]
+    assert pairs == [(4, -4), (0, 0), (1, -1), (2, -2), (3, -3)]
     assert len(ours_s) == len(base_s) == 4 and failure is None
+
+
+def test_side_by_side_without_warmup_times_every_call() -> None:
+    calls: list[int] = []
+    ours_s, _, _ = time_side_by_side(lambda i: calls.append(i), None, 2, warmup=False)
+    assert calls == [0, 1] and len(ours_s) == 2
+
+
+def test_a_baseline_failing_partway_leaves_no_verdict() -> None:
+    def baseline(i: int) -> int:
+        if i == 1:
+            raise FakePanic("late")
+        return i
+
+    ours_s, base_s, failure = time_side_by_side(lambda i: i, baseline, 3, baseline_errors=(BaseException,))
+    assert len(ours_s) == 3 and len(base_s) == 1 and failure is not None
+    row = result("n", ours_s, "base", base_s, "d", failure=failure, goal="2x", goal_ratio=1e9)
+    assert row["ratio"] is not None and "goal_met" not in row
 
 
 class FakePanic(BaseException):
@@ -109,7 +128,7 @@ def test_a_declared_baseline_failure_is_recorded_and_not_retried() -> None:
         raise FakePanic("")
 
     ours_s, base_s, failure = time_side_by_side(lambda i: i, baseline, 3, baseline_errors=(BaseException,))
-    assert len(ours_s) == 3 and base_s == [] and attempts == [0]
+    assert len(ours_s) == 3 and base_s == [] and attempts == [3]  # failed in its warm-up call
     assert failure is not None and failure.startswith("FakePanic") and "panicked" in failure
 
 
