@@ -834,7 +834,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["auto", "trace", "openai-chat", "openai-responses", "anthropic", "mcp-jsonrpc"],
         help="what TRACE is (default: detected from its content)",
     )
-    p.add_argument("--json", action="store_true", help="one JSON row per call")
+    p.add_argument("--json", action="store_true", help="the rows as one JSON array, an object per call")
     call = sub.add_parser("call", help="run any tool: call TOOL '{\"handle\": …}'")
     _store_args(call)
     call.add_argument("tool")

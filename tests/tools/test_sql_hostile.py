@@ -302,6 +302,44 @@ def test_a_connection_never_serves_another_runs_query(pad: Scratchpad) -> None:
     assert pad.call_tool("sql", {"query": read}).data == [{"n": 0}]
 
 
+def test_a_refused_writing_cte_is_checked_a_few_times_not_to_the_recursion_limit(
+    pad: Scratchpad, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # its suggestion's candidate was the query itself, checked with suggestions of its own: 333
+    # levels, each parsing the query again (a CUBE in it made that 14 s and 6.6 GB)
+    from jupyter_scratchpad.explore import _sql
+
+    calls: list[str] = []
+    real = _sql._check_query_nodes
+    monkeypatch.setattr(_sql, "_check_query_nodes", lambda q, *a: calls.append(q) or real(q, *a))
+    for query in (
+        "WITH w AS (INSERT INTO scratch_notes VALUES ('k', '1', now()) RETURNING key) SELECT count(*) FROM w",
+        "WITH a AS (SELECT 1) DELETE FROM scratch_notes",
+    ):
+        calls.clear()
+        res = pad.call_tool("sql", {"query": query})
+        assert res.error is not None and res.error["error"] == "sql_not_read_only", res.text
+        assert len(calls) <= 3, len(calls)
+
+
+def test_grouping_sets_are_counted_before_the_parser_expands_them(pad: Scratchpad, pods_handle: str) -> None:
+    # DuckDB's parser expands CUBE(n) into 2^n grouping sets in the calling process, outside the
+    # worker's bounds: a CUBE of 14 beside 1,500 columns took 15 s and 3.2 GB before any check
+    columns = ", ".join(f"c{i}" for i in range(1500))
+    cube = ", ".join(f"x{i}" for i in range(14))
+    res = pad.call_tool("sql", {"query": f"SELECT 1 FROM (SELECT 1) GROUP BY ({columns}), CUBE({cube})"})
+    assert res.error is not None and res.error["error"] == "sql_error", res.text
+    assert "grouping sets" in res.error["message"]
+    nested = "SELECT 1 FROM t GROUP BY CUBE(a, b, c, d, e), ROLLUP(f, g, h, i, j, k, l, m), GROUPING SETS ((a), (b))"
+    assert "grouping sets" in pad.call_tool("sql", {"query": nested}).error["message"]  # 32 x 9 x 2
+    small = (
+        f"SELECT s.phase, s.ns, count(*) AS n FROM (SELECT status.phase AS phase, metadata.namespace AS ns "
+        f"FROM {pods_handle}.items) s GROUP BY CUBE(s.phase, s.ns) ORDER BY ALL LIMIT 3"
+    )
+    assert pad.call_tool("sql", {"query": small}).ok
+    assert pad.call_tool("sql", {"query": "SELECT 'cube(a, b, c, d, e, f, g, h, i, j)' AS s"}).ok  # a string
+
+
 def test_only_the_table_functions_a_query_needs_are_available(pad: Scratchpad, pods_handle: str) -> None:
     # an allow-list: DuckDB 2.0 added table functions that run a function named as text
     for query in ("SELECT * FROM test_all_types()", "FROM duckdb_approx_database_count()", "FROM checkpoint()"):
