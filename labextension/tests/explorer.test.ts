@@ -70,13 +70,18 @@ function mount(): { model: FakeModel; root: HTMLElement; cleanup: () => void } {
   return { model, root, cleanup };
 }
 
-function click(root: HTMLElement, panel: string, label: string): void {
-  const buttons = [...root.querySelectorAll<HTMLButtonElement>(`[data-tab="${panel}"] button`)];
-  const found = buttons.find(b => b.textContent === label);
+function button(root: HTMLElement, panel: string, label: string): HTMLButtonElement {
+  const found = [...root.querySelectorAll<HTMLButtonElement>(`[data-tab="${panel}"] button`)].find(
+    b => b.textContent === label
+  );
   if (!found) {
     throw new Error(`no button ${label} in ${panel}`);
   }
-  found.click();
+  return found;
+}
+
+function click(root: HTMLElement, panel: string, label: string): void {
+  button(root, panel, label).click();
 }
 
 const tick = () => new Promise(resolve => setTimeout(resolve, 0));
@@ -181,16 +186,6 @@ describe('the explorer page', () => {
     expect(view.textContent).toContain('<img src=x onerror=alert(1)>');
   });
 });
-
-function button(root: HTMLElement, panel: string, label: string): HTMLButtonElement {
-  const found = [...root.querySelectorAll<HTMLButtonElement>(`[data-tab="${panel}"] button`)].find(
-    b => b.textContent === label
-  );
-  if (!found) {
-    throw new Error(`no button ${label} in ${panel}`);
-  }
-  return found;
-}
 
 describe('paging', () => {
   // Next asked for offset + page size: the rows that did not fit a reply were never shown
