@@ -7,7 +7,8 @@ client, and serves one MCP server to its own client:
   name, without its output schema: a spilled result is a stub) plus the scratchpad's tools (under
   ``prefix``, default none); each upstream definition bounded as it is read (``_upstream.py``: its
   description cut to 8 KiB, an inputSchema that is not a valid JSON Schema object, or over 64 KiB,
-  replaced by one any object matches, with a note in the description). An upstream's
+  replaced by one any object matches, with a note in the description), and all of them together
+  bounded too (``bounded_listing``: ``LISTING_MAX_BYTES``, the model reads the list every turn). An upstream's
   ``tools/list_changed`` is coalesced: one re-list in flight per upstream and one more pending,
   and the client told once per re-list that changed something;
 - ``tools/call`` of an upstream tool: forwarded; an error result comes back unchanged; any other
@@ -56,8 +57,10 @@ from ._server import (
     unknown_tool,
 )
 from ._upstream import (
+    ANY_ARGUMENTS,
     DESCRIPTION_MAX_BYTES,
     META_MAX_BYTES,
+    argument_names,
     clipped,
     invalid_result_said,
     json_bytes,
@@ -282,9 +285,93 @@ def _index(state: _State, listed: list[tuple[str, list[types.Tool], list[types.P
         state.tools[name] = _Route(server, state.sessions[server], t.name, size_hint(t))
         # a spilled result is a stub, not the tool's declared structure: no output schema is promised
         state.tool_defs.append(t.model_copy(update={"name": name, "output_schema": None}))
+    state.tool_defs = bounded_listing(state.tool_defs)
     for (server, p), name in zip(prompts, _unique_names([(s, p.name) for s, p in prompts], set()), strict=True):
         state.prompts[name] = _Route(server, state.sessions[server], p.name)
         state.prompt_defs.append(bounded_entry(p).model_copy(update={"name": name}))
+
+
+# All the upstream tools' definitions together, as JSON: a model reads them every turn, and each
+# one bounded (8 KiB of description, 64 KiB of schema) still let 300 tools list 2.7 MB.
+LISTING_MAX_BYTES = 128 * 1024
+DESCRIPTION_FLOOR_BYTES = 256  # a description is never cut shorter than this to fit the listing
+
+
+def _tool_bytes(tool: types.Tool) -> int:
+    return json_bytes(tool.model_dump(mode="json", by_alias=True, exclude_none=True)) or 0
+
+
+def _desc_bytes(tool: types.Tool) -> int:
+    return len((tool.description or "").encode("utf-8", "surrogatepass"))
+
+
+def _descriptions_cut(tools: list[types.Tool], notes: dict[int, str]) -> tuple[list[types.Tool], int]:
+    """``tools`` with their longest descriptions cut to one length so that all fit
+    ``LISTING_MAX_BYTES`` if they can (never under ``DESCRIPTION_FLOOR_BYTES``), then each of
+    ``notes`` put first in its tool's description, whole; and that length."""
+    descs = [_desc_bytes(t) for t in tools]
+    fixed = sum(_tool_bytes(t) for t in tools) - sum(descs) + sum(len(n.encode()) + 2 for n in notes.values())
+    room = LISTING_MAX_BYTES - fixed - 96 * len(tools)  # (96: the words of a cut)
+    low, high = DESCRIPTION_FLOOR_BYTES, max(descs, default=0)
+    while low < high:  # the longest length every description may keep
+        mid = (low + high + 1) // 2
+        if sum(min(d, mid) for d in descs) <= room:
+            low = mid
+        else:
+            high = mid - 1
+    out = []
+    for i, (tool, size) in enumerate(zip(tools, descs, strict=True)):
+        text = clipped(tool.description, low, "description") if size > low else tool.description
+        if i in notes:
+            text = f"{notes[i]}\n\n{text}" if text else notes[i]
+        out.append(tool.model_copy(update={"description": text}) if text is not tool.description else tool)
+    return out, low
+
+
+def bounded_listing(tools: list[types.Tool]) -> list[types.Tool]:
+    """The upstream tools as listed, within ``LISTING_MAX_BYTES`` together: first the longest
+    descriptions cut to one length (never under ``DESCRIPTION_FLOOR_BYTES``); if that is not
+    enough, the largest input schemas replaced by one any object matches (a note before the
+    description names their arguments) and the descriptions cut again; last, the tools past the
+    bound left out of the list (each still answers a call by its name). Logged."""
+    total = sum(_tool_bytes(t) for t in tools)
+    if total <= LISTING_MAX_BYTES:
+        return tools
+    out, length = _descriptions_cut(tools, {})
+    notes: dict[int, str] = {}
+    if sum(_tool_bytes(t) for t in out) > LISTING_MAX_BYTES:
+        out = list(tools)
+        least = [_tool_bytes(t) - max(0, _desc_bytes(t) - DESCRIPTION_FLOOR_BYTES) for t in out]
+        for i in sorted(range(len(out)), key=lambda i: -len(dumps_compact(out[i].input_schema))):
+            if sum(least) <= LISTING_MAX_BYTES or out[i].input_schema == ANY_ARGUMENTS:
+                break
+            names = argument_names(out[i].input_schema)
+            notes[i] = (
+                "[the proxy replaced this tool's input schema with one any object matches, to bound the list "
+                "of tools; the upstream server checks the arguments"
+                + (f". Its arguments were: {names}]" if names else "]")
+            )
+            out[i] = out[i].model_copy(update={"input_schema": dict(ANY_ARGUMENTS)})
+            least[i] = _tool_bytes(out[i]) - max(0, _desc_bytes(out[i]) - DESCRIPTION_FLOOR_BYTES) + len(notes[i]) + 2
+        out, length = _descriptions_cut(out, notes)
+    kept: list[types.Tool] = []
+    used = 0
+    for tool in out:
+        size = _tool_bytes(tool)
+        if used + size > LISTING_MAX_BYTES:
+            break
+        kept.append(tool)
+        used += size
+    left = len(out) - len(kept)
+    log.warning(
+        "the upstream tools' definitions take %s bytes of JSON, over the proxy's %s: descriptions cut to %s bytes%s%s",
+        f"{total:,}",
+        f"{LISTING_MAX_BYTES:,}",
+        f"{length:,}",
+        f", {len(notes):,} input schemas replaced" if notes else "",
+        f", and {left:,} tools left out of the list (each still answers a call by its name)" if left else "",
+    )
+    return kept
 
 
 def bounded_entry(entry: Any) -> Any:

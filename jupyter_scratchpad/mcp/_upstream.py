@@ -39,6 +39,7 @@ __all__ = [
     "LEFT_OUT_KEY",
     "META_MAX_BYTES",
     "TITLE_MAX_BYTES",
+    "argument_names",
     "bounded_tool",
     "clipped",
     "invalid_result_said",
@@ -187,7 +188,7 @@ def schema_problem(schema: Any) -> str | None:
     return None if error is None else f"was not valid JSON Schema ({error})"
 
 
-def _argument_names(schema: Any) -> str:
+def argument_names(schema: Any) -> str:
     """The top-level arguments a replaced schema named, ``q (required), limit``, bounded."""
     props = schema.get("properties") if isinstance(schema, dict) else None
     if not isinstance(props, dict) or not props:
@@ -220,7 +221,7 @@ def bounded_tool(tool: Mapping[str, Any]) -> dict[str, Any]:
     why = schema_problem(schema)
     if why is not None:
         out["inputSchema"] = dict(ANY_ARGUMENTS)
-        names = _argument_names(schema)
+        names = argument_names(schema)
         note = (
             f"[the proxy replaced this tool's input schema, which {why}, with one any object matches; "
             "the upstream server checks the arguments" + (f". Its arguments were: {names}]" if names else "]")

@@ -109,6 +109,47 @@ def test_a_schema_the_sdk_refuses_does_not_stop_the_proxy(tmp_path: Path, env: d
     through_bounds(env, tmp_path / "store", check, "--untyped")
 
 
+def upstream_bytes(tools: list[types.Tool]) -> int:
+    """The compact JSON of the listed tools that are the upstream's (not the scratchpad's own)."""
+    from jupyter_scratchpad.tools import TOOL_NAMES
+
+    theirs = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools if t.name not in TOOL_NAMES]
+    return len(json.dumps([t for t in theirs if t["name"] != "scratchpad_usage"], separators=(",", ":")).encode())
+
+
+def test_many_tools_are_bounded_together_and_every_one_still_answers(tmp_path: Path, env: dict[str, str]) -> None:
+    # each definition was bounded, but not the list: 120 tools of 5 KB and 40 arguments listed 1 MB,
+    # which the model reads every turn
+    async def check(s: ClientSession) -> None:
+        tools = (await s.list_tools()).tools
+        assert upstream_bytes(tools) <= 128 * 1024  # (was 1 MB)
+        by = {t.name: t for t in tools}
+        assert all(f"big_{i}" in by for i in range(120))  # cut, and all still listed
+        big = by["big_0"]
+        said = big.description or ""
+        assert said.startswith("[the proxy replaced this tool's input schema") and "bytes of this description cut" in said
+        assert big.input_schema == ANY_OBJECT and "Its arguments were: arg0, arg1" in said and "\n\ntool 0 bbb" in said
+        assert by["fine"].description == "a fine tool"  # a short one is kept whole
+        for tool in tools:
+            Draft202012Validator.check_schema(tool.input_schema)
+        res = await s.call_tool("big_7", {"arg3": "x"})
+        assert texts(res) == ['args: {"arg3": "x"}'], res
+
+    stderr = through_bounds(env, tmp_path / "store", check, "--many-big")
+    assert "the upstream tools' definitions take" in stderr and "input schemas replaced" in stderr
+
+    async def check_small(s: ClientSession) -> None:
+        tools = (await s.list_tools()).tools
+        assert upstream_bytes(tools) <= 128 * 1024  # (was 250 KB)
+        names = {t.name for t in tools}
+        assert "small_0" in names and "small_2999" not in names and "head" in names  # ours are listed
+        res = await s.call_tool("small_2999", {"q": 1})  # left out of the list, still answers
+        assert texts(res) == ['args: {"q": 1}'], res
+
+    stderr = through_bounds(env, tmp_path / "store2", check_small, "--many-small")
+    assert "tools left out of the list (each still answers a call by its name)" in stderr
+
+
 def test_an_entry_the_sdk_refuses_leaves_the_rest_of_its_list(tmp_path: Path, env: dict[str, str]) -> None:
     # one resource listed without its uri, or one prompt without a name, made the SDK refuse the
     # whole listing: the server's resources and prompts were all missing (its prompts silently)

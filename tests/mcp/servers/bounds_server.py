@@ -14,7 +14,9 @@ Tools (``tools/list``):
 - ``bad_content``: a result whose ``content`` is a string;
 - ``spam``: 2,000 ``notifications/tools/list_changed`` (nothing changed), then "spammed";
 - ``spam_and_add``: adds the tool ``added``, then 2,000 of them, then "spammed";
-- ``list_count``: how many ``tools/list`` requests this server has answered.
+- ``list_count``: how many ``tools/list`` requests this server has answered;
+- with ``--many-big``, 120 tools ``big_<i>`` of 5 KB of description and 40 arguments each; with
+  ``--many-small``, 3,000 small tools ``small_<i>`` (listings of 1 MB and 250 KB).
 
 The other tools answer ``args: <their arguments as JSON>``.
 
@@ -32,6 +34,8 @@ import sys
 
 UNTYPED = "--untyped" in sys.argv[1:]
 BAD_ENTRIES = "--bad-entries" in sys.argv[1:]  # a listed resource and prompts the SDK refuses
+MANY_BIG = "--many-big" in sys.argv[1:]  # 120 more tools, each with 5 KB of description and 40 arguments
+MANY_SMALL = "--many-small" in sys.argv[1:]  # 3,000 more tools, each small
 FINE_SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
 HUGE_SCHEMA = {
     "type": "object",
@@ -65,6 +69,14 @@ def tools() -> list[dict[str, object]]:
     ]  # fmt: skip
     if UNTYPED:
         listed.append({"name": "untyped", "inputSchema": {"properties": {"q": {"type": "string"}}, "required": ["q"]}})
+    if MANY_BIG:
+        props = {f"arg{j}": {"type": "string", "description": "an argument " * 4} for j in range(40)}
+        listed += [
+            {"name": f"big_{i}", "description": f"tool {i} " + "b" * 5000, "inputSchema": {"type": "object", "properties": props}}
+            for i in range(120)
+        ]  # fmt: skip
+    if MANY_SMALL:
+        listed += [{"name": f"small_{i}", "description": f"small tool {i}", "inputSchema": any_object} for i in range(3000)]
     return listed
 
 
