@@ -65,7 +65,7 @@ class LinePaths:
         self.check = check
         # what one body's calls learn, for the next call on the same body (keyed by a container's
         # opener offset): ("open", offset it is open to at least, or "closed" at), and an array's
-        # ("marks", [(newline offset, items begun before it), ...]) every COUNT_PIECE bytes
+        # ("marks", [(newline offset, items begun before it), ...]) every MARK_EVERY bytes
         self.memo: dict[int, Any] = {} if memo is None else memo
         self.chain: list[_Open] = []  # the containers open at the last line resolved, outermost first
         self.last = -1  # the offset of the last line resolved
