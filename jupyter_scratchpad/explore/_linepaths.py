@@ -26,8 +26,9 @@ from typing import Any
 
 from ._paths import key_step
 
-__all__ = ["LinePaths"]
+__all__ = ["LinePaths", "item_path"]
 
+NEAR_LINES = 64  # lines looked at one by one, backward, for a line's parent; past them, windows
 WINDOW = 1 << 14  # the first window of a search backward for a line's parent (doubled as it goes)
 COUNT_PIECE = 1 << 22  # bytes copied at a time to count an array's items
 MARK_EVERY = 1 << 16  # an array's items counted so far are kept every this many bytes (per body)
@@ -187,9 +188,27 @@ class LinePaths:
         return n
 
     def _parent_line(self, start: int, level: int) -> int:
-        """The start of the nearest line before ``start`` with at most ``level`` spaces."""
+        """The start of the nearest line before ``start`` with at most ``level`` spaces (the
+        parent: no line between has fewer, so it has exactly ``level``)."""
+        # Near (a deep parent, a few lines up): backward, line by line among those indented at
+        # least ``level``, in C. Far (an array's opener, an item's many lines up): a window
+        # search for lines indented at most ``level``, which are few there.
+        pad = b"\n" + b" " * level
+        hi = start - 1  # (the newline before this line)
+        for _ in range(NEAR_LINES):
+            at = self.buf.rfind(pad, 0, hi + len(pad) - 1)  # (one that begins before hi)
+            if at < 0:
+                break
+            if self.buf[at + len(pad) : at + len(pad) + 1] != b" ":
+                return int(at) + 1
+            hi = at
+        else:
+            return self._parent_far(hi, level)
+        return 0 if self._indent(0, self._line_end(0)) <= level else self._parent_far(hi, level)
+
+    def _parent_far(self, hi: int, level: int) -> int:
+        """``_parent_line`` by windows of growing size, searching before offset ``hi``."""
         pattern = _at_most(level)
-        hi = start - 1  # (the newline before this line: a match there is this line)
         window = WINDOW
         while hi > 0:
             self.check()
@@ -214,3 +233,23 @@ class LinePaths:
         while start + n < end and self.buf[start + n : start + n + 1] == b" ":
             n += 1
         return n
+
+
+def item_path(path: str) -> str:
+    """``path`` up to its last array index (``$.items[17]`` of ``$.items[17].status.phase``), the
+    whole path when it has none. Keys in brackets are JSON strings, skipped whole (``["a[3]"]``
+    holds no index)."""
+    end, i = 0, 1
+    while i < len(path):
+        if path.startswith('["', i):
+            _key, i = scanstring(path, i + 2)
+            i += 1  # (the "]")
+        elif path[i] == "[":
+            close = path.index("]", i)
+            i = close + 1
+            end = i
+        else:  # (".name")
+            i += 1
+            while i < len(path) and path[i] not in ".[":
+                i += 1
+    return path[:end] if end else path

@@ -450,21 +450,32 @@ def grep(
         else:
             windows.append([lo, hi])
     blocks: list[str] = []
+    plain: list[str] = []  # (the same blocks without the paths)
     matches: list[dict[str, Any]] = []
     shown_lines: list[dict[str, Any]] = []
     for lo, hi in windows:
-        rows = []
+        rows, bare = [], []
         for n, text_line in enumerate(reader.read_lines(lo, hi), start=lo):
             is_match = n in match_lines
             shown = _clip(text_line, columns.get(n))
-            at = f" {paths[n]}" if is_match and n in paths else ""  # (where in the document a match is)
-            rows.append(f"{'>' if is_match and context else ''}{n}{at}\t{shown}")  # (> marks a match among context)
+            mark = ">" if is_match and context else ""  # (> marks a match among context)
+            at = f" {_item_path(paths[n])}" if is_match and n in paths and _item_path(paths[n]) else ""
+            rows.append(f"{mark}{n}{at}\t{shown}")  # (where in the document a match is: its item's path)
+            bare.append(f"{mark}{n}\t{shown}")
             shown_lines.append({"line": n, "text": shown, "match": is_match})
             if is_match:
                 matches.append({"line": n, "text": shown, **({"path": paths[n]} if n in paths else {})})
         blocks.append("\n".join(rows))
+        plain.append("\n".join(bare))
     # (no context: every line shown is a match, numbered; a "--" between them said nothing)
     text = ("\n--\n" if context else "\n").join(blocks)
+    paths_left_out = ""
+    if paths and len(text) > 2 * ctx.limit_tokens:  # (cheap first: a token is at most a few characters)
+        without = ("\n--\n" if context else "\n").join(plain)
+        limit = ctx.limit_tokens
+        if ctx.pad.tokenizer.count(text) > limit >= ctx.pad.tokenizer.count(without):
+            # the paths would have the grep refused where without them it fits: left out, and said
+            text, paths_left_out = without, " · paths left out to fit the call's limit (fewer max_matches shows them)"
     if fallback:
         text = f"Note: {fallback}.\n{text}"
     more = "" if complete else "+"
@@ -472,6 +483,7 @@ def grep(
         f"{len(hits):,} of {counted:,}{more} matching lines shown"
         + (f" (max_matches={max_matches})" if counted > len(hits) else "")
         + f" · {total:,} lines{where} · {_describe(entry)}"
+        + paths_left_out
     )
     rest = ""
     if counted > len(hits) and not where and entry.format in ("text", "markdown"):
@@ -549,6 +561,23 @@ def _match_paths(ctx: ToolContext, entry: Entry, reader: Any, lines: list[int]) 
         while len(_PATH_MEMOS) > 32:
             _PATH_MEMOS.pop(next(iter(_PATH_MEMOS)))
     return out
+
+
+PATH_SHOWN_MAX = 120  # characters of a match's path shown beside it (a 50,000-character key: none)
+
+
+def _item_path(path: str) -> str:
+    """What a match line shows of its path: up to the innermost array item holding it
+    (``$.items[17]`` for ``$.items[17].status.phase``: the key is on the line; ``get_in`` of it
+    reads the whole item), the whole path when no array holds it; nothing when it is over
+    ``PATH_SHOWN_MAX`` characters (``res.data`` has every path whole)."""
+    from ._linepaths import item_path
+
+    try:
+        shown = item_path(path)
+    except ValueError:  # (a path not of LinePaths' making)
+        return ""
+    return shown if len(shown) <= PATH_SHOWN_MAX else ""
 
 
 class _NoTime(Exception):

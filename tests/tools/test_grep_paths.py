@@ -95,7 +95,8 @@ def test_grep_names_the_path_of_each_match_and_get_in_reads_it(pad: Scratchpad) 
     res = pad.call_tool("grep", {"handle": h, "pattern": 'OOMKilled|"tier": "b"', "max_matches": 150, "context": 1})
     assert res.ok and len(res.data["matches"]) == 150, res.text[:300]
     first = res.data["matches"][0]
-    assert f">{first['line']} {first['path']}\t" in res.text  # on the match's own line, after its number
+    item = first["path"].split("]")[0] + "]"  # ($.items[12]: the item holding the match)
+    assert f">{first['line']} {item}\t" in res.text  # on the match's own line, after its number
     for match in res.data["matches"]:
         path = match["path"]
         assert re.fullmatch(r"\$\.items\[\d+\]\.(metadata\.labels\.tier|status\.conditions\[0\]\.message)", path)
@@ -126,3 +127,31 @@ def test_with_no_time_for_paths_the_matches_come_without(pad: Scratchpad, monkey
     res = pad.call_tool("grep", {"handle": h, "pattern": "needle", "max_matches": 3, "context": 0})
     assert res.ok and [m["line"] for m in res.data["matches"]] == [4, 7, 10]
     assert not any("path" in m for m in res.data["matches"]) and "$" not in res.text.split("---")[0]
+
+
+def test_a_shown_path_is_the_item_a_long_one_is_not_shown_and_the_paths_yield_to_the_limit(pad: Scratchpad) -> None:
+    # a 50,000-character key put the whole key in the text (grep_too_large with max_matches=1), and
+    # 1,000 matches of short lines came back refused with paths where without them they fitted
+    key = "K" * 50_000
+    h = pad.spill(json.dumps({"items": [{key: {"x": "needle"}} for _ in range(3)]}), tool="t").handle
+    res = pad.call_tool("grep", {"handle": h, "pattern": "needle", "max_matches": 1, "context": 0})
+    assert res.ok and res.text.startswith("5 $.items[0]\t"), res.text[:200]  # the item's path is short
+    deep = pad.spill(json.dumps({"a": {key: ["needle"] * 3000}}), tool="t").handle
+    res = pad.call_tool("grep", {"handle": deep, "pattern": "needle", "max_matches": 1, "context": 0})
+    assert res.ok and res.text.startswith("4\t") and len(res.text) < 500, res.text[:200]  # over 120: not shown
+    assert res.data["matches"][0]["path"] == f'$.a.{key}[0]'  # the data has it whole
+    many = pad.spill(json.dumps({"items": [{"id": i, "tags": ["a", "b"]} for i in range(5000)]}), tool="t").handle
+    res = pad.call_tool("grep", {"handle": many, "pattern": '"b"', "max_matches": 1000, "context": 0})
+    assert res.ok and "paths left out to fit the call's limit" in res.text, res.text[-300:]
+    assert res.text.startswith("7\t") and "path" in res.data["matches"][0]
+    fewer = pad.call_tool("grep", {"handle": many, "pattern": '"b"', "max_matches": 100, "context": 0})
+    assert fewer.ok and fewer.text.startswith("7 $.items[0].tags[1]\t"), fewer.text[:100]
+
+
+def test_the_item_of_a_path_skips_keys_in_brackets() -> None:
+    from jupyter_scratchpad.explore._linepaths import item_path
+
+    assert item_path("$.items[17].status.phase") == "$.items[17]"
+    assert item_path('$.a["b[3]c"].d') == '$.a["b[3]c"].d'
+    assert item_path('$.a["x\\"]"][2].y[4].z') == '$.a["x\\"]"][2].y[4]'
+    assert item_path("$.metadata.name") == "$.metadata.name" and item_path("$") == "$"
