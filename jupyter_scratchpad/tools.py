@@ -314,7 +314,7 @@ _TOOLS: tuple[_Tool, ...] = (
         "grep",
         "Search a handle's lines with a regex (RE2 syntax; an invalid regex is searched literally). Matching "
         "lines are marked '>' with `context` lines around them; overlapping windows are merged. In a JSON "
-        "handle each match names the item holding it, for get_in: `>21 $.items[3]`.",
+        "handle each match names its path, for get_in: `>21 $.items[3].status.phase`.",
         _p(
             handle=_HANDLE,
             pattern={"type": "string", "minLength": 1, "description": "Regex (at most 1,024 bytes)."},

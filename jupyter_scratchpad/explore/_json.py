@@ -366,8 +366,8 @@ def item_schema(ctx: ToolContext, handle: str, path: str = "$", offset: int = 0,
         window = f"items {lo:,}-{hi - 1:,} of {total:,} (window {lo // size + 1:,} of {-(-total // size):,})"
     else:
         window = f"all {total:,} items"
-    width = min(60, max((len(r["key"]) for r in rows), default=3))
-    twidth = min(48, max((len(r["types"]) for r in rows), default=4))
+    width = min(60, max([3, *(len(r["key"]) for r in rows)]))  # (at least the header's "key")
+    twidth = min(48, max([4, *(len(r["types"]) for r in rows)]))
     lines = [
         f"item_schema of {_show(canonical)} in {entry.key}: {window}",
         f"{'key':<{width}}  {'type':<{twidth}}  present",

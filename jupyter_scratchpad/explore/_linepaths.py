@@ -32,6 +32,7 @@ NEAR_LINES = 64  # lines looked at one by one, backward, for a line's parent; pa
 WINDOW = 1 << 14  # the first window of a search backward for a line's parent (doubled as it goes)
 COUNT_PIECE = 1 << 22  # bytes copied at a time to count an array's items
 MARK_EVERY = 1 << 16  # an array's items counted so far are kept every this many bytes (per body)
+MEMO_MAX = 64  # containers a body's memo keeps for its next grep
 
 
 @dataclass
@@ -72,8 +73,9 @@ class LinePaths:
         self.last = -1  # the offset of the last line resolved
 
     def path(self, start: int) -> str | None:
-        """The path of the value (or member) that begins on the line at offset ``start``; of the
-        container a closing line ends. None when the body does not read as this layout."""
+        """The path of the value (or member) that begins on the line at offset ``start``; for a
+        closing line, the path of the container holding the one it closes. None when the body
+        does not read as this layout."""
         if start < self.last:  # (asked out of order: start again)
             self.chain, self.last = [], -1
         try:
@@ -144,6 +146,17 @@ class LinePaths:
             return True
         seen["open"] = hi
         return False
+
+    def trimmed_memo(self) -> dict[int, Any]:
+        """The memo worth keeping for the body's next grep: the containers seen open over more
+        than ``MARK_EVERY`` bytes (the big arrays and what holds them), at most ``MEMO_MAX`` of
+        them; an item's own entry helps no later grep (a grep added ~1,000 such, copied each time)."""
+        kept = {
+            start: seen
+            for start, seen in self.memo.items()
+            if seen.get("marks") or seen.get("closed", seen.get("open", start)) - start > MARK_EVERY
+        }
+        return dict(list(kept.items())[-MEMO_MAX:])
 
     def _step(self, start: int, end: int, indent: int) -> str:
         """The step to the value on the line at ``start`` from its parent (the chain's last)."""

@@ -182,7 +182,8 @@ class _SchemaWriter:
             if i >= MAX_KEYS_SHOWN:
                 self._row(f"{path}.…", f"{len(ordered) - i:,} more keys", "")
                 break
-            every = whole and child.count == shape.objects
+            # (in every object, and every value here an object: null or 5 among the items is not "all")
+            every = whole and child.count == shape.objects == shape.count
             present = "all" if every else f"{child.count}/{shape.objects}"
             self.repeated(child, _child_path(path, key), depth + 1, shape.objects, present, every)
         if shape.rest is not None:  # many keys, each in few of the objects: one row, as a map's
@@ -211,8 +212,9 @@ _SCHEMA_LOCK = threading.Lock()
 DEFAULT_DEPTH = 4  # schema's default max_depth: the one computed at spill time
 # v2: the line ranges of a document nested deeper than the body's 64-level cut (v1 files of such
 # documents gave ranges past the body's end; every v1 file is ignored and computed again)
-# v3: a key in every item says "all" (v2 rows said 2000/2000: such files are computed again)
-_SCHEMA_FILE = "schema-v3-d{depth}.json"
+# v3: a key in every item says "all" (v2 rows said 2000/2000: such files are computed again);
+# v4: not when some items are no objects (v3 said "all" of 2 objects among 4 items)
+_SCHEMA_FILE = "schema-v4-d{depth}.json"
 
 
 _EXECUTOR: ThreadPoolExecutor | None = None
@@ -361,7 +363,7 @@ def json_schema(
     stand_in: StandIn | Callable[[Any], StandIn | None] | None = None,
     check: Check = None,
 ) -> _SchemaWriter:
-    """The schema rows of a JSON body: from memory, else the body's ``schema-v3-d<depth>.json``
+    """The schema rows of a JSON body: from memory, else the body's ``schema-v4-d<depth>.json``
     (written by the spill's worker, or by any process that computed it), else computed from
     ``value()`` and saved beside the body. A body never changes, so neither does its schema.
     ``stand_in``: for a big array the value does not hold, or a function of the value giving it.

@@ -441,7 +441,10 @@ def grep(
         return Output(text, data, budget_footer(f"0 matching lines of {total:,}", f"no match in {total} lines"))
     match_lines = {line for line, _ in hits}
     columns = dict(hits)
-    paths = _match_paths(ctx, entry, reader, [line for line, _ in hits]) if not where and entry.format == "json" else {}
+    paths: dict[int, str] = {}
+    timed_out = False
+    if not where and entry.format == "json":
+        paths, timed_out = _match_paths(ctx, entry, reader, [line for line, _ in hits])
     windows: list[list[int]] = []
     for line, _ in hits:
         lo, hi = max(1, line - context), min(total, line + context)
@@ -470,7 +473,9 @@ def grep(
     # (no context: every line shown is a match, numbered; a "--" between them said nothing)
     text = ("\n--\n" if context else "\n").join(blocks)
     paths_left_out = ""
-    if paths and len(text) > 2 * ctx.limit_tokens:  # (cheap first: a token is at most a few characters)
+    if timed_out:  # (said: the model would otherwise read a match without one as odd)
+        paths_left_out = f" · paths of {len(paths):,} of the matches (their time ran out; a next grep is quicker)"
+    if paths and len(text) > ctx.limit_tokens // 4:  # (a character can take several tokens: counted)
         without = ("\n--\n" if context else "\n").join(plain)
         limit = ctx.limit_tokens
         if ctx.pad.tokenizer.count(text) > limit >= ctx.pad.tokenizer.count(without):
@@ -514,7 +519,7 @@ def grep(
     short = f"{counted}{more} matching lines" + (
         f", {len(hits)} shown (max_matches={max_matches})" if counted > len(hits) else ""
     )
-    return Output(text, data, budget_footer(summary, short + rest))
+    return Output(text, data, budget_footer(summary, short + rest + paths_left_out))
 
 
 # of a grep call's time, spent at most on the JSON paths of its matches: finding them reads the
@@ -528,14 +533,14 @@ _PATH_MEMOS: dict[str, dict[int, Any]] = {}
 _MEMO_LOCK = threading.Lock()
 
 
-def _match_paths(ctx: ToolContext, entry: Entry, reader: Any, lines: list[int]) -> dict[int, str]:
+def _match_paths(ctx: ToolContext, entry: Entry, reader: Any, lines: list[int]) -> tuple[dict[int, str], bool]:
     """The JSON path of each match line of a JSON body (``$.items[412].status.phase``), read from
     the body's layout (``LinePaths``); those it had no time for, or that do not read as the
-    layout, have none."""
+    layout, have none; and whether the time ran out before the last."""
     from ._linepaths import LinePaths
 
     if not isinstance(reader, BodyReader) or not lines:
-        return {}
+        return {}, False
     deadline = time.monotonic() + max(0.0, min(PATHS_MAX_S, ctx.time_left() / 4))
 
     def check() -> None:
@@ -543,6 +548,7 @@ def _match_paths(ctx: ToolContext, entry: Entry, reader: Any, lines: list[int]) 
             raise _NoTime
 
     out: dict[int, str] = {}
+    ran_out = False
     key = str(entry.body_id or entry.key)
     with _MEMO_LOCK:  # (a call's own copy: two calls on one body never share a list)
         memo = copy.deepcopy(_PATH_MEMOS.get(key) or {})
@@ -552,27 +558,30 @@ def _match_paths(ctx: ToolContext, entry: Entry, reader: Any, lines: list[int]) 
             try:
                 found = paths.path(reader.line_offset(line))
             except _NoTime:
+                ran_out = True
                 break
             if found is not None:
                 out[line] = found
     with _MEMO_LOCK:
         _PATH_MEMOS.pop(key, None)
-        _PATH_MEMOS[key] = paths.memo  # (most recent last)
+        _PATH_MEMOS[key] = paths.trimmed_memo()  # (most recent last)
         while len(_PATH_MEMOS) > 32:
             _PATH_MEMOS.pop(next(iter(_PATH_MEMOS)))
-    return out
+    return out, ran_out
 
 
-PATH_SHOWN_MAX = 120  # characters of a match's path shown beside it (a 50,000-character key: none)
+PATH_WHOLE_MAX = 80  # characters of a match's path shown whole beside it
+PATH_SHOWN_MAX = 120  # ... else of the path of the item holding it (a 50,000-character key: none)
 
 
 def _item_path(path: str) -> str:
-    """What a match line shows of its path: up to the innermost array item holding it
-    (``$.items[17]`` for ``$.items[17].status.phase``: the key is on the line; ``get_in`` of it
-    reads the whole item), the whole path when no array holds it; nothing when it is over
-    ``PATH_SHOWN_MAX`` characters (``res.data`` has every path whole)."""
+    """What a match line shows of its path: the whole path up to ``PATH_WHOLE_MAX`` characters,
+    else up to the innermost array item holding it (``$.items[17]``: ``get_in`` of it reads the
+    item), else nothing when even that is over ``PATH_SHOWN_MAX`` (``res.data`` has every path)."""
     from ._linepaths import item_path
 
+    if len(path) <= PATH_WHOLE_MAX:
+        return path
     try:
         shown = item_path(path)
     except ValueError:  # (a path not of LinePaths' making)

@@ -95,8 +95,7 @@ def test_grep_names_the_path_of_each_match_and_get_in_reads_it(pad: Scratchpad) 
     res = pad.call_tool("grep", {"handle": h, "pattern": 'OOMKilled|"tier": "b"', "max_matches": 150, "context": 1})
     assert res.ok and len(res.data["matches"]) == 150, res.text[:300]
     first = res.data["matches"][0]
-    item = first["path"].split("]")[0] + "]"  # ($.items[12]: the item holding the match)
-    assert f">{first['line']} {item}\t" in res.text  # on the match's own line, after its number
+    assert f">{first['line']} {first['path']}\t" in res.text  # on the match's own line, after its number
     for match in res.data["matches"]:
         path = match["path"]
         assert re.fullmatch(r"\$\.items\[\d+\]\.(metadata\.labels\.tier|status\.conditions\[0\]\.message)", path)
@@ -135,7 +134,7 @@ def test_a_shown_path_is_the_item_a_long_one_is_not_shown_and_the_paths_yield_to
     key = "K" * 50_000
     h = pad.spill(json.dumps({"items": [{key: {"x": "needle"}} for _ in range(3)]}), tool="t").handle
     res = pad.call_tool("grep", {"handle": h, "pattern": "needle", "max_matches": 1, "context": 0})
-    assert res.ok and res.text.startswith("5 $.items[0]\t"), res.text[:200]  # the item's path is short
+    assert res.ok and res.text.startswith("5 $.items[0]\t"), res.text[:200]  # over 80: the item's path
     deep = pad.spill(json.dumps({"a": {key: ["needle"] * 3000}}), tool="t").handle
     res = pad.call_tool("grep", {"handle": deep, "pattern": "needle", "max_matches": 1, "context": 0})
     assert res.ok and res.text.startswith("4\t") and len(res.text) < 500, res.text[:200]  # over 120: not shown
@@ -155,3 +154,32 @@ def test_the_item_of_a_path_skips_keys_in_brackets() -> None:
     assert item_path('$.a["b[3]c"].d') == '$.a["b[3]c"].d'
     assert item_path('$.a["x\\"]"][2].y[4].z') == '$.a["x\\"]"][2].y[4]'
     assert item_path("$.metadata.name") == "$.metadata.name" and item_path("$") == "$"
+
+
+def test_paths_cut_short_by_time_are_said(pad: Scratchpad, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the cap is wall time: right after a spill, its workers took it, and matches lost their paths
+    # with nothing in the output to say so
+    h = pad.spill(json.dumps({"items": [{"v": "needle"} for _ in range(3000)]}), tool="k").handle
+    monkeypatch.setattr(_text, "PATHS_MAX_S", 0.0)
+    res = pad.call_tool("grep", {"handle": h, "pattern": "needle", "max_matches": 3, "context": 0})
+    assert res.ok and "paths of 0 of the matches (their time ran out" in res.text, res.text[-300:]
+
+
+def test_token_dense_paths_yield_to_the_limit_too(pad: Scratchpad) -> None:
+    # the cheap pre-check assumed two characters a token: a key of 40 U+A66E had the grep refused
+    key = "\ua66e" * 40
+    doc = {"items": [{key: {"t": ["x", "y"]}} for _ in range(2000)]}
+    h = pad.spill(json.dumps(doc, ensure_ascii=False), tool="t").handle
+    res = pad.call_tool("grep", {"handle": h, "pattern": '"y"', "max_matches": 1000, "context": 0})
+    assert res.ok and "paths left out to fit the call's limit" in res.text, res.text[-300:]
+
+
+def test_the_memo_keeps_big_containers_only(pad: Scratchpad) -> None:
+    # every item's opener was remembered (about 1,000 entries a grep), and copied at every grep
+    h = pad.spill(json.dumps({"items": [{"id": i, "tags": ["a", "b"]} for i in range(20_000)]}), tool="t").handle
+    for pattern in ('"a"', '"b"', '"id": 1'):
+        assert pad.call_tool("grep", {"handle": h, "pattern": pattern, "max_matches": 300, "context": 0}).ok
+    memo = next(iter(m for m in _text._PATH_MEMOS.values() if m))
+    assert 0 < len(memo) <= 4, len(memo)  # the root, the items array
+    res = pad.call_tool("grep", {"handle": h, "pattern": '"id": 19999', "context": 0})
+    assert res.data["matches"][0]["path"] == "$.items[19999].id"

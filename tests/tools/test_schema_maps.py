@@ -193,3 +193,15 @@ def test_a_key_in_every_item_says_all_and_a_partial_count_stays(pad: Scratchpad)
     assert re.search(r"\nrefund\.amount +number +1/2000\n", items.text)
     row = next(r for r in items.data["keys"] if r["key"] == "customer.id")
     assert (row["present"], row["of"]) == (2000, 2000)  # the data keeps the numbers
+
+
+def test_all_is_said_only_when_every_item_is_an_object_with_the_key(pad: Scratchpad) -> None:
+    # null and 5 among the items: "a" is in both objects, not in all four items
+    h = pad.spill(json.dumps({"items": [{"a": 1}, None, {"a": 2}, 5] * 600}), tool="t").handle
+    schema = pad.call_tool("schema", {"handle": h})
+    assert re.search(r"\n\$\.items\[\*\]\.a +number +1200/1200\n", schema.text), schema.text
+    items = pad.call_tool("item_schema", {"handle": h, "path": "$.items"})
+    assert re.search(r"\na +number +1200/2400", items.text), items.text
+    short = pad.call_tool("item_schema", {"handle": pad.spill(json.dumps([{"a": i} for i in range(3000)]), tool="t").handle})
+    header, row = short.text.splitlines()[1:3]
+    assert header.index("type") == row.index("number"), short.text  # (keys shorter than "key": aligned)
