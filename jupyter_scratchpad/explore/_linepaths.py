@@ -18,6 +18,7 @@ once, and each match then reads back only within its item.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,14 +49,10 @@ class _Open:
     count: int = 0  # (an array) items that begin before counted_to
 
 
-_AT_MOST: dict[int, re.Pattern[bytes]] = {}  # a line with at most N spaces of indent
-
-
+@functools.cache
 def _at_most(indent: int) -> re.Pattern[bytes]:
-    found = _AT_MOST.get(indent)
-    if found is None:
-        found = _AT_MOST[indent] = re.compile(rb"\n {0,%d}(?! )" % indent)
-    return found
+    """A line with at most ``indent`` spaces of indent."""
+    return re.compile(rb"\n {0,%d}(?! )" % indent)
 
 
 class LinePaths:

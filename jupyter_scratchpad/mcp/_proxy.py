@@ -328,6 +328,11 @@ def _descriptions_cut(tools: list[types.Tool], notes: dict[int, str]) -> tuple[l
     return out, low
 
 
+def _least_bytes(tool: types.Tool) -> int:
+    """A tool's bytes in the listing once its description is cut as far as it may be."""
+    return _tool_bytes(tool) - max(0, _desc_bytes(tool) - DESCRIPTION_FLOOR_BYTES)
+
+
 def bounded_listing(tools: list[types.Tool]) -> list[types.Tool]:
     """The upstream tools as listed, within ``LISTING_MAX_BYTES`` together: first the longest
     descriptions cut to one length (never under ``DESCRIPTION_FLOOR_BYTES``); if that is not
@@ -341,9 +346,10 @@ def bounded_listing(tools: list[types.Tool]) -> list[types.Tool]:
     notes: dict[int, str] = {}
     if sum(_tool_bytes(t) for t in out) > LISTING_MAX_BYTES:
         out = list(tools)
-        least = [_tool_bytes(t) - max(0, _desc_bytes(t) - DESCRIPTION_FLOOR_BYTES) for t in out]
+        least = [_least_bytes(t) for t in out]
+        at_least = sum(least)  # (kept as schemas are replaced: summing every time was quadratic)
         for i in sorted(range(len(out)), key=lambda i: -len(dumps_compact(out[i].input_schema))):
-            if sum(least) <= LISTING_MAX_BYTES or out[i].input_schema == ANY_ARGUMENTS:
+            if at_least <= LISTING_MAX_BYTES or out[i].input_schema == ANY_ARGUMENTS:
                 break
             names = argument_names(out[i].input_schema)
             notes[i] = (
@@ -352,7 +358,9 @@ def bounded_listing(tools: list[types.Tool]) -> list[types.Tool]:
                 + (f". Its arguments were: {names}]" if names else "]")
             )
             out[i] = out[i].model_copy(update={"input_schema": dict(ANY_ARGUMENTS)})
-            least[i] = _tool_bytes(out[i]) - max(0, _desc_bytes(out[i]) - DESCRIPTION_FLOOR_BYTES) + len(notes[i]) + 2
+            replaced = _least_bytes(out[i]) + len(notes[i].encode()) + 2
+            at_least += replaced - least[i]
+            least[i] = replaced
         out, length = _descriptions_cut(out, notes)
     kept: list[types.Tool] = []
     used = 0
