@@ -60,7 +60,7 @@ def _phases(text: str) -> str:
     tokenizer_for("gpt-4o").count_upto(text, 5120)
     out["decide (count to the threshold)"] = time.perf_counter() - start
     start = time.perf_counter()
-    norm = normalise(text, stream=lambda raw: True)  # as a spill does (a big array: by segment)
+    norm = normalise(text, stream=True)  # as a spill does (a big array: by segment)
     streamed = norm.streamed is not None
     name = "normalise (parse + pretty-print)" if norm.format == "json" else "normalise"
     out["normalise (find the big array, parse the skeleton)" if streamed else name] = time.perf_counter() - start

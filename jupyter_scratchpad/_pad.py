@@ -298,11 +298,9 @@ class Scratchpad:
         progress.phase("normalise")
         inner = unwrap_call_tool_result(result)
         source, source_text = (inner, inner) if inner is not None else (result, text)
-        from .explore._embedded import may_embed
-
         # a large JSON text that is one big array is read a segment at a time (never whole in
         # memory) unless it holds strings of JSON or markdown, which the spill walks for
-        norm = normalise(source, source_text, stream=lambda raw: not may_embed(raw))
+        norm = normalise(source, source_text, stream=True)
         digest = hashlib.sha256(norm.raw).hexdigest()
         # one output, one entry: the same bytes already stored in this scope are reused
         existing = self.store.find_by_hash(self.scope, digest) if handle is None else None
@@ -402,7 +400,8 @@ class Scratchpad:
             meta["sql_arrays"] = array_relations(norm.value)
             from .explore._embedded import embedded_relations, find_embedded, may_embed
 
-            if norm.streamed is None and may_embed(norm.raw):  # strings that hold JSON or markdown
+            embeds = norm.marks[1] if norm.marks is not None else may_embed(norm.raw)
+            if norm.streamed is None and embeds:  # strings that hold JSON or markdown
                 embedded = find_embedded(norm.value)
                 if embedded:
                     embedded_relations(norm.value, embedded)

@@ -18,7 +18,7 @@ from collections import OrderedDict
 from threading import Lock
 from typing import Any
 
-from ..store._jsontext import _re2, loads
+from ..store._jsontext import MAY_EMBED_PATTERN, _re2, loads
 from ._paths import Step, format_path
 
 __all__ = [
@@ -38,9 +38,7 @@ MAX_EMBEDDED = 20
 WALK_MAX_NODES = 2_000_000  # a spill's walk for embedded documents looks at no more nodes than this
 
 _ATX = re.compile(r"^ {0,3}#{1,6}[ \t]")
-# a JSON body can only embed a document if its raw bytes show a string opening with { or [, or a
-# heading after an escaped newline / at a string's start: a cheap test before any walk
-_MAY_EMBED = _re2(rb'"\s*[\[{]|"(?: {0,3})#{1,6}[ \t]|\\n {0,3}#{1,6}[ \t]')
+_MAY_EMBED = _re2(MAY_EMBED_PATTERN)
 
 _CACHE: OrderedDict[int, tuple[str, Any]] = OrderedDict()
 _CACHE_LOCK = Lock()

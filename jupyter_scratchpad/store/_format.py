@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import codecs
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ._jsonstream import STREAM_MIN_BYTES, StreamedJson, stream_json
-from ._jsontext import dumps_compact, dumps_pretty, loads
+from ._jsontext import dumps_compact, dumps_pretty, loads, raw_marks
 
 __all__ = [
     "Normalised",
@@ -49,6 +48,8 @@ class Normalised:
     # a large JSON document read a segment at a time: ``body`` is empty, ``streamed.body_chunks()``
     # writes it, and ``value`` is ``streamed.sample`` (the document with its big array's first items)
     streamed: StreamedJson | None = None
+    # ``raw_marks`` of a JSON text, when normalising scanned it: (long numbers, may embed a document)
+    marks: tuple[bool, bool] | None = None
 
     def body_head(self, limit: int = 8192) -> bytes:
         """The first bytes of the body (for previews), whether or not it is streamed."""
@@ -63,10 +64,11 @@ def pretty_json(value: Any) -> bytes:
 _BOM = codecs.BOM_UTF8
 
 
-def parse_json_bytes(data: bytes) -> Any:
+def parse_json_bytes(data: bytes, long_numbers: bool | None = None) -> Any:
     """Parse JSON bytes exactly and at any depth; raises ``ValueError`` if they are not JSON.
-    A UTF-8 byte order mark before the text is not part of it (RFC 8259 §8.1: ignored)."""
-    return loads(data[len(_BOM) :] if data.startswith(_BOM) else data)
+    A UTF-8 byte order mark before the text is not part of it (RFC 8259 §8.1: ignored).
+    ``long_numbers``: see ``loads``."""
+    return loads(data[len(_BOM) :] if data.startswith(_BOM) else data, long_numbers)
 
 
 def as_text(result: Any) -> str:
@@ -134,23 +136,27 @@ def _valid_utf8(raw: bytes, step: int = 1 << 20) -> bool:
     return True
 
 
-def _streamed(raw: bytes, stream: Callable[[bytes], bool] | None, text: bytes | None = None) -> Normalised | None:
+def _streamed(raw: bytes, marks: tuple[bool, bool], text: bytes | None = None) -> Normalised | None:
     """``raw`` (JSON) to be read a segment at a time as its body is written, or None (see ``normalise``);
     ``text``: the JSON text in ``raw`` when it is not all of it (after a byte order mark)."""
     text = raw if text is None else text
-    found = stream_json(text) if stream is not None and len(text) >= STREAM_MIN_BYTES and stream(text) else None
-    return None if found is None else Normalised(raw=raw, body=b"", format="json", value=found.sample, streamed=found)
+    long_numbers, may_embed = marks
+    found = None if may_embed else stream_json(text, long_numbers)
+    if found is None:
+        return None
+    return Normalised(raw=raw, body=b"", format="json", value=found.sample, streamed=found, marks=marks)
 
 
-def normalise(result: Any, text: str | None = None, stream: Callable[[bytes], bool] | None = None) -> Normalised:
+def normalise(result: Any, text: str | None = None, stream: bool = False) -> Normalised:
     """Detect the format of ``result`` and build the body the line tools read.
 
     ``text`` is ``as_text(result)`` when the caller already has it (it is the raw bytes of a dict
-    or list), so that big values are serialised once. ``stream`` (a test of the raw bytes): a
-    JSON text of at least ``STREAM_MIN_BYTES`` that passes it and is one big array is not parsed
-    whole but a segment at a time as its body is written (see ``_jsonstream``); if a segment
-    turns out not to be JSON, writing raises ``NotStreamable`` and the caller normalises again
-    without ``stream``.
+    or list), so that big values are serialised once. ``stream``: a JSON text of at least
+    ``STREAM_MIN_BYTES`` that is one big array, and has no string that may hold a document (which
+    a spill walks for), is not parsed whole but a segment at a time as its body is written (see
+    ``_jsonstream``); if a segment turns out not to be JSON, writing raises ``NotStreamable`` and
+    the caller normalises again without ``stream``. A JSON text's bytes are scanned once
+    (``raw_marks``), for both tests and for the numbers a double would change.
     """
     if text is not None and not isinstance(result, (bytes, bytearray, memoryview)):
         # (the caller's text is the value written once: a DataFrame's records were written again)
@@ -161,7 +167,10 @@ def normalise(result: Any, text: str | None = None, stream: Callable[[bytes], bo
         # a large value (a notebook cell's 200 MB dict) is stored as its JSON text would be, a
         # segment at a time: its SQL tables then load the big array as records, where read whole
         # the document did not fit DuckDB's memory limit and every agent query of it failed
-        return _streamed(raw, stream) or Normalised(raw=raw, body=pretty_json(result), format="json", value=result)
+        big = stream and len(raw) >= STREAM_MIN_BYTES
+        marks = raw_marks(raw) if big else None
+        streamed = _streamed(raw, marks) if marks is not None else None
+        return streamed or Normalised(raw=raw, body=pretty_json(result), format="json", value=result, marks=marks)
     utf8_errors = not _valid_utf8(raw)
     if utf8_errors:
         body = _bare_cr_as_newline(raw.decode("utf-8", errors="replace").encode("utf-8"))
@@ -171,15 +180,16 @@ def normalise(result: Any, text: str | None = None, stream: Callable[[bytes], bo
     doc = raw[len(_BOM) :] if raw.startswith(_BOM) else raw
     stripped = doc[:4096].lstrip()[:1]  # (never a copy of the whole body)
     if stripped in (b"{", b"["):
-        streamed = _streamed(raw, stream, doc)
+        marks = raw_marks(doc)
+        streamed = _streamed(raw, marks, doc) if stream and len(doc) >= STREAM_MIN_BYTES else None
         if streamed is not None:
             return streamed
         try:
-            value = parse_json_bytes(doc)
+            value = loads(doc, marks[0])
         except ValueError:
             value = None
         if isinstance(value, (dict, list)):
-            return Normalised(raw=raw, body=pretty_json(value), format="json", value=value)
+            return Normalised(raw=raw, body=pretty_json(value), format="json", value=value, marks=marks)
         records = _looks_like_jsonl(doc)
         if records is not None:
             return Normalised(raw=raw, body=doc, format="jsonl", value=records)

@@ -78,6 +78,9 @@ class StreamedJson:
     _first: list[Any] | None = field(default=None, repr=False)
     _first_text: bytes | None = field(default=None, repr=False)
     _sample_list: list[Any] = field(default_factory=list, repr=False)
+    # False when the whole text has no number a double would change (``raw_marks``): then no
+    # segment has one, and none is scanned again; None scans each
+    _long_numbers: bool | None = field(default=None, repr=False)
 
     @property
     def depth(self) -> int:
@@ -100,7 +103,7 @@ class StreamedJson:
     def parse_segment(self, index: int) -> list[Any]:
         start, end = self.segments[index]
         try:
-            items = parse_items(self.raw[start:end])
+            items = parse_items(self.raw[start:end], self._long_numbers)
         except ValueError as exc:
             raise NotStreamable(str(exc)) from None
         if not items:
@@ -153,9 +156,10 @@ class StreamedJson:
                 self._sample_list.append(dict.fromkeys(item) if isinstance(item, dict) else None)
 
 
-def parse_items(segment: bytes) -> list[Any]:
-    """The items of one segment: the bytes between two item separators of the streamed array."""
-    items = loads(b"[" + segment + b"]")
+def parse_items(segment: bytes, long_numbers: bool | None = None) -> list[Any]:
+    """The items of one segment: the bytes between two item separators of the streamed array.
+    ``long_numbers``: see ``loads`` (False when the whole text had none)."""
+    items = loads(b"[" + segment + b"]", long_numbers)
     if not isinstance(items, list):  # pragma: no cover - brackets around anything parse as a list
         raise ValueError("a segment is not a run of array items")
     return items
@@ -168,9 +172,10 @@ def streamed_segments(segments: list[tuple[int, int]], read: Callable[[int, int]
         yield parse_items(read(start, end))
 
 
-def stream_json(raw: bytes) -> StreamedJson | None:
+def stream_json(raw: bytes, long_numbers: bool | None = None) -> StreamedJson | None:
     """The streamed form of ``raw`` when it is one dominant array of at least two segments; None
-    for any other document (and for what does not look like JSON at all)."""
+    for any other document (and for what does not look like JSON at all). ``long_numbers``: see
+    ``loads``, of the whole text (its parts have a long number only if it has one)."""
     found = _dominant_array(raw)
     if found is None:
         return None
@@ -181,7 +186,7 @@ def stream_json(raw: bytes) -> StreamedJson | None:
     bounds = [open_at, *inside.tolist(), close_at]
     segments = [(bounds[i] + 1, bounds[i + 1]) for i in range(len(bounds) - 1)]
     try:
-        skeleton = loads(raw[:open_at] + _SENTINEL_TEXT + raw[close_at + 1 :])
+        skeleton = loads(raw[:open_at] + _SENTINEL_TEXT + raw[close_at + 1 :], False if long_numbers is False else None)
     except ValueError:
         return None
     path = _path_to_sentinel(skeleton, level - 1)
@@ -205,6 +210,7 @@ def stream_json(raw: bytes) -> StreamedJson | None:
         pre=pretty[:at],
         post=pretty[at + len(_SENTINEL_TEXT) :],
         _sample_list=sample_list,
+        _long_numbers=False if long_numbers is False else None,
     )
     try:
         streamed._first = streamed.parse_segment(0)

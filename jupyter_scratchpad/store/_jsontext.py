@@ -58,6 +58,7 @@ __all__ = [
     "dumps_compact",
     "dumps_pretty",
     "loads",
+    "raw_marks",
     "render_json",
 ]
 
@@ -75,7 +76,36 @@ def _re2(pattern: bytes) -> Any:
 # A number token (after ``:``, ``[`` or ``,``) of 16 or more characters may not survive a double:
 # such documents are read exactly. Digits inside strings (ids, hashes) rarely look like this.
 # RE2 scans at several hundred MB/s where ``re`` manages thirty.
-_LONG_NUMBER = _re2(rb"[:\[,]\s*-?[0-9][0-9.eE+-]{15,}")
+_LONG_NUMBER_PATTERN = rb"[:\[,]\s*-?[0-9][0-9.eE+-]{15,}"
+_LONG_NUMBER = _re2(_LONG_NUMBER_PATTERN)
+# a JSON text can only embed a document if its raw bytes show a string opening with { or [, or a
+# heading after an escaped newline / at a string's start (``explore._embedded``: a cheap test
+# before any walk for strings that hold JSON or markdown)
+MAY_EMBED_PATTERN = rb'"\s*[\[{]|"(?: {0,3})#{1,6}[ \t]|\\n {0,3}#{1,6}[ \t]'
+
+
+def _raw_marks_set() -> Any:
+    options = re2.Options()
+    options.never_capture = True
+    options.log_errors = False
+    marks = re2.Set.SearchSet(options)
+    marks.Add(_LONG_NUMBER_PATTERN)  # 0
+    marks.Add(MAY_EMBED_PATTERN)  # 1
+    marks.Compile()
+    return marks
+
+
+_RAW_MARKS = _raw_marks_set()
+
+
+def raw_marks(raw: bytes) -> tuple[bool, bool]:
+    """``(long_numbers, may_embed)`` of a JSON text, in one RE2 pass over its bytes (a spill used to
+    scan a 1 MB text twice, 1.5 ms each): whether a number token may not survive a double (``loads``
+    then reads exactly), and whether a string may hold a document."""
+    found = _RAW_MARKS.Match(raw) or ()  # (None when neither is there)
+    return 0 in found, 1 in found
+
+
 _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 
@@ -134,10 +164,12 @@ def loads_any_depth(text: str) -> Any:
         return loads(text)
 
 
-def loads(data: bytes | str) -> Any:
+def loads(data: bytes | str, long_numbers: bool | None = None) -> Any:
     """Parse JSON exactly and at any depth; raises ``ValueError`` if it is not JSON.
 
     Integers keep every digit; decimals a double would change become ``ExactNumber``.
+    ``long_numbers``: whether the text has a number token of 16 or more characters, when the
+    caller has scanned for them already (``raw_marks``); None scans.
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     # Millions of new containers would set off the cyclic GC again and again (2x the time);
@@ -145,7 +177,9 @@ def loads(data: bytes | str) -> Any:
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        if not _LONG_NUMBER.search(raw):
+        if long_numbers is None:
+            long_numbers = _LONG_NUMBER.search(raw) is not None
+        if not long_numbers:
             try:
                 return orjson.loads(raw)
             except orjson.JSONDecodeError:

@@ -451,9 +451,9 @@ def test_a_streamed_spill_never_holds_the_document_as_objects(
     parsed_sizes: list[int] = []
     real_loads = _jsonstream.loads
 
-    def spy(data: bytes | str) -> Any:
+    def spy(data: bytes | str, long_numbers: bool | None = None) -> Any:
         parsed_sizes.append(len(data))
-        return real_loads(data)
+        return real_loads(data, long_numbers)
 
     monkeypatch.setattr(_jsonstream, "loads", spy)
     tracemalloc.start()
