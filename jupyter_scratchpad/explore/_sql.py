@@ -38,7 +38,7 @@ from ._sqlviews import build_views
 from ._sqlworker import CELL_CHARS, SqlBusy, SqlTimeout, SqlWorkerError, run_job
 from ._text import budget_footer
 
-__all__ = ["SQL_MAX_ROWS", "check_read_only", "relation_names", "sql"]
+__all__ = ["SQL_MAX_ROWS", "check_read_only", "relation_names", "sql", "without_trailing_comment"]
 
 SQL_MAX_ROWS = 200
 SQL_TIMEOUT_S = 30.0
@@ -959,7 +959,7 @@ def _instead_of_sql(ctx: ToolContext, handle: str) -> list[dict[str, Any]]:
     return [suggestion("schema", "its structure, without SQL", handle=handle)]
 
 
-def _without_trailing_comment(query: str) -> str:
+def without_trailing_comment(query: str) -> str:
     """The query without what ends it: comments and ``;`` (wrapped as ``(query) AS q`` a trailing
     ``-- comment`` would swallow the rest of the line)."""
     import duckdb
@@ -980,7 +980,7 @@ def _without_trailing_comment(query: str) -> str:
 def sql_suggestions(
     args: dict[str, Any], estimated: int, limit: int, rows: int | None, columns: int | None = None
 ) -> list[dict[str, Any]]:
-    query = _without_trailing_comment(str(args.get("query") or ""))
+    query = without_trailing_comment(str(args.get("query") or ""))
     fit = max(1, int((rows or args.get("max_rows") or SQL_MAX_ROWS) * limit * 0.8 / max(estimated, 1)))
     out = [
         suggestion("sql", f"about {fit} rows fit", query=f"SELECT * FROM ({query}) AS q LIMIT {fit}"),

@@ -17,7 +17,7 @@ from ..store import BodyReader, Entry
 from ..store._bodies import BYTE_STEP
 from ._base import Output, TooLarge, ToolContext, ToolError, call_repr, fmt_bytes, grep_errors, suggestion
 
-__all__ = ["grep", "head", "read", "read_handle", "slice_lines", "tail"]
+__all__ = ["grep", "head", "read", "read_handle", "shown_path", "slice_lines", "tail"]
 
 MAX_PATTERN_BYTES = 1024
 CLIP_CHARS = 1000
@@ -462,7 +462,8 @@ def grep(
             is_match = n in match_lines
             shown = _clip(text_line, columns.get(n))
             mark = ">" if is_match and context else ""  # (> marks a match among context)
-            at = f" {_item_path(paths[n])}" if is_match and n in paths and _item_path(paths[n]) else ""
+            at = shown_path(paths[n]) if is_match and n in paths else ""
+            at = f" {at}" if at else ""
             rows.append(f"{mark}{n}{at}\t{shown}")  # (where in the document a match is: its item's path)
             bare.append(f"{mark}{n}\t{shown}")
             shown_lines.append({"line": n, "text": shown, "match": is_match})
@@ -574,7 +575,7 @@ PATH_WHOLE_MAX = 80  # characters of a match's path shown whole beside it
 PATH_SHOWN_MAX = 120  # ... else of the path of the item holding it (a 50,000-character key: none)
 
 
-def _item_path(path: str) -> str:
+def shown_path(path: str) -> str:
     """What a match line shows of its path: the whole path up to ``PATH_WHOLE_MAX`` characters,
     else up to the innermost array item holding it (``$.items[17]``: ``get_in`` of it reads the
     item), else nothing when even that is over ``PATH_SHOWN_MAX`` (``res.data`` has every path)."""

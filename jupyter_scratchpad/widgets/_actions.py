@@ -17,7 +17,8 @@ from typing import Any
 
 from .._pad import Scratchpad
 from ..errors import ScratchpadError
-from ..explore._sql import _without_trailing_comment
+from ..explore._sql import without_trailing_comment
+from ..explore._text import shown_path
 from ..tools import ToolResult
 from ._render import cell_text, clip
 
@@ -216,7 +217,10 @@ def grep(pad: Scratchpad, handle: str, args: dict[str, Any], as_agent: bool) -> 
         for lo, hi in data.get("windows", [])
     ]
     marked = [m["line"] for m in data["matches"]]
-    windows, left = _fit_windows(windows, _room(marked))
+    # where in the document each match is (as the tool's text shows it: an item's path when the
+    # whole one is long); the page links it to get_in
+    paths = {str(m["line"]): at for m in data["matches"] if (at := shown_path(m.get("path") or ""))}
+    windows, left = _fit_windows(windows, _room(marked, paths))
     on_page = sum(1 for n in marked if any(w["first"] <= n < w["first"] + len(w["lines"]) for w in windows))
     total = f"{data['total_matches']:,}{'' if data.get('total_complete', True) else '+'}"
     summary = f"{on_page:,} of {total} matching lines shown · {data['total_lines']:,} lines"
@@ -231,6 +235,7 @@ def grep(pad: Scratchpad, handle: str, args: dict[str, Any], as_agent: bool) -> 
         "kind": "windows",
         "windows": windows,
         "marked": marked,
+        "paths": paths,
         "summary": summary,
         "more": more,
         "max_matches": max_matches,
@@ -352,7 +357,7 @@ def _plain(value: Any) -> Any:
 def _wrap(query: str) -> str:
     # without what ends it, as the sql tool's own suggestions wrap it: ";" then a comment
     # ("SELECT 1; -- note") left the ";" inside the parentheses, and the query was not paged
-    inner = _without_trailing_comment(query.strip())
+    inner = without_trailing_comment(query.strip())
     return f"(\n{inner}\n) AS _scratch_q"  # on lines of its own: a comment inside cannot eat the ")"
 
 

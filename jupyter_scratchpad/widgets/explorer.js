@@ -81,15 +81,38 @@ function row(...children) {
 
 // -- views -----------------------------------------------------------------------------------
 
-function numbered(windows, marked) {
+// A match's path in the document (grep of a JSON entry): a link that shows the value at it.
+// It tells the explorer by an event, so a view stays plain DOM that any page can render.
+export const PATH_EVENT = "jp-scratchpad-path";
+
+function pathLink(path) {
+  const link = el("a", "jp-scratchpad-x-path", path);
+  link.href = "#";
+  link.title = "show the value at this path (get_in)";
+  link.addEventListener("click", (e) => {
+    e.preventDefault();
+    link.dispatchEvent(new CustomEvent(PATH_EVENT, { bubbles: true, detail: { path } }));
+  });
+  return link;
+}
+
+function numbered(windows, marked, paths) {
   const marks = new Set(marked || []);
+  const at = paths || {};
   const pre = el("pre", "jp-scratchpad-x-lines");
   windows.forEach((w, i) => {
     if (i) pre.append(document.createTextNode("--\n"));
     w.lines.forEach((line, j) => {
       const n = w.first + j;
-      const text = `${marks.has(n) ? ">" : " "}${String(n).padStart(6)}  ${line}\n`;
-      pre.append(marks.has(n) ? el("mark", "", text) : document.createTextNode(text));
+      const text = `${marks.has(n) ? ">" : " "}${String(n).padStart(6)}  ${line}`;
+      if (!marks.has(n)) {
+        pre.append(document.createTextNode(`${text}\n`));
+        return;
+      }
+      const path = at[String(n)];
+      pre.append(el("mark", "", path ? `${text}  ` : text));
+      if (path) pre.append(pathLink(path));
+      pre.append(document.createTextNode("\n"));
     });
   });
   return pre;
@@ -118,7 +141,7 @@ export function renderView(view) {
   box.dataset.kind = view.kind;
   if (view.summary) box.append(el("div", "jp-scratchpad-x-summary", view.summary));
   if (view.kind === "lines") box.append(numbered([{ first: view.first, lines: view.lines }], view.marked));
-  else if (view.kind === "windows") box.append(numbered(view.windows, view.marked));
+  else if (view.kind === "windows") box.append(numbered(view.windows, view.marked, view.paths));
   else if (view.kind === "table") box.append(table(view));
   else box.append(el("pre", "jp-scratchpad-x-text", view.text));
   return box;
@@ -389,6 +412,13 @@ function render({ model, el: root }) {
     ),
     results.sql,
   );
+
+  // A path beside a grep match: the Schema tab shows the value at it.
+  root.addEventListener(PATH_EVENT, (e) => {
+    pathBox.value = e.detail.path;
+    show("schema");
+    run("schema", "get_in", { path: e.detail.path });
+  });
 
   function fill(s) {
     const tab = TOOL_TAB[s.tool];

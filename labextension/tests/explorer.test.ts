@@ -130,6 +130,52 @@ describe('the explorer page', () => {
     cleanup();
   });
 
+  it('shows where each grep match is, and a path opens its value', async () => {
+    const { model, root, cleanup } = mount();
+    const pattern = root.querySelector<HTMLInputElement>('[data-tab="grep"] input')!;
+    pattern.value = 'Failed';
+    click(root, 'grep', 'Search');
+    model.reply({
+      ok: true,
+      view: {
+        kind: 'windows',
+        windows: [{ first: 4, lines: ['{', '"phase": "Failed"', '}'] }],
+        marked: [5],
+        paths: { '5': '$.items[3].status.phase' },
+        summary: '1 of 1'
+      }
+    });
+    await tick();
+    const lines = root.querySelector('[data-tab="grep"] pre')!;
+    expect(lines.textContent).toContain('>     5  "phase": "Failed"  $.items[3].status.phase\n');
+    const link = lines.querySelector<HTMLAnchorElement>('a.jp-scratchpad-x-path')!;
+    expect(link.textContent).toBe('$.items[3].status.phase');
+    link.click();
+    expect(model.sent.at(-1)).toMatchObject({
+      action: 'get_in',
+      args: { path: '$.items[3].status.phase' }
+    });
+    const schemaPanel = root.querySelector<HTMLElement>(
+      '.jp-scratchpad-x-panel[data-tab="schema"]'
+    )!;
+    expect(schemaPanel.hidden).toBe(false);
+    expect(schemaPanel.querySelector<HTMLInputElement>('input[list]')!.value).toBe(
+      '$.items[3].status.phase'
+    );
+    cleanup();
+  });
+
+  it('draws a grep page without paths (a text entry) as plain lines', () => {
+    const box = renderView({
+      kind: 'windows',
+      windows: [{ first: 1, lines: ['ok', 'ERROR x'] }],
+      marked: [2],
+      summary: '1 of 1'
+    }) as HTMLElement;
+    expect(box.querySelector('a')).toBeNull();
+    expect(box.querySelector('pre')!.textContent).toBe('      1  ok\n>     2  ERROR x\n');
+  });
+
   it('clears a stale SQL table when the next query fails, and shows suggestions', async () => {
     const { model, root, cleanup } = mount();
     click(root, 'sql', 'Run');

@@ -67,6 +67,25 @@ def test_grep_defaults_a_person_would_choose_and_more(
     assert len(every["marked"]) == failed and every["more"] is False
 
 
+def test_grep_says_where_each_match_is_and_the_path_reads_back(
+    make_explorer: Callable[..., Explorer], pad: Scratchpad, pods_handle: str
+) -> None:
+    explorer = make_explorer(pods_handle)
+    view = ask(explorer, "grep", pattern='"Failed"', max_matches=5)["view"]
+    assert sorted(map(int, view["paths"])) == view["marked"]  # every match of a JSON entry has one
+    for line, path in view["paths"].items():
+        assert re.fullmatch(r"\$\.items\[\d+\]\.status\.phase", path), path
+        got = ask(explorer, "get_in", path=path)
+        assert got["ok"] and "Failed" in json.dumps(got["view"]), (line, path)
+    # a path too long to show whole shows its item's; a page of a text entry has none
+    key = "k" * 200
+    long_key = pad.intercept({"items": [{"x": {key: "needle"}} for _ in range(300)]}, tool="t").handle
+    long = ask(make_explorer(long_key), "grep", pattern="needle", max_matches=3)["view"]
+    assert set(long["paths"].values()) <= {"$.items[0]", "$.items[1]", "$.items[2]"} and len(long["paths"]) == 3
+    text = pad.intercept("\n".join(f"line {i} needle" for i in range(20_000)), tool="log").handle
+    assert ask(make_explorer(text), "grep", pattern="needle", max_matches=3)["view"]["paths"] == {}
+
+
 def test_a_grep_window_larger_than_a_page_is_cut_not_dropped(
     make_explorer: Callable[..., Explorer], pad: Scratchpad
 ) -> None:
