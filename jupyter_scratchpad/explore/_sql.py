@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as _dt
 import difflib
 import functools
+import itertools
 import os
 import re
 import threading
@@ -124,7 +125,9 @@ def _check_query_nodes(query: str, suggest: bool = True) -> None:
         raise ToolError(
             "sql_not_read_only",
             f"this sandbox is read-only: a WITH … AS ({what} …) writes, and is not allowed; allowed: {READ_ONLY_FORMS}",
-            _read_only_suggestions(_inner_queries(query), "a query alone (nothing is stored: a query reads handles)")
+            _read_only_suggestions(
+                _cte_inner_queries(query), "the query it holds, alone (nothing is stored: a query reads handles)"
+            )
             if suggest
             else [],
             statement_type=what,
@@ -181,6 +184,23 @@ def _check_grouping_sets(query: str) -> None:
 
 
 _FIRST_QUERY_WORD = re.compile(r"\b(?:select|with|from|values)\b", re.IGNORECASE)
+_WRITING_BODY = re.compile(r"\(\s*(?:copy|insert|update|delete)\b", re.IGNORECASE)
+_RETURNING = re.compile(r"\s+returning\b.*\Z", re.IGNORECASE | re.DOTALL)
+
+
+def _closing(text: str) -> int | None:
+    """Where the parenthesis open before ``text`` closes in it (outside strings), else None."""
+    depth, quote = 1, ""
+    for i, ch in enumerate(text):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "()":
+            depth += 1 if ch == "(" else -1
+            if depth == 0:
+                return i
+    return None
 
 
 def _inner_queries(query: str) -> list[str]:
@@ -191,19 +211,25 @@ def _inner_queries(query: str) -> list[str]:
         return []
     rest = query[found.start() :].strip().rstrip(";").rstrip()
     out = [rest]
-    if query[: found.start()].rstrip().endswith("("):  # its closing parenthesis, outside strings
-        depth, quote = 1, ""
-        for i, ch in enumerate(rest):
-            if quote:
-                quote = "" if ch == quote else quote
-            elif ch in "'\"":
-                quote = ch
-            elif ch in "()":
-                depth += 1 if ch == "(" else -1
-                if depth == 0:
-                    out.insert(0, rest[:i].strip())
-                    break
+    if query[: found.start()].rstrip().endswith("("):
+        end = _closing(rest)
+        if end is not None:
+            out.insert(0, rest[:end].strip())
     return out
+
+
+def _cte_inner_queries(query: str) -> list[str]:
+    """The queries the writing CTEs of a query hold: ``WITH w AS (COPY (SELECT …) TO …)`` holds
+    ``SELECT …``, ``WITH w AS (INSERT INTO t SELECT … RETURNING …)`` holds ``SELECT …``."""
+    out: list[str] = []
+    for found in itertools.islice(_WRITING_BODY.finditer(query), 4):  # (each reads to its end)
+        body = query[found.start() + 1 :]
+        end = _closing(body)
+        if end is None:
+            continue
+        for inner in _inner_queries(body[:end]):
+            out += [inner, _RETURNING.sub("", inner)]
+    return list(dict.fromkeys(out))
 
 
 def _read_only_suggestions(candidates: list[str], why: str) -> list[Suggestion]:

@@ -87,6 +87,33 @@ def test_writes_and_settings_are_refused_before_they_run(pad: Scratchpad, pods_h
 
 
 @pytest.mark.parametrize(
+    ("template", "held"),
+    [
+        (
+            "WITH w AS (COPY (SELECT metadata.name FROM {h}.items LIMIT 3) TO '{body}' (FORMAT csv)) SELECT 1",
+            "SELECT metadata.name FROM {h}.items LIMIT 3",
+        ),
+        (
+            "WITH w AS (INSERT INTO scratch_notes SELECT metadata.name, 'v', now() FROM {h}.items "
+            "WHERE metadata.name = ')' RETURNING key) SELECT * FROM w",
+            "SELECT metadata.name, 'v', now() FROM {h}.items WHERE metadata.name = ')'",
+        ),
+        ("WITH w AS (INSERT INTO t VALUES (1), (2) RETURNING *) SELECT * FROM w", "VALUES (1), (2)"),
+    ],
+)
+def test_a_writing_cte_suggests_the_query_it_holds(pad: Scratchpad, pods_handle: str, template: str, held: str) -> None:
+    before = body_hashes(pad.store)
+    res = pad.call_tool("sql", {"query": template.format(h=pods_handle, body=body_path(pad, pods_handle))})
+    assert not res.ok and res.error["error"] == "sql_not_read_only"
+    [s] = res.error["suggestions"]
+    assert s["arguments"]["query"] == held.format(h=pods_handle)
+    after = body_hashes(pad.store)  # (checking that the suggestion runs may have loaded SQL tables)
+    assert {name: after.get(name) for name in before} == before
+    ran = pad.call_tool(s["tool"], s["arguments"])
+    assert ran.ok, ran.text
+
+
+@pytest.mark.parametrize(
     "query",
     [
         "SELECT * FROM read_csv('/etc/passwd')",
