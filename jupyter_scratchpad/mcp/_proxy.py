@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from dataclasses import dataclass, field
@@ -50,6 +51,7 @@ from ._server import (
     USAGE_TOOL,
     bad_uri,
     our_tools,
+    page_template,
     read_page,
     resources_of,
     run_tool,
@@ -197,7 +199,29 @@ class _State:
     prompts: dict[str, _Route] = field(default_factory=dict)
     prompt_defs: list[types.Prompt] = field(default_factory=list)
     resources: dict[str, str] = field(default_factory=dict)  # uri -> the upstream that listed it
+    # the upstreams' resource templates, most specific first: (pattern of its URIs, upstream);
+    # None until listed (a read of a URI no listing named lists them)
+    templates: list[tuple[re.Pattern[str], str]] | None = None
+    resources_listed: bool = False
     sessions: dict[str, ClientSession] = field(default_factory=dict)
+
+
+_EXPRESSION = re.compile(r"\{[^{}]*\}")
+
+
+def template_pattern(template: str) -> re.Pattern[str]:
+    """The URIs an RFC 6570 template expands to, loosely: its literal text as it is, each
+    ``{expression}`` any text (``file:///{+path}``, ``db://{table}{?limit}``). Only for choosing
+    which upstream a URI goes to: the upstream itself answers whether it names a resource."""
+    parts = _EXPRESSION.split(template)
+    return re.compile(".*".join(re.escape(part) for part in parts), re.DOTALL)
+
+
+def _specific_first(found: list[tuple[str, str]]) -> list[tuple[re.Pattern[str], str]]:
+    """``(template, upstream)`` as patterns, the one with most literal text first (of two upstreams
+    whose templates both match a URI, the more specific one gets it)."""
+    ranked = sorted(found, key=lambda t: -len(_EXPRESSION.sub("", t[0])))
+    return [(template_pattern(template), server) for template, server in ranked]
 
 
 async def _connect(stack: AsyncExitStack, up: Upstream, on_message: Any = None) -> ClientSession:
@@ -1007,7 +1031,8 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
         )
         return out
 
-    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+    async def upstream_resources() -> list[types.Resource]:
+        """Every upstream's resources (as listed, bounded), noting which upstream has each URI."""
         out: list[types.Resource] = []
         st = state()
         for server, session in st.sessions.items():
@@ -1018,18 +1043,55 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
             for r in listed:
                 st.resources[str(r.uri)] = server
                 out.append(bounded_entry(r))
+        st.resources_listed = True
+        return out
+
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        out = await upstream_resources()
         out += await anyio.to_thread.run_sync(lambda: resources_of(pad))
         return types.ListResourcesResult(resources=out)
+
+    async def upstream_templates() -> tuple[list[types.ResourceTemplate], list[tuple[str, str]]]:
+        """Every upstream's resource templates (as listed, bounded) and ``(uri_template, upstream)``."""
+        out: list[types.ResourceTemplate] = []
+        found: list[tuple[str, str]] = []
+        for server, session in state().sessions.items():
+            try:
+                listed = await _pages(session.list_resource_templates, "resource_templates")
+            except Exception:  # a server without templates
+                continue
+            for t in listed:
+                found.append((t.uri_template, server))
+                out.append(bounded_entry(t))
+        return out, found
+
+    async def list_resource_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+        listed, found = await upstream_templates()
+        state().templates = _specific_first(found)
+        return types.ListResourceTemplatesResult(resource_templates=[*listed, page_template()])
+
+    async def owner_of(uri: str) -> str | None:
+        """The upstream a URI is read from: the one that lists it, else the one whose resource
+        template it fits (clients read a URI they know without listing resources or templates)."""
+        st = state()
+        if uri not in st.resources and not st.resources_listed:
+            await upstream_resources()
+        if uri in st.resources:
+            return st.resources[uri]
+        if st.templates is None:
+            st.templates = _specific_first((await upstream_templates())[1])
+        for pattern, server in st.templates:
+            if pattern.fullmatch(uri):
+                return server
+        return next(iter(st.sessions)) if len(st.sessions) == 1 else None
 
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         uri = str(params.uri)
         if uri.startswith("scratchpad://"):
             return await anyio.to_thread.run_sync(lambda: read_page(pad, uri))
-        server = state().resources.get(uri)
+        server = await owner_of(uri)
         if server is None:
-            if len(state().sessions) != 1:
-                raise bad_uri(f"unknown resource {uri[:200]!r}: list the resources first")
-            server = next(iter(state().sessions))
+            raise bad_uri(f"unknown resource {uri[:200]!r}: no upstream listed it or has a template it fits")
         try:
             result = await state().sessions[server].read_resource(uri)
         except Exception as exc:
@@ -1065,6 +1127,7 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
         on_call_tool=call_tool,
         on_list_resources=list_resources,
         on_read_resource=read_resource,
+        on_list_resource_templates=list_resource_templates,
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
     )

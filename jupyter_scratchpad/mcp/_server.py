@@ -24,7 +24,16 @@ from .. import __version__
 from .._pad import Scratchpad
 from ..tools import TOOL_NAMES, ToolResult, tool_specs
 
-__all__ = ["PAGE_BYTES", "USAGE_TOOL", "build_server", "call_result", "our_tools", "unknown_tool", "usage_of"]
+__all__ = [
+    "PAGE_BYTES",
+    "USAGE_TOOL",
+    "build_server",
+    "call_result",
+    "our_tools",
+    "page_template",
+    "unknown_tool",
+    "usage_of",
+]
 
 PAGE_BYTES = 64 * 1024
 _URI = re.compile(r"scratchpad://([a-z0-9_]{1,64})(?:\?page=([-+]?[0-9]{1,40}))?\Z")
@@ -163,6 +172,17 @@ def resources_of(pad: Scratchpad) -> list[types.Resource]:
     return out
 
 
+def page_template() -> types.ResourceTemplate:
+    """How any page of any handle is read (RFC 6570): a client that knows a handle from a stub
+    reads it without listing every entry."""
+    return types.ResourceTemplate(
+        name="scratchpad page",
+        uri_template="scratchpad://{handle}{?page}",
+        description=f"page N (from 1) of a spilled output, {PAGE_BYTES // 1024} KiB a page: scratchpad://<handle>?page=N",
+        mime_type="text/plain",
+    )
+
+
 def bad_uri(message: str) -> Exception:
     """A resource read the client got wrong: an invalid-params answer, which the SDK sends without
     logging a traceback (a ValueError wrote one to the server's stderr for every bad URI)."""
@@ -231,6 +251,9 @@ def build_server(pad: Scratchpad, *, prefix: str = "") -> Server[Any]:
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         return await anyio.to_thread.run_sync(lambda: read_page(pad, str(params.uri)))
 
+    async def list_resource_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[page_template()])
+
     return Server(
         "jupyter-scratchpad",
         version=__version__,
@@ -239,4 +262,5 @@ def build_server(pad: Scratchpad, *, prefix: str = "") -> Server[Any]:
         on_call_tool=call_tool,
         on_list_resources=list_resources,
         on_read_resource=read_resource,
+        on_list_resource_templates=list_resource_templates,
     )

@@ -106,6 +106,36 @@ def test_every_page_is_listed_and_every_tool_is_reachable(tmp_path: Path, env: d
     anyio.run(run)
 
 
+def test_a_uri_of_an_upstreams_resource_template_is_read_from_that_upstream(tmp_path: Path, env: dict[str, str]) -> None:
+    # resource templates were not listed, and with two upstreams a URI no resource listing named
+    # (paged://item/42, of paged's template paged://item/{id}) was "unknown": clients read them
+    config = tmp_path / "servers.toml"
+    config.write_text(
+        f'[mcp.servers.mixed]\ncommand = "{sys.executable}"\nargs = ["{MIXED}"]\n'
+        f'[mcp.servers.paged]\ncommand = "{sys.executable}"\nargs = ["{PAGED}"]\n',
+        encoding="utf-8",
+    )
+    params = proxy_params(env, tmp_path / "store", "--config", str(config))
+
+    async def run() -> None:
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            read = await s.read_resource("paged://item/42")  # before any listing
+            assert read.contents[0].text == "item 42"
+            templates = {t.uri_template: t for t in (await s.list_resource_templates()).resource_templates}
+            assert set(templates) == {"paged://item/{id}", "scratchpad://{handle}{?page}"}
+            with pytest.raises(MCPError) as unknown:
+                await s.read_resource("nowhere://x")
+            assert "no upstream listed it or has a template it fits" in unknown.value.message
+            log = await s.read_resource("paged://log")  # a listed resource, before any listing too
+            assert "request 59999 served" in log.contents[0].text
+            with pytest.raises(MCPError) as ours:  # our template's URIs are ours
+                await s.read_resource("scratchpad://nosuchhandle?page=2")
+            assert "no live handle 'nosuchhandle'" in ours.value.message
+
+    anyio.run(run)
+
+
 def test_an_upstreams_protocol_errors_are_bounded(tmp_path: Path, env: dict[str, str]) -> None:
     # a resource read's 100,000-character error reached the client whole; an unknown prompt was a
     # ValueError with a traceback in the proxy's log

@@ -66,6 +66,9 @@ def test_serve_over_stdio_answers_like_call_tool(tmp_path: Path, env: dict[str, 
                 assert page.contents[0].text.startswith('{"items"') and "page 1 of" in page.contents[0].text
                 last = page.contents[0].text.rsplit("scratchpad://", 1)[1].rstrip("]")
                 assert (await s.read_resource(f"scratchpad://{last}")).contents[0].text
+                # how any handle's page is read, for a client that knows a handle from a stub
+                [template] = (await s.list_resource_templates()).resource_templates
+                assert template.uri_template == "scratchpad://{handle}{?page}"
                 # a bad URI is the client's mistake: a clear answer, no traceback in the server's log
                 with pytest.raises(MCPError, match="no live handle 'nosuch'"):
                     await s.read_resource("scratchpad://nosuch")

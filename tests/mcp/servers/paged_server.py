@@ -5,6 +5,7 @@ tools the way that trips a proxy: for the proxy's listing, naming and error-boun
   scratchpad's names) and ``paged__grep`` (what the proxy would rename ``grep`` to);
 - ``prompts/list``: 7 prompts, 3 per page; ``resources/list``: 7 resources, 4 per page (one a
   2.6 MB log);
+- ``resources/templates/list``: ``paged://item/{id}``, read as ``item <id>``;
 - ``resources/read`` of an unknown URI and ``prompts/get`` of ``broken`` fail with a
   100,000-character message. Run as ``python paged_server.py`` (stdio).
 """
@@ -57,8 +58,17 @@ async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
     return types.ListResourcesResult(resources=resources, next_cursor=cursor)
 
 
+async def list_resource_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+    template = types.ResourceTemplate(name="item", uri_template="paged://item/{id}", description="one item")
+    return types.ListResourceTemplatesResult(resource_templates=[template])
+
+
 async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
     uri = str(params.uri)
+    if uri.startswith("paged://item/"):
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=uri, text=f"item {uri.removeprefix('paged://item/')}")]
+        )
     if uri not in {str(r.uri) for r in RESOURCES}:
         raise MCPError(code=types.INVALID_PARAMS, message="no such resource: " + "z" * 100_000)
     text = LOG if uri == "paged://log" else f"contents of {uri}"
@@ -73,6 +83,7 @@ server = Server(
     on_get_prompt=get_prompt,
     on_list_resources=list_resources,
     on_read_resource=read_resource,
+    on_list_resource_templates=list_resource_templates,
 )
 
 
