@@ -229,7 +229,11 @@ async def _connect(stack: AsyncExitStack, up: Upstream, on_message: Any = None) 
         use_line_aligned_reader()  # (the SDK's own reader is quadratic in a message's size: _lines.py)
         use_tolerant_parser()  # (a reply it cannot parse fails its call at once, not at the timeout: _wire.py)
         env = {**os.environ, **(up.env or {})}
-        params = StdioServerParameters(command=up.command, args=up.args, env=env, cwd=up.cwd)
+        # a byte that is not UTF-8 (a cp1252 file name) becomes U+FFFD: strict decoding killed the
+        # reader of that upstream, and every later call waited out its timeout
+        params = StdioServerParameters(
+            command=up.command, args=up.args, env=env, cwd=up.cwd, encoding_error_handler="replace"
+        )
         read, write = await stack.enter_async_context(stdio_client(params, errlog=_errlog()))
     else:
         from mcp.client.streamable_http import streamable_http_client

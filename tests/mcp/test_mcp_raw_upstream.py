@@ -51,6 +51,26 @@ def test_a_lone_surrogate_is_read_and_an_unreadable_reply_fails_at_once(tmp_path
         assert "Traceback" not in errlog.read()
 
 
+def test_a_byte_that_is_not_utf8_is_replaced_and_the_upstream_keeps_serving(tmp_path: Path, env: dict[str, str]) -> None:
+    # one 0xff byte killed the proxy's reader of that upstream: every later call waited the whole
+    # --upstream-timeout and was told "did not answer", and the proxy exited with a traceback
+    params = _proxy(env, tmp_path / "store", "--upstream-timeout", "120")
+
+    async def run(errlog: Any) -> None:
+        async with stdio_client(params, errlog=errlog) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            started = time.monotonic()
+            bad = await s.call_tool("bad_utf8", {})
+            assert not bad.is_error and bad.content[0].text == "caf\ufffd.txt"
+            small = await s.call_tool("small", {})
+            assert small.content[0].text == "just this" and time.monotonic() - started < 60
+
+    with (tmp_path / "stderr.txt").open("w+") as errlog:
+        anyio.run(run, errlog)
+        errlog.seek(0)
+        assert "Traceback" not in errlog.read()
+
+
 def test_a_huge_meta_does_not_turn_a_tiny_text_into_a_stub(tmp_path: Path, env: dict[str, str]) -> None:
     params = _proxy(env, tmp_path / "store")
 

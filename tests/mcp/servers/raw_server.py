@@ -11,7 +11,8 @@ servers really send and the SDK's parser refuses. Run as ``python raw_server.py`
 - ``big_progress_msg``: a progress notification whose message is 2,000,000 characters, then "done";
 - ``add_tool``: adds the tool ``added_later`` ("added later"), says so with
   ``notifications/tools/list_changed``, then answers "added";
-- ``stray_line``: a line that is not JSON-RPC ("DEBUG: handling call"), then "just this".
+- ``stray_line``: a line that is not JSON-RPC ("DEBUG: handling call"), then "just this";
+- ``bad_utf8``: a reply whose text holds the byte 0xff (a cp1252 file name), not UTF-8.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import sys
 
 BIG = json.dumps({"items": [{"id": i, "name": f"n{i}", "phase": "ok" if i % 5 else "bad"} for i in range(6000)]})
 TOOLS = ["lone_surrogate", "deep_reply", "small", "tiny_big_meta", "big_json", "big_link", "big_progress_msg", "add_tool",
-         "stray_line"]
+         "stray_line", "bad_utf8"]
 
 
 def out(line: str) -> None:
@@ -82,6 +83,11 @@ for line in sys.stdin:
         if name == "add_tool" and "added_later" not in TOOLS:
             TOOLS.append("added_later")
             out(json.dumps({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
+        if name == "bad_utf8":
+            sys.stdout.flush()
+            sys.stdout.buffer.write(text_result(mid, '"caf\xff.txt"').encode("latin-1") + b"\n")
+            sys.stdout.buffer.flush()
+            continue
         said = {"big_progress_msg": '"done"', "add_tool": '"added"'}.get(name)
         out(text_result(mid, said) if said else answer(mid, name))
     elif mid is not None:
