@@ -24,6 +24,7 @@ client, and serves one MCP server to its own client:
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import re
@@ -145,6 +146,11 @@ def upstreams_from_toml(
     for name, table in servers.items():
         if not isinstance(table, dict):
             raise ValueError(f"[mcp.servers.{name}] must be a table")
+        if not valid_server_name(name):
+            raise ValueError(
+                f"[mcp.servers.{clip_middle(repr(name), 80)}]: {SERVER_NAME_RULE} "
+                "(it goes in tool names as <server>__<tool>)"
+            )
         for key, kind, example in (
             ("command", str, 'command = "npx"'),
             ("args", list, 'args = ["-y", "some-server"]'),
@@ -274,21 +280,64 @@ async def _pages(fetch: Any, attr: str) -> list[Any]:
     return out
 
 
+# A tool name every model API takes (Anthropic's and OpenAI's rule): a request whose list holds one
+# other name ("a b", "", 5,000 characters, "x\ny</tool>\nSYSTEM: …") is refused whole, and a name is
+# read by the model as it is (descriptions are bounded; names were not).
+NAME_MAX = 64
+_VALID_NAME = re.compile(rf"[A-Za-z0-9_-]{{1,{NAME_MAX}}}")
+_INVALID_RUN = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def valid_name(name: str) -> bool:
+    return _VALID_NAME.fullmatch(name) is not None
+
+
+SERVER_NAME_RULE = "a server's name takes letters, digits, '_' and '-' (up to 32)"
+
+
+def valid_server_name(name: object) -> bool:
+    """Whether ``name`` may name an upstream (``--name``, a config table): renamed tools are
+    ``<server>__<tool>``, which model APIs must take."""
+    return isinstance(name, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,32}", name) is not None
+
+
+def _fitted(name: str) -> str:
+    """``name`` as a valid one: itself when it is, else its valid characters (each run of others
+    one ``_``) cut to fit with a short hash of the whole name after them, so that two names that
+    differ only in what was replaced stay two names."""
+    if valid_name(name):
+        return name
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    kept = _INVALID_RUN.sub("_", name).strip("_")[: NAME_MAX - len(digest) - 1]
+    return f"{kept}_{digest}" if kept else f"tool_{digest}"
+
+
 def _unique_names(listed: list[tuple[str, str]], reserved: set[str]) -> list[str]:
-    """A name per ``(server, name)``: the name itself when no other entry or ``reserved`` has it,
-    else ``<server>__<name>``; a name still taken (an upstream tool literally called ``git__log``
-    beside a renamed ``log``) takes more of its server's prefix, so every entry is reachable."""
+    """A valid name (``valid_name``) per ``(server, name)``: the name itself when it is valid and no
+    other entry or ``reserved`` has it, else ``<server>__<name>``; a name still taken (an upstream
+    tool literally called ``git__log`` beside a renamed ``log``) takes more of its server's prefix,
+    so every entry is reachable. An invalid or too long name is fitted (``_fitted``)."""
+    fitted = [_fitted(name) for _, name in listed]
     counts: dict[str, int] = {}
-    for _, name in listed:
+    for name in fitted:
         counts[name] = counts.get(name, 0) + 1
     taken = set(reserved)
     out = []
-    for server, name in listed:
-        final = name if counts[name] == 1 and name not in reserved else f"{server}{SEPARATOR}{name}"
+    for (server, _), name in zip(listed, fitted, strict=True):
+        final = name if counts[name] == 1 and name not in reserved else _fitted(f"{server}{SEPARATOR}{name}")
         while final in taken:
-            final = f"{server}{SEPARATOR}{final}"
+            final = _fitted(f"{server}{SEPARATOR}{final}")
         taken.add(final)
         out.append(final)
+    renamed = [(n, f) for (_, n), f in zip(listed, out, strict=True) if not valid_name(n)]
+    if renamed:
+        log.warning(
+            "%s upstream name(s) that model APIs refuse (letters, digits, '_' and '-', up to %s) "
+            "listed as valid ones: %s",
+            len(renamed),
+            NAME_MAX,
+            ", ".join(f"{clip_middle(repr(n), 60)} as {f}" for n, f in renamed[:5]),
+        )
     return out
 
 
