@@ -51,6 +51,7 @@ from ._server import (
     INSTRUCTIONS,
     USAGE_TOOL,
     bad_uri,
+    listing_page,
     our_tools,
     page_template,
     read_page,
@@ -209,6 +210,7 @@ class _State:
     # None until listed (a read of a URI no listing named lists them)
     templates: list[tuple[re.Pattern[str], str]] | None = None
     resources_listed: bool = False
+    resource_listing: list[types.Resource] | None = None  # what resources/list pages through
     sessions: dict[str, ClientSession] = field(default_factory=dict)
 
 
@@ -533,6 +535,47 @@ def restates(structured: Any, texts: list[types.TextContent]) -> bool:
 
 
 BLOCK_MAX_BYTES = 1 << 20  # an image, audio or blob block (its JSON) over this in a result is stored, not passed on
+# ... and all of one result's (or resource's, or prompt's) images, audio, blobs and links together:
+# 40 images just under the bound each, or 20,000 links, passed whole (40 MB, 62 MB)
+BLOCKS_MAX_BYTES = 1 << 20
+
+
+def _kinds(dumps: list[dict[str, Any]]) -> str:
+    counts: dict[str, int] = {}
+    for d in dumps:
+        content = d.get("content")
+        inner: dict[str, Any] = content if isinstance(content, dict) else {}  # (a prompt's message)
+        kind = str(d.get("type") or inner.get("type") or ("blob" if "blob" in d else "item"))
+        counts[kind] = counts.get(kind, 0) + 1
+    return ", ".join(f"{n:,} {kind}" for kind, n in counts.items())
+
+
+def over_the_bound(sizes: list[int]) -> list[int]:
+    """The indexes of the items past ``BLOCKS_MAX_BYTES`` together, kept in their order while
+    they fit (an item that fits after a larger one that did not is kept)."""
+    used, out = 0, []
+    for i, size in enumerate(sizes):
+        if used + size > BLOCKS_MAX_BYTES:
+            out.append(i)
+        else:
+            used += size
+    return out
+
+
+def rest_stored_note(pad: Scratchpad, server: str, tool: str, dumps: list[dict[str, Any]], prefix: str) -> str:
+    """The line that stands in for the items past ``BLOCKS_MAX_BYTES`` of one result, stored
+    together as one handle (``{"blocks": [...]}``), or left out when that fails."""
+    size = sum(_json_bytes(d) for d in dumps)
+    what = f"{len(dumps):,} more blocks ({_kinds(dumps)}; {size:,} bytes of JSON)"
+    why = f" (past {BLOCKS_MAX_BYTES:,} bytes of blocks for one result)"
+    out = pad.intercept({"blocks": dumps}, tool=tool, server=server, force=True)
+    if out.spilled and out.handle:
+        return (
+            f"[{what} were kept out of the context by the proxy, stored as handle {out.handle}{why}; read them with "
+            f'{prefix}iterate_over(handle="{out.handle}", path="blocks", fields=["type", "uri", "name", "mimeType"]) '
+            f'or {prefix}item_schema(handle="{out.handle}", path="blocks")]'
+        )
+    return f"[{what} were left out by the proxy{why}; they could not be stored]"
 
 
 def through_policy(
@@ -596,7 +639,29 @@ def _big_blocks_stored(
         else:
             note = f"[a {what} was left out by the proxy (over {BLOCK_MAX_BYTES:,} bytes; it could not be stored)]"
         content.append(types.TextContent(type="text", text=note))
-    return result.model_copy(update={"content": content}) if changed else result
+    content, rest = _blocks_bounded(pad, route.server, route.upstream_name, content, prefix)
+    return result.model_copy(update={"content": content}) if changed or rest else result
+
+
+def _blocks_bounded(
+    pad: Scratchpad, server: str, tool: str, content: list[Any], prefix: str
+) -> tuple[list[Any], bool]:
+    """``content`` with its images, audio, blobs and links past ``BLOCKS_MAX_BYTES`` together
+    stored as one handle, one note where the first of them was; and whether any was."""
+    at = [i for i, b in enumerate(content) if not isinstance(b, types.TextContent) and _text_of(b) is None]
+    dumps = [content[i].model_dump(mode="json", by_alias=True, exclude_none=True) for i in at]
+    past = over_the_bound([_json_bytes(d) for d in dumps])
+    if not past:
+        return content, False
+    note = rest_stored_note(pad, server, tool, [dumps[j] for j in past], prefix)
+    drop = {at[j] for j in past}
+    first = at[past[0]]
+    out = [
+        types.TextContent(type="text", text=note) if i == first else b
+        for i, b in enumerate(content)
+        if i == first or i not in drop
+    ]
+    return out, True
 
 
 def _texts_through_policy(
@@ -759,6 +824,18 @@ def resource_through_policy(
                 item = item.model_copy(update={"text": stub_text(out, prefix), "mime_type": "text/plain"})
                 changed = True
         contents.append(item)
+    at = [i for i, c in enumerate(contents) if isinstance(c, types.BlobResourceContents)]
+    dumps = [contents[i].model_dump(mode="json", by_alias=True, exclude_none=True) for i in at]
+    past = over_the_bound([_json_bytes(d) for d in dumps])
+    if past:
+        note = rest_stored_note(pad, server, RESOURCE_TOOL, [dumps[j] for j in past], prefix)
+        drop, first = {at[j] for j in past}, at[past[0]]
+        contents = [
+            types.TextResourceContents(uri=c.uri, mime_type="text/plain", text=note) if i == first else c
+            for i, c in enumerate(contents)
+            if i == first or i not in drop
+        ]
+        changed = True
     return result.model_copy(update={"contents": contents}) if changed else result
 
 
@@ -808,6 +885,15 @@ def prompt_through_policy(
             stub = types.PromptMessage(role="user", content=types.TextContent(type="text", text=stub_text(out, prefix)))
             messages = [stub, *(m for m in messages if _text_of(m.content) is None)]
             spilled = True
+    at = [i for i, m in enumerate(messages) if _text_of(m.content) is None]
+    dumps = [messages[i].model_dump(mode="json", by_alias=True, exclude_none=True) for i in at]
+    past = over_the_bound([_json_bytes(d) for d in dumps])
+    if past:
+        note = rest_stored_note(pad, route.server, PROMPT_TOOL, [dumps[j] for j in past], prefix)
+        drop, first = {at[j] for j in past}, at[past[0]]
+        said = types.PromptMessage(role="user", content=types.TextContent(type="text", text=note))
+        messages = [said if i == first else m for i, m in enumerate(messages) if i == first or i not in drop]
+        spilled = True
     if spilled or any(a is not b for a, b in zip(messages, result.messages, strict=False)):
         update["messages"] = messages
     return result.model_copy(update=update) if update else result
@@ -1100,9 +1186,12 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
         return out
 
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
-        out = await upstream_resources()
-        out += await anyio.to_thread.run_sync(lambda: resources_of(pad))
-        return types.ListResourcesResult(resources=out)
+        st = state()
+        if getattr(params, "cursor", None) is None or st.resource_listing is None:  # (a first page: listed again)
+            st.resource_listing = await upstream_resources()
+            st.resource_listing += await anyio.to_thread.run_sync(lambda: resources_of(pad))
+        page, after = listing_page(st.resource_listing, params)
+        return types.ListResourcesResult(resources=page, next_cursor=after)
 
     async def upstream_templates() -> tuple[list[types.ResourceTemplate], list[tuple[str, str]]]:
         """Every upstream's resource templates (as listed, bounded) and ``(uri_template, upstream)``."""
@@ -1155,7 +1244,8 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
         return out
 
     async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=state().prompt_defs)
+        page, after = listing_page(state().prompt_defs, params)
+        return types.ListPromptsResult(prompts=page, next_cursor=after)
 
     async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         route = state().prompts.get(params.name)

@@ -29,6 +29,7 @@ __all__ = [
     "USAGE_TOOL",
     "build_server",
     "call_result",
+    "listing_page",
     "our_tools",
     "page_template",
     "unknown_tool",
@@ -183,6 +184,30 @@ def page_template() -> types.ResourceTemplate:
     )
 
 
+LISTING_PAGE_BYTES = 128 * 1024  # of a resources/list or prompts/list answer: the rest on the next pages
+
+
+def listing_page(entries: list[Any], params: Any) -> tuple[list[Any], str | None]:
+    """The page of ``entries`` a listing request asks for (its ``cursor``: where the page starts)
+    within ``LISTING_PAGE_BYTES`` of JSON (at least one entry), and the cursor of the next page.
+    (20,000 resources were one 41 MB answer.)"""
+    cursor = getattr(params, "cursor", None) if params is not None else None
+    start = 0
+    if cursor is not None:
+        if not (cursor.isdigit() and len(cursor) <= 12):
+            raise bad_uri(f"not a cursor this server gave: {cursor[:40]!r} (list from the start, without one)")
+        start = int(cursor)
+    used = 0
+    out: list[Any] = []
+    for i in range(start, len(entries)):
+        size = len(entries[i].model_dump_json(by_alias=True, exclude_none=True).encode("utf-8", "surrogatepass"))
+        if out and used + size > LISTING_PAGE_BYTES:
+            return out, str(i)
+        out.append(entries[i])
+        used += size
+    return out, None
+
+
 def bad_uri(message: str) -> Exception:
     """A resource read the client got wrong: an invalid-params answer, which the SDK sends without
     logging a traceback (a ValueError wrote one to the server's stderr for every bad URI)."""
@@ -246,7 +271,8 @@ def build_server(pad: Scratchpad, *, prefix: str = "") -> Server[Any]:
         return await run_tool(pad, name, params.arguments, prefix)
 
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=await anyio.to_thread.run_sync(lambda: resources_of(pad)))
+        page, after = listing_page(await anyio.to_thread.run_sync(lambda: resources_of(pad)), params)
+        return types.ListResourcesResult(resources=page, next_cursor=after)
 
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         return await anyio.to_thread.run_sync(lambda: read_page(pad, str(params.uri)))

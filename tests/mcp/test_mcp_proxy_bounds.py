@@ -273,3 +273,69 @@ def test_tool_list_changed_notifications_are_coalesced(tmp_path: Path, env: dict
         assert texts(await s.call_tool("added", {})) == ["added later"]
 
     assert "Traceback" not in through_bounds(env, tmp_path / "store", check, on_message=on_message)
+
+
+def test_the_blocks_of_one_result_resource_or_prompt_are_bounded_together(tmp_path: Path, env: dict[str, str]) -> None:
+    # 40 images just under the bound of one block each (40 MB), or 20,000 resource links, passed
+    # whole: each block was bounded, never their sum
+    def stored_note(said: str) -> str:
+        assert "were kept out of the context by the proxy, stored as handle " in said and len(said) < 800, said[:300]
+        return said.split("stored as handle ")[1].split()[0]
+
+    async def check(s: ClientSession) -> None:
+        images = await s.call_tool("many_images", {})
+        assert len(images.model_dump_json(by_alias=True, exclude_none=True)) < 1_100_000, len(images.model_dump_json(by_alias=True, exclude_none=True))
+        kept = [b for b in images.content if isinstance(b, types.ImageContent)]
+        assert 5 <= len(kept) < 30 and texts(images)[0] == "thirty pictures"
+        note = texts(images)[-1]
+        assert f"{30 - len(kept)} more blocks ({30 - len(kept)} image;" in note
+        handle = stored_note(note)
+        rest = await s.call_tool("get_in", {"handle": handle, "path": "blocks[0].mimeType"})
+        assert not rest.is_error and "image/png" in texts(rest)[0], rest
+        calls = re.findall(r'(\w+)\((handle="[^"]+".*?)\)(?: or|\])', note)
+        assert len(calls) == 2
+        for name, args in calls:  # the calls the note names run
+            ran = await s.call_tool(name, json.loads("{" + re.sub(r"(\w+)=", r'"\1":', args) + "}"))
+            assert not ran.is_error, ran
+
+        links = await s.call_tool("many_links", {})
+        assert len(links.model_dump_json(by_alias=True, exclude_none=True)) < 1_100_000
+        shown = [b for b in links.content if isinstance(b, types.ResourceLink)]
+        assert 1000 < len(shown) < 5000 and str(shown[0].uri) == "file:///data/0.csv"
+        last = await s.call_tool("get_in", {"handle": stored_note(texts(links)[-1]), "path": "blocks[-1].uri"})
+        assert "file:///data/4999.csv" in texts(last)[0], last
+
+        blobs = await s.read_resource("mem://blobs")
+        assert len(blobs.model_dump_json(by_alias=True, exclude_none=True)) < 1_100_000 and len(blobs.contents) < 30
+        assert isinstance(blobs.contents[-1], types.TextResourceContents)
+        stored_note(blobs.contents[-1].text)
+
+        prompt = await s.get_prompt("many_images")
+        assert len(prompt.model_dump_json(by_alias=True, exclude_none=True)) < 1_100_000 and len(prompt.messages) < 30
+        note_message = prompt.messages[-1].content
+        assert isinstance(note_message, types.TextContent)
+        stored_note(note_message.text)
+
+    assert "Traceback" not in through_bounds(env, tmp_path / "store", check)
+
+
+def test_resources_and_prompts_are_listed_in_bounded_pages(tmp_path: Path, env: dict[str, str]) -> None:
+    # 20,000 resources were one 41 MB answer, 2,000 prompts one of 57 MB: now pages a client follows
+    async def check(s: ClientSession) -> None:
+        for listing, attr, want in (
+            (s.list_resources, "resources", {f"r{i}" for i in range(3000)} | {"big", "ok", "blob"}),
+            (s.list_prompts, "prompts", {f"p{i}" for i in range(600)} | {"big_prompt", "many_small"}),
+        ):
+            names: list[str] = []
+            cursor, pages = None, 0
+            while True:
+                page = await listing(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+                assert len(page.model_dump_json(by_alias=True, exclude_none=True)) <= 140 * 1024
+                names += [e.name for e in getattr(page, attr)]
+                pages += 1
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+            assert pages > 3 and want <= set(names) and len(names) == len(set(names)), (attr, pages)
+
+    assert "Traceback" not in through_bounds(env, tmp_path / "store", check, "--many-listed")

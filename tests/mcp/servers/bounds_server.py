@@ -18,13 +18,19 @@ Tools (``tools/list``):
 - with ``--many-big``, 120 tools ``big_<i>`` of 5 KB of description and 40 arguments each; with
   ``--many-small``, 3,000 small tools ``small_<i>`` (listings of 1 MB and 250 KB).
 
+- ``many_images``: 30 images of 100,000 characters of base64 each (3 MB together, none over the
+  bound of one block); ``many_links``: 5,000 resource links (about 1.3 MB together).
+
 The other tools answer ``args: <their arguments as JSON>``.
 
 Resources: ``mem://big`` listed with a 2,000,000-byte description, ``mem://ok`` with a short one.
 With ``--bad-entries``, a resource without its ``uri`` and prompts without a name or with
 ``arguments`` that are not a list are listed too (the SDK refuses them).
+``mem://blobs`` reads as 30 blobs of 100,000 characters. With ``--many-listed``, 3,000 more
+resources (``mem://r<i>``) and 600 more prompts (``p<i>``), each with 1,000 bytes of description.
 Prompts: ``big_prompt`` (a 2 MB description; a 3.3 MB user message of 300,000 lines, then "ok"),
-``odd_prompt`` (a ``video`` block, then "hi"), ``many_small`` (3,000 messages of 200 characters).
+``odd_prompt`` (a ``video`` block, then "hi"), ``many_small`` (3,000 messages of 200 characters),
+``many_images`` (30 image messages of 100,000 characters).
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ UNTYPED = "--untyped" in sys.argv[1:]
 BAD_ENTRIES = "--bad-entries" in sys.argv[1:]  # a listed resource and prompts the SDK refuses
 MANY_BIG = "--many-big" in sys.argv[1:]  # 120 more tools, each with 5 KB of description and 40 arguments
 MANY_SMALL = "--many-small" in sys.argv[1:]  # 3,000 more tools, each small
+MANY_LISTED = "--many-listed" in sys.argv[1:]  # 3,000 more resources and 600 more prompts
+IMAGE = {"type": "image", "mimeType": "image/png", "data": "QUJD" * 25_000}
 FINE_SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
 HUGE_SCHEMA = {
     "type": "object",
@@ -64,7 +72,8 @@ def tools() -> list[dict[str, object]]:
         {"name": "bad_schema", "description": "takes a", "inputSchema": {"type": "object", "properties": {"a": {"type": "nonsense"}}}},
         {"name": "huge_schema", "description": "takes 2,000 strings", "inputSchema": HUGE_SCHEMA},
         {"name": "fine", "description": "a fine tool", "inputSchema": FINE_SCHEMA},
-        *({"name": n, "inputSchema": any_object} for n in ("blocks", "bad_content", "spam", "spam_and_add", "list_count")),
+        *({"name": n, "inputSchema": any_object}
+          for n in ("blocks", "bad_content", "spam", "spam_and_add", "list_count", "many_images", "many_links")),
         *({"name": n, "inputSchema": any_object} for n in state["extra"]),  # type: ignore[union-attr]
     ]  # fmt: skip
     if UNTYPED:
@@ -101,6 +110,12 @@ def call(mid: object, name: str, args: object) -> None:
         spam(mid)
     elif name == "list_count":
         reply(mid, {"content": [text(str(state["lists"]))]})
+    elif name == "many_images":
+        reply(mid, {"content": [text("thirty pictures"), *([IMAGE] * 30)]})
+    elif name == "many_links":
+        links = [{"type": "resource_link", "uri": f"file:///data/{i}.csv", "name": f"part {i} " + "n" * 200}
+                 for i in range(5000)]  # fmt: skip
+        reply(mid, {"content": [text("five thousand files"), *links]})
     elif name == "added":
         reply(mid, {"content": [text("added later")]})
     else:
@@ -114,6 +129,8 @@ def prompt(name: str) -> dict[str, object]:
     if name == "odd_prompt":
         return {"messages": [{"role": "user", "content": {"type": "video", "data": "V" * 1000}},
                              {"role": "user", "content": text("hi")}]}  # fmt: skip
+    if name == "many_images":
+        return {"messages": [{"role": "user", "content": IMAGE} for _ in range(30)]}
     return {"messages": [{"role": "user", "content": text(f"{i:04d} " + "m" * 195)} for i in range(3000)]}
 
 
@@ -138,9 +155,13 @@ for line in sys.stdin:
             {"name": "ok", "uri": "mem://ok", "description": "a small resource"},
             {"name": "blob", "uri": "mem://blob", "mimeType": "image/png"},
             *([{"name": "no_uri", "description": "listed without its uri"}] if BAD_ENTRIES else []),
+            *({"name": f"r{i}", "uri": f"mem://r{i}", "description": "r" * 1000} for i in range(3000 if MANY_LISTED else 0)),
         ]})  # fmt: skip
     elif method == "resources/read":
-        if params["uri"] == "mem://blob":  # 3 MB of base64, and a small blob beside it
+        if params["uri"] == "mem://blobs":
+            reply(mid, {"contents": [{"uri": f"mem://blobs#{i}", "mimeType": "image/png", "blob": "QUJD" * 25_000}
+                                     for i in range(30)]})  # fmt: skip
+        elif params["uri"] == "mem://blob":  # 3 MB of base64, and a small blob beside it
             blobs = [{"uri": "mem://blob", "mimeType": "image/png", "blob": "QUJD" * 750_000},
                      {"uri": "mem://blob#icon", "mimeType": "image/png", "blob": "QUJD" * 10}]  # fmt: skip
             reply(mid, {"contents": blobs})
@@ -148,8 +169,9 @@ for line in sys.stdin:
             reply(mid, {"contents": [{"uri": params["uri"], "text": "resource text"}]})
     elif method == "prompts/list":
         bad = [{"description": "a prompt without a name"}, {"name": "bad_args", "arguments": "q"}] if BAD_ENTRIES else []
+        many = [{"name": f"p{i}", "description": "p" * 1000} for i in range(600 if MANY_LISTED else 0)]
         reply(mid, {"prompts": [{"name": "big_prompt", "description": "p" * 2_000_000}, {"name": "odd_prompt"},
-                                *bad, {"name": "many_small"}]})  # fmt: skip
+                                *bad, {"name": "many_small"}, {"name": "many_images"}, *many]})  # fmt: skip
     elif method == "prompts/get":
         reply(mid, prompt(params["name"]))
     elif mid is not None:
