@@ -148,6 +148,10 @@ AGENT_HELP = (
 )
 
 
+def _lower(word: str) -> str:
+    return word.lower()
+
+
 class HelpShown(Exception):
     """``--help`` printed the help; the command does nothing else."""
 
@@ -165,6 +169,17 @@ class ScratchArgumentParser(argparse.ArgumentParser):
             allow_abbrev=False,
         )
         self.command = command
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        """As argparse's; a word among lower-case ``choices`` is read in any case (``auto OFF``)."""
+        choices = kwargs.get("choices")
+        if (
+            choices is not None
+            and "type" not in kwargs
+            and all(isinstance(c, str) and c == c.lower() for c in choices)
+        ):
+            kwargs["type"] = _lower
+        return super().add_argument(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")

@@ -8,7 +8,9 @@
 * display publisher (``display(...)``): an instance-level ``publish`` on ``shell.display_pub``,
   the one method both ipykernel's ``ZMQDisplayPublisher`` and the terminal's publisher send
   through. Its ``register_hook`` is not used: the hook list is thread-local, so a display from
-  another thread would slip past it.
+  another thread would slip past it. Each display is decided on alone (a large one is its card),
+  and a cell's displays together have a budget, as its stream has (``DisplayBudget``); updates of
+  one display id are throttled (``UpdateThrottle``).
 * streams: see ``_streams``.
 * ``pre_run_cell``/``post_run_cell`` events start and end each cell's stream gates.
 * a ``text/html`` formatter for ``ToolResult`` (what ``%scratch head`` and friends return).
@@ -21,10 +23,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
+import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from ..tools import ToolResult
-from ._render import tool_result_html
+from ._progress import PUBLISHING
+from ._render import STUB_MIME, tool_result_html
+from ._shown import StreamMeter
 from ._streams import StreamTaps
 
 if TYPE_CHECKING:
@@ -73,6 +79,128 @@ def _named_within(etype: Any) -> Any:
     return type(short, (Exception,), {})
 
 
+# A cell's displays together: past the threshold of cell_N_display (as its stream's text is
+# measured: tokens, or spill_bytes), or past this many displays, the rest are held and stored as
+# one entry. 20,000 display(i) sent 20,000 outputs (1.3 MB) where the same prints gave one card.
+DISPLAY_MAX_COUNT = 500
+# Updates of one display id are forwarded at most this often; the last state always is.
+UPDATE_EVERY_S = 0.1
+
+
+def _display_text(data: dict[str, Any]) -> str | None:
+    """The text a display is measured and stored by: its JSON, else its largest text part (an
+    HTML object's text/plain is only its repr); None for a display with a part that is not text
+    (an image, a plot, a widget, a formula): those are looked at, never held by the budget."""
+    from ..store._format import as_text
+    from ._spill import SPILLABLE_MIMES
+
+    if not data or any(mime not in SPILLABLE_MIMES for mime in data):
+        return None
+    if "application/json" in data:
+        value = data["application/json"]
+        return value if isinstance(value, str) else as_text(value)
+    texts = [v for v in data.values() if isinstance(v, str)]
+    return max(texts, key=len) if texts else None
+
+
+class DisplayBudget:
+    """One cell's display budget: what it showed, and what it held once past the budget."""
+
+    def __init__(self, tool: str) -> None:
+        self.tool = tool
+        self.meter = StreamMeter()
+        self.shown = 0
+        self.held: list[tuple[dict[str, Any], Any, str]] = []  # (data, metadata, text)
+        self.lock = threading.Lock()
+
+    def admit(self, session: ScratchSession, data: dict[str, Any], metadata: Any) -> bool:
+        """Whether the display passes (True), or was held (False)."""
+        text = _display_text(data)
+        if text is None:
+            return True
+        with self.lock:
+            if self.held:
+                self.held.append((data, metadata, text))
+                return False
+            pad = session.pad
+            policy = pad.policy
+            self.meter.feed(text if text.endswith("\n") else text + "\n")
+            over = self.shown >= DISPLAY_MAX_COUNT or (
+                policy.enabled and self.meter.reaches(policy, policy.threshold_for(self.tool), pad.tokenizer)
+            )
+            if over and self.shown:  # (the first display alone: decided alone, its own card)
+                self.held.append((data, metadata, text))
+                return False
+            self.shown += 1
+            return True
+
+    def take_held(self) -> list[tuple[dict[str, Any], Any, str]]:
+        with self.lock:
+            held, self.held = self.held, []
+            return held
+
+
+def _held_document(held: list[tuple[dict[str, Any], Any, str]], first: int) -> str:
+    """The held displays as one markdown document, a section each (as %%scratch stores a cell)."""
+    return "\n".join(f"## display {first + i}\n\n{text.rstrip()}\n" for i, (_, _, text) in enumerate(held))
+
+
+class UpdateThrottle:
+    """At most one ``update_display_data`` per display id every ``UPDATE_EVERY_S``; one held back
+    is sent when its time comes, and at the cell's end (the last state is always shown).
+    30,000 ``handle.update()`` sent 10 MB over iopub, which the browser rendered one by one."""
+
+    def __init__(self, send: Any) -> None:
+        self.send = send  # send(data, metadata, args, kwargs)
+        self.lock = threading.Lock()
+        self.sent: dict[str, float] = {}
+        self.pending: dict[str, tuple[Any, Any, tuple[Any, ...], dict[str, Any]]] = {}
+        self.timers: dict[str, threading.Timer] = {}
+
+    def admit(self, display_id: str, data: Any, metadata: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Whether this update goes now (True), or is held as the id's latest state (False)."""
+        now = time.monotonic()
+        with self.lock:
+            last = self.sent.get(display_id)
+            if last is None or now - last >= UPDATE_EVERY_S:
+                self.sent[display_id] = now
+                self.pending.pop(display_id, None)
+                return True
+            self.pending[display_id] = (data, metadata, args, kwargs)
+            if display_id not in self.timers:
+                timer = threading.Timer(UPDATE_EVERY_S - (now - last), self._due, (display_id,))
+                timer.daemon = True
+                self.timers[display_id] = timer
+                timer.start()
+            return False
+
+    def _due(self, display_id: str) -> None:
+        with self.lock:
+            self.timers.pop(display_id, None)
+            held = self.pending.pop(display_id, None)
+            if held is not None:
+                self.sent[display_id] = time.monotonic()
+        if held is not None:
+            self._send(held)
+
+    def _send(self, held: tuple[Any, Any, tuple[Any, ...], dict[str, Any]]) -> None:
+        try:
+            self.send(*held)
+        except Exception:
+            log.exception("sending a held display update failed")
+
+    def flush(self) -> None:
+        """Send every held update now (the cell ended)."""
+        with self.lock:
+            for timer in self.timers.values():
+                timer.cancel()
+            self.timers.clear()
+            held, self.pending = list(self.pending.values()), {}
+            self.sent.clear()
+        for item in held:
+            self._send(item)
+
+
 class _Shown:
     """An exception's text as a traceback display shows it (``str``), already bounded."""
 
@@ -99,6 +227,8 @@ class OutputHooks:
         self._format: Any = None
         self._formatting_result = False  # the displayhook is formatting a cell's value (decided already)
         self._show_tb: Any = None
+        self._budget: DisplayBudget | None = None  # the running cell's displays
+        self._updates = UpdateThrottle(self._send_now)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -151,6 +281,7 @@ class OutputHooks:
         if self._depth > 1 or self.session.capturing or not self.session.auto_spill:
             return
         n = self._cell_number()
+        self._budget = DisplayBudget(f"cell_{n}_display")
         try:
             self.streams.begin_cell({name: f"cell_{n}_{name}" for name in ("stdout", "stderr")})
         except Exception:
@@ -172,10 +303,14 @@ class OutputHooks:
         self._depth = max(0, self._depth - 1)
         if self._depth:
             return
+        from ..spill._withheld import notebook_wording
+
         try:
-            self.streams.end_cell()
+            with notebook_wording():
+                self.streams.end_cell()
         except Exception:
             log.exception("ending the stream gates failed")
+        self._end_displays()
         if result is not None and getattr(result, "error_in_exec", None) is not None and self.session.auto_spill:
             try:
                 result.error_in_exec = self._bounded_error(result.error_in_exec)
@@ -197,10 +332,14 @@ class OutputHooks:
         traceback and ``evalue``). The exception itself stays whole in ``sys.last_value``.
         What the cell printed and is held is spilled first, so its stub comes before the error."""
         if self._depth == 1 and self.session.auto_spill:
+            from ..spill._withheld import notebook_wording
+
             try:
-                self.streams.settle()
+                with notebook_wording():
+                    self.streams.settle()
             except Exception:
                 log.exception("spilling the cell's held output before its error failed")
+            self._settle_displays()
         try:
             if self.session.auto_spill and isinstance(stb, list):
                 limit = self.session.pad.policy.error_max_bytes
@@ -277,7 +416,7 @@ class OutputHooks:
                 large = len(text) > FAIL_CLOSED_CHARS
             if not large:
                 return None
-            pointer = withheld_pointer(text, tool, SpillDecision(spill=True, rule="error"), reason)
+            pointer = withheld_pointer(text, tool, SpillDecision(spill=True, rule="error"), reason, audience="notebook")
         except Exception:  # not even measurable: withheld all the same
             pointer = f"[scratchpad] The output of {tool} was withheld: spilling it failed ({reason})."
         return {"text/plain": pointer + (f"\n{where}" if where else "") + "\n`%scratch auto off` shows it in full."}
@@ -316,6 +455,15 @@ class OutputHooks:
             return original(obj, *args, **kwargs)
         tool = f"cell_{self._cell_number()}_display"
         if not isinstance(obj, (dict, list, tuple)):
+            try:  # a DataFrame pandas shows whole: decided on its rows before pandas formats it
+                early, tried = self.session.spiller.frame_first(obj, tool)
+            except Exception:
+                log.exception("auto-spill of a displayed DataFrame failed")
+                early, tried = None, False
+            if early is not None:
+                return early, {}
+            if tried:
+                return original(obj, *args, **kwargs)
             return self._display_frame(obj, tool, original(obj, *args, **kwargs))
         try:
             bundle = self.session.spiller.spill_value(obj, tool)
@@ -335,8 +483,32 @@ class OutputHooks:
         return (bundle, {}) if bundle is not None else formatted
 
     def _publish(self, data: Any, metadata: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if (
+            not self.session.auto_spill
+            or not isinstance(data, dict)
+            or self.session.capturing
+            or getattr(PUBLISHING, "active", False)  # our progress line
+            or STUB_MIME in data  # a card (a stream's): stored already
+        ):
+            return self._send_now(data, metadata, args, kwargs)
+        transient = kwargs.get("transient") or {}
+        display_id = transient.get("display_id") if isinstance(transient, dict) else None
+        if kwargs.get("update") and isinstance(display_id, str):
+            if not self._updates.admit(display_id, data, metadata, args, kwargs):
+                return None
+        elif self._depth and self._budget is not None:
+            try:
+                passes = self._budget.admit(self.session, data, metadata)
+            except Exception:
+                log.exception("the display budget failed; this display is decided alone")
+                passes = True
+            if not passes:
+                return None
+        return self._send_now(data, metadata, args, kwargs)
+
+    def _send_now(self, data: Any, metadata: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         original = self._send_display
-        if self.session.auto_spill and isinstance(data, dict):
+        if self.session.auto_spill and isinstance(data, dict) and not getattr(PUBLISHING, "active", False):
             tool = f"cell_{self._cell_number()}_display"
             try:
                 bundle = self.session.spiller.spill_bundle(data, tool)
@@ -346,3 +518,54 @@ class OutputHooks:
             if bundle is not None:
                 data, metadata = bundle, {}
         return original(data, metadata, *args, **kwargs)
+
+    # -- the cell's display budget -----------------------------------------------------------
+
+    def _settle_displays(self) -> None:
+        """Store what the cell's displays held so far (its card shown now); the budget goes on."""
+        budget = self._budget
+        if budget is None:
+            return
+        held = budget.take_held()
+        if held:
+            try:
+                self._store_held(budget, held)
+            except Exception:
+                log.exception("storing the cell's held displays failed")
+
+    def _end_displays(self) -> None:
+        """The cell ended: its held displays stored as one entry, its held updates sent."""
+        self._settle_displays()
+        self._budget = None
+        try:
+            self._updates.flush()
+        except Exception:
+            log.exception("sending the held display updates failed")
+
+    def _store_held(self, budget: DisplayBudget, held: list[tuple[dict[str, Any], Any, str]]) -> None:
+        """One card for the displays held past the cell's budget: they are stored as one entry
+        (a markdown section each); one alone is decided as any display is."""
+        if len(held) == 1:
+            data, metadata, _ = held[0]
+            self._send_now(data, metadata, (), {})
+            return
+        from ..spill._withheld import notebook_wording
+
+        first = budget.shown + 1
+        document = _held_document(held, first)
+        with notebook_wording():
+            result = self.session.pad.intercept(document, tool=budget.tool, result_class="query", force=True)
+        where = (
+            f"{len(held):,} displays of this cell (display {first:,} on) were held past its display budget "
+            f"({budget.shown:,} shown above; the budget is that of one output, or {DISPLAY_MAX_COUNT:,} displays): "
+            "they are stored together here, a markdown section each."
+        )
+        if result.spilled and result.stub is not None:
+            self.session.publish_stub(result.stub, where)
+            return
+        pointer = str(result.content) if result.failure else None
+        if pointer is None:  # (not stored, and no failure: shown as they were)
+            for data, metadata, _ in held:
+                self._send_now(data, metadata, (), {})
+            return
+        self._send_display({"text/plain": f"{pointer}\n{len(held):,} displays were held: they are not shown."}, {})

@@ -88,6 +88,49 @@ def _closing(store: Any, pad: Any, how: str, temporary: bool) -> None:
         del _DROPPED[:-_DROPPED_KEPT]
 
 
+class _OneLine(logging.Formatter):
+    """Our log lines as the notebook shows them: one line, a warning's length. A kernel forwards
+    what its process writes to fd 2 into the running cell, so the handler that sends our log to the
+    kernel's own stderr (``_KernelLog``) put a 30-line internal traceback (a PostgreSQL store that
+    is down) into every cell that spilled. The traceback goes to the kernel's log at debug level
+    (``kernel.log``, shown with ``--debug``; else the ``jupyter_scratchpad.debug`` logger)."""
+
+    LIMIT = 400
+
+    def __init__(self, previous: logging.Formatter | None, shell: Any) -> None:
+        super().__init__("[jupyter-scratchpad] %(levelname)s %(name)s: %(message)s")
+        self.previous = previous
+        self.shell = shell
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = " ".join(record.getMessage().split())
+        if len(message) > self.LIMIT:
+            message = message[: self.LIMIT - 1] + "…"
+        line = f"[jupyter-scratchpad] {record.levelname} {record.name}: {message}"
+        if record.exc_info or record.stack_info:
+            detail = logging.Formatter().format(record)
+            record.exc_text = None  # (formatting cached the traceback on the record: not ours to keep)
+            _debug_log(self.shell, detail)
+            line += " (the traceback is in the kernel's log at debug level)"
+        return line
+
+
+def _debug_log(shell: Any, text: str) -> None:
+    kernel_log = getattr(getattr(shell, "kernel", None), "log", None)
+    try:
+        if kernel_log is not None:
+            kernel_log.debug("jupyter-scratchpad: %s", text)
+        else:
+            logging.getLogger("jupyter_scratchpad.debug").debug("%s", text)
+    except Exception:  # (the log itself failing: nothing more to say)
+        pass
+
+
+def _kernel_log_handlers() -> list[logging.Handler]:
+    """The handlers ``load_ipython_extension`` gave our logger (to the kernel's own stderr)."""
+    return [h for h in logging.getLogger("jupyter_scratchpad").handlers if type(h).__name__ == "_KernelLog"]
+
+
 def get_session(shell: Any = None) -> ScratchSession | None:
     """The active session of ``shell`` (default: the running IPython), or None when not loaded."""
     if shell is None:
@@ -125,6 +168,7 @@ class ScratchSession:
         self.hooks = OutputHooks(self)
         self.completer = Completer(self)
         self._closed = False
+        self._log_formats: list[tuple[logging.Handler, _OneLine]] = []
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -173,6 +217,10 @@ class ScratchSession:
         _SESSIONS[self.shell] = self
         self.hooks.install()
         self.completer.install(self.shell)
+        for handler in _kernel_log_handlers():  # one line in the cell, the traceback at debug level
+            one_line = _OneLine(handler.formatter, self.shell)
+            handler.setFormatter(one_line)
+            self._log_formats.append((handler, one_line))
         atexit.register(self.close)
         self.warn_unknown_model()
         self._call_comm("register_comm_target")
@@ -183,6 +231,10 @@ class ScratchSession:
             return
         self._closed = True
         self._call_comm("unregister_comm_target")
+        for handler, one_line in self._log_formats:
+            if handler.formatter is one_line:  # (set again by someone else since: theirs stays)
+                handler.setFormatter(one_line.previous)
+        self._log_formats.clear()
         try:
             self.completer.uninstall(self.shell)
             self.hooks.uninstall()

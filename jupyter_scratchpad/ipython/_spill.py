@@ -21,7 +21,14 @@ from ._render import STUB_MIME, stub_bundle
 if TYPE_CHECKING:
     from ._session import ScratchSession
 
-__all__ = ["NATIVE_TYPES", "SPILLABLE_MIMES", "OutputSpiller", "frame_records"]
+__all__ = [
+    "NATIVE_TYPES",
+    "RICH_TEXT_MAX_BYTES",
+    "RICH_TEXT_MIMES",
+    "SPILLABLE_MIMES",
+    "OutputSpiller",
+    "frame_records",
+]
 
 log = logging.getLogger("jupyter_scratchpad.ipython")
 
@@ -30,6 +37,12 @@ NATIVE_TYPES = (str, bytes, bytearray, dict, list, tuple)
 # A bundle is spilled only when all its parts are text: images, widgets, plots, maps and other
 # rich renderings are left alone, however large (they are meant to be looked at).
 SPILLABLE_MIMES = ("application/json", "text/plain", "text/markdown", "text/html")
+# ... but a rich part that is text (a formula, a vector picture, a script) is bounded by its size:
+# a sympy matrix's 4 MB of LaTeX or a 300,000-point SVG scatter (13 MB) went to the notebook whole.
+# Past RICH_TEXT_MAX_BYTES such a part is stored (always, whatever the threshold) and the bundle
+# shows a note with its handle instead; binary images (PNG, JPEG, ...) are left alone, however large.
+RICH_TEXT_MIMES = ("text/latex", "image/svg+xml", "application/javascript", "text/javascript")
+RICH_TEXT_MAX_BYTES = 2 << 20  # 2 MiB of UTF-8
 # Tokens of a text never exceed its UTF-8 bytes (times the largest provider factor, Claude's 1.1),
 # and a character is at most 4 bytes: below this bound nothing needs tokenizing.
 _MAX_TOKENS_PER_CHAR = 4 * 1.1
@@ -96,7 +109,10 @@ class OutputSpiller:
         # count up to the threshold); only a spill goes through intercept, which decides again.
         if not pad.policy.explain(payload, tool=tool, result_class="query", model=pad.model, text=text).spill:
             return None
-        result = pad.intercept(payload, tool=tool, result_class="query")
+        from ..spill._withheld import notebook_wording
+
+        with notebook_wording():  # (a failed spill's advice: re-run the cell, not "run the tool again")
+            result = pad.intercept(payload, tool=tool, result_class="query")
         if result.failure:  # fail closed: the pointer stands in for the output (the value stays in Out)
             return {"failure": result.failure, "pointer": str(result.content)}
         return result.stub if result.spilled else None
@@ -113,10 +129,63 @@ class OutputSpiller:
         """The stub bundle replacing a MIME bundle, or None when it stays as it is."""
         if not data or STUB_MIME in data:  # (a stub card, as a stream's: stored already; below a
             return None  # low threshold its own text was stored again as cell_N_display)
+        data, notes = self._store_oversized_rich(data, tool)
+        if not data:
+            data = {"text/plain": ""}
         if any(mime not in SPILLABLE_MIMES for mime in data):
-            return self._beside_rich(data, tool, where)
-        found = self._spill_text(data, tool)
-        return _bundle(found[1], where) if found else None
+            bundle = self._beside_rich(data, tool, where)
+        else:
+            found = self._spill_text(data, tool)
+            bundle = _bundle(found[1], where) if found else None
+        if not notes:
+            return bundle
+        shown = dict(bundle if bundle is not None else data)
+        note = "\n".join(notes)
+        shown["text/plain"] = f"{shown.get('text/plain') or ''}\n{note}".lstrip("\n")
+        if isinstance(shown.get("text/html"), str):
+            shown["text/html"] += "".join(f"<p><small>{html.escape(n)}</small></p>" for n in notes)
+        return shown
+
+    def _store_oversized_rich(self, data: Mapping[str, Any], tool: str) -> tuple[dict[str, Any], list[str]]:
+        """``data`` without its text-encoded rich parts (LaTeX, SVG, JavaScript) larger than
+        ``RICH_TEXT_MAX_BYTES``, each stored, and the notes that say so."""
+        large = [
+            mime
+            for mime, value in data.items()
+            if mime in RICH_TEXT_MIMES
+            and isinstance(value, str)
+            and len(value) * 4 > RICH_TEXT_MAX_BYTES  # (cheap first: a character is at most 4 bytes)
+            and len(value.encode("utf-8", "surrogatepass")) > RICH_TEXT_MAX_BYTES
+        ]
+        if not large:
+            return dict(data), []
+        from ..explore._base import fmt_bytes
+        from ..spill._withheld import notebook_wording
+
+        kept = {k: v for k, v in data.items() if k not in large}
+        notes = []
+        for mime in large:
+            value = data[mime]
+            size = fmt_bytes(len(value.encode("utf-8", "surrogatepass")))
+            what = "picture" if mime.startswith("image/") else "formula" if mime == "text/latex" else "script"
+            with notebook_wording():
+                result = self.session.pad.intercept(value, tool=tool, result_class="query", force=True)
+            if result.spilled and result.stub is not None:
+                handle = result.stub["handle"]
+                notes.append(
+                    f"[scratchpad] The {mime} part of this output ({what}, {size}) was too large to show "
+                    f"(over {fmt_bytes(RICH_TEXT_MAX_BYTES)}): it was stored as handle \"{handle}\". "
+                    f"Get it back with %scratch get {handle} (e.g. text = %scratch get {handle}, then write it "
+                    "to a file)."
+                )
+            else:  # (the store failed: the part is withheld all the same, never the flood)
+                why = result.failure or "it was not stored"
+                notes.append(
+                    f"[scratchpad] The {mime} part of this output ({what}, {size}) was too large to show "
+                    f"(over {fmt_bytes(RICH_TEXT_MAX_BYTES)}) and storing it failed ({why}); "
+                    "re-run the cell once the store works, or %scratch auto off to show it whole."
+                )
+        return kept, notes
 
     def _spill_text(self, data: Mapping[str, Any], tool: str) -> tuple[str, dict[str, Any]] | None:
         """``(mime, stub)`` of the first text part of ``data`` that spills (structured first, then
@@ -163,7 +232,8 @@ class OutputSpiller:
         """Displayhook: ``(bundle, metadata)`` replacing ``result``'s display, or None.
 
         A JSON-like value is decided on before it is formatted, so a spilled 100 MB list is never
-        pretty-printed; anything else is formatted first and its bundle decided on.
+        pretty-printed; so is a DataFrame pandas shows whole (``frame_first``); anything else is
+        formatted first and its bundle decided on.
         """
         own = self.session.own_result(result)
         if own is not None:  # returned by %scratch itself
@@ -182,8 +252,11 @@ class OutputSpiller:
         if isinstance(result, NATIVE_TYPES):
             bundle = self.spill_value(result, tool, where)
             return (bundle, {}) if bundle else None
+        bundle, tried = self.frame_first(result, tool, where)
+        if bundle:
+            return bundle, {}
         data, metadata = format_data(result)
-        bundle = self.frame_bundle(result, tool, (data, metadata), where)
+        bundle = None if tried else self.frame_bundle(result, tool, (data, metadata), where)
         if bundle:
             return bundle, {}
         bundle = self.spill_bundle(data, tool, where)
@@ -214,6 +287,17 @@ class OutputSpiller:
         if isinstance(shown.get("text/html"), str):
             shown["text/html"] = f"{shown['text/html']}<p><small>{html.escape(note)}</small></p>"
         return shown, metadata
+
+    def frame_first(self, value: Any, tool: str, where: str | None = None) -> tuple[dict[str, Any] | None, bool]:
+        """``(the stub bundle or None, whether it was decided)`` for a DataFrame pandas shows whole
+        (``display.max_rows`` None or at least its length), decided on its rows before pandas
+        formats it: with ``display.max_rows = None`` a 1,000,000-row frame was formatted first
+        (``to_html`` and ``to_string``: 40 s, 2 GB, no progress line) and then stored as its rows
+        all the same. ``(None, False)``: not such a frame (it is formatted and decided as before)."""
+        records = frame_records(value, shown_whole=True)
+        if records is None:
+            return None, False
+        return self.spill_value(records, tool, where), True
 
     def frame_bundle(self, value: Any, tool: str, formatted: Any, where: str | None = None) -> dict[str, Any] | None:
         """The stub bundle of a DataFrame shown whole (``formatted``: its ``(data, metadata)``)

@@ -19,14 +19,33 @@ characters are shown as U+FFFD.
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
+from contextvars import ContextVar
 
 from .._bounded import clip_middle
 from ..tokens._count import utf8_len
 from ._policy import SpillDecision
 from ._stub import _clean
 
-__all__ = ["POINTER_MAX_BYTES", "withheld_pointer"]
+__all__ = ["AGENT", "NOTEBOOK", "POINTER_MAX_BYTES", "notebook_wording", "withheld_pointer"]
+
+# Whom the advice is for: an agent runs its tool again; a notebook's person re-runs the cell and
+# types %scratch commands. The notebook's side says so with ``notebook_wording()`` around the
+# work that may spill (the core's ``intercept`` builds the pointer without knowing who reads it).
+AGENT, NOTEBOOK = "agent", "notebook"
+_AUDIENCE: ContextVar[str] = ContextVar("jupyter_scratchpad_withheld_audience", default=AGENT)
+
+
+@contextlib.contextmanager
+def notebook_wording() -> Iterator[None]:
+    """Pointers built in this block (this thread or task) give a notebook's advice."""
+    token = _AUDIENCE.set(NOTEBOOK)
+    try:
+        yield
+    finally:
+        _AUDIENCE.reset(token)
 
 POINTER_MAX_BYTES = 2048
 _HEAD_LINES = 5
@@ -75,18 +94,23 @@ def _cause(error: BaseException | None, reason: str) -> str:
     return head.strip() if sep and head.strip().isidentifier() else ""
 
 
-def _advice(error: BaseException | None, reason: str, forced: bool) -> str:
-    """What to do next, matched to the cause where the error tells it."""
+def _advice(error: BaseException | None, reason: str, forced: bool, audience: str = AGENT) -> str:
+    """What to do next, matched to the cause where the error tells it (``audience``: an agent's
+    tool calls, or a notebook's cells and %scratch commands)."""
     cause = _cause(error, reason)
     names = {cls.__name__ for cls in type(error).__mro__} if error is not None else {cause}
     lowered = reason.lower()
-    again = "spill it again" if forced else "run the tool again"
+    notebook = audience == NOTEBOOK
+    again = "spill it again" if forced else "re-run the cell" if notebook else "run the tool again"
     if "StoreClosedError" in names or ("store at" in lowered and "is closed" in lowered):
+        if notebook:
+            return "The store is closed: %reload_ext jupyter_scratchpad (or restart the kernel), then re-run the cell."
         return "The store is closed: open a new store (a new ScratchStore, or restart the session) and spill it there."
     if "StoreLockedError" in names:
         return "Another process holds the store: close it, or use a store in another directory."
     if "StoreUnavailableError" in names:
-        return f"The shared store's database is unreachable; nothing was changed: {again} once it is back."
+        back = "once the store is back" if notebook else "once it is back"
+        return f"The shared store's database is unreachable; nothing was changed: {again} {back}."
     damaged = bool(getattr(error, "damaged", False)) or any(
         words in lowered for words in ("missing or damaged", "the output is lost")
     )
@@ -95,7 +119,8 @@ def _advice(error: BaseException | None, reason: str, forced: bool) -> str:
         if not isinstance(handle, str):
             found = _HANDLE_IN_REASON.search(reason)
             handle = found.group(1) if found else None
-        which = f"delete handle {handle!r} (scratch_delete)" if handle else "delete its handle (scratch_list shows it)"
+        delete, listing = ("%scratch delete", "%scratch list") if notebook else ("scratch_delete", "scratch_list")
+        which = f"delete handle {handle!r} ({delete})" if handle else f"delete its handle ({listing} shows it)"
         return f"The stored copy of this output is broken: {which}, then {again}."
     if any(
         words in lowered
@@ -106,6 +131,8 @@ def _advice(error: BaseException | None, reason: str, forced: bool) -> str:
         return "The scratchpad was called with an argument it refuses (the reason says which): fix the call."
     if forced:
         return "Try the spill again later."
+    if notebook:
+        return "Re-run the cell later, or show less of it (a filter, a page, fewer rows)."
     return "Run the tool again later, or ask it for less (a filter, a page, fewer fields)."
 
 
@@ -128,14 +155,20 @@ def _opening(tool: str, size: str, decision: SpillDecision, reason: str, whole: 
 
 
 def withheld_pointer(
-    text: str | None, tool: str, decision: SpillDecision, reason: str, error: BaseException | None = None
+    text: str | None,
+    tool: str,
+    decision: SpillDecision,
+    reason: str,
+    error: BaseException | None = None,
+    audience: str | None = None,
 ) -> str:
     """What enters the context instead of an output that could not be spilled.
 
     ``decision``: the spill decision (its ``rule`` says why the output was to be spilled:
     ``forced`` for ``pad.spill``); ``reason``: the failure in one line (``"StoreError: …"``);
     ``error``: the exception itself when the caller has it (the advice reads its type; without it,
-    the type named at the start of ``reason``).
+    the type named at the start of ``reason``); ``audience``: ``AGENT`` or ``NOTEBOOK`` (whose
+    advice: "run the tool again" or "re-run the cell"); default: ``notebook_wording``'s, else an agent's.
     """
     tool = _clip(tool)
     head: list[str] = []
@@ -162,5 +195,5 @@ def withheld_pointer(
     if tail:
         lines.append("Last lines:")
         lines += ["  " + _shown(line) for line in tail]
-    lines.append(_advice(error, reason, decision.rule == "forced"))
+    lines.append(_advice(error, reason, decision.rule == "forced", audience or _AUDIENCE.get()))
     return clip_middle("\n".join(lines), POINTER_MAX_BYTES)

@@ -168,7 +168,8 @@ def _parse_call(text: str, at: int) -> tuple[dict[str, Any], int] | None:
 
 def _footer_flags(command: str, text: str) -> str:
     """A read's footer names the tool's arguments (``(max_matches=2)``, ``next: offset=50``); a
-    notebook user typed the magic's flags: the footer says those (``(--max 2)``, ``next: --offset 50``)."""
+    notebook user typed the magic's flags: the footer says those (``(--max 2)``, ``next: --offset 50``),
+    and the calls it suggests as commands (``the next ones: %scratch sql SELECT …``, not ``sql(query=…)``)."""
     start = text.rfind("\n") + 1
     footer = text[start:]
     if not footer.startswith("--- "):
@@ -178,7 +179,8 @@ def _footer_flags(command: str, text: str) -> str:
             continue
         for name, flag in options.items():
             footer = re.sub(rf"(?<![\w-]){name}=(?=[\w-])", f"{flag} ", footer)
-    return text[:start] + footer
+    # a call it suggests (grep's "the next ones: sql(query=...)") as the command a person types
+    return text[:start] + calls_as_magic(footer)
 
 
 def _handles(session: ScratchSession) -> list[str]:
