@@ -780,6 +780,7 @@ def bounded_links(result: types.CallToolResult) -> types.CallToolResult:
 
 # of an upstream's progress message (clients show it): a 2,000,000-character one reached the client whole
 PROGRESS_MESSAGE_MAX_BYTES = 512
+PROGRESS_EVERY_S = 0.1  # an upstream's progress notifications of one call are forwarded at most this often
 
 RESOURCE_TOOL = "resources/read"  # the name a resource read goes through the policy under
 
@@ -1144,10 +1145,16 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
         limit = timeouts[route.server]
         waiting = anyio.CancelScope(deadline=anyio.current_time() + limit if limit is not None else float("inf"))
 
+        forwarded = [-float("inf")]
+
         async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            now = anyio.current_time()
             if limit is not None:  # a sign of life: the upstream gets its time again
-                waiting.deadline = anyio.current_time() + limit
-            if token is not None:  # forwarded to our client, under its token, its words bounded
+                waiting.deadline = now + limit
+            if token is not None and now - forwarded[0] >= PROGRESS_EVERY_S:
+                # forwarded to our client, under its token, its words bounded, at most every
+                # PROGRESS_EVERY_S (20,000 notifications of one call were 12 MB, and 12 s)
+                forwarded[0] = now
                 if isinstance(message, str) and len(message) > PROGRESS_MESSAGE_MAX_BYTES // 4:
                     message = clip_middle(message, PROGRESS_MESSAGE_MAX_BYTES)
                 await ctx.session.send_progress_notification(

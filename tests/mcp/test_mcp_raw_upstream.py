@@ -155,6 +155,27 @@ def test_a_progress_message_is_bounded(tmp_path: Path, env: dict[str, str]) -> N
     assert len(messages[0].encode()) <= 512 and messages[0].startswith("MMM") and "cut" in messages[0]
 
 
+def test_a_flood_of_progress_is_forwarded_at_most_every_tenth_of_a_second(tmp_path: Path, env: dict[str, str]) -> None:
+    # 20,000 progress notifications of one call were each forwarded: 12 MB, and the call took 12 s
+    params = _proxy(env, tmp_path / "store")
+    seen: list[float] = []
+
+    async def run() -> None:
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            seen.append(done)
+
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            started = time.monotonic()
+            res = await s.call_tool("progress_flood", {}, progress_callback=on_progress)
+            assert res.content[0].text == "flooded"
+            took = time.monotonic() - started
+            assert 1 <= len(seen) <= took / 0.1 + 2, (len(seen), took)
+            assert seen == sorted(seen) and seen[0] == 0
+
+    anyio.run(run)
+
+
 def test_an_upstreams_new_tools_are_listed_and_the_client_told(tmp_path: Path, env: dict[str, str]) -> None:
     # the proxy listed once, said listChanged=false, and a tool added later was unknown_tool
     params = _proxy(env, tmp_path / "store")

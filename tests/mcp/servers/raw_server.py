@@ -12,7 +12,8 @@ servers really send and the SDK's parser refuses. Run as ``python raw_server.py`
 - ``add_tool``: adds the tool ``added_later`` ("added later"), says so with
   ``notifications/tools/list_changed``, then answers "added";
 - ``stray_line``: a line that is not JSON-RPC ("DEBUG: handling call"), then "just this";
-- ``bad_utf8``: a reply whose text holds the byte 0xff (a cp1252 file name), not UTF-8.
+- ``bad_utf8``: a reply whose text holds the byte 0xff (a cp1252 file name), not UTF-8;
+- ``progress_flood``: 5,000 progress notifications at once, then "flooded".
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import sys
 
 BIG = json.dumps({"items": [{"id": i, "name": f"n{i}", "phase": "ok" if i % 5 else "bad"} for i in range(6000)]})
 TOOLS = ["lone_surrogate", "deep_reply", "small", "tiny_big_meta", "big_json", "big_link", "big_progress_msg", "add_tool",
-         "stray_line", "bad_utf8"]
+         "stray_line", "bad_utf8", "progress_flood"]
 
 
 def out(line: str) -> None:
@@ -78,6 +79,10 @@ for line in sys.stdin:
         if name == "big_progress_msg" and token is not None:
             progress = {"progressToken": token, "progress": 1, "total": 2, "message": "M" * 2_000_000}
             out(json.dumps({"jsonrpc": "2.0", "method": "notifications/progress", "params": progress}))
+        if name == "progress_flood" and token is not None:
+            for i in range(5000):
+                progress = {"progressToken": token, "progress": i, "total": 5000, "message": f"step {i}"}
+                out(json.dumps({"jsonrpc": "2.0", "method": "notifications/progress", "params": progress}))
         if name == "stray_line":
             out("DEBUG: handling call")
         if name == "add_tool" and "added_later" not in TOOLS:
@@ -88,7 +93,7 @@ for line in sys.stdin:
             sys.stdout.buffer.write(text_result(mid, '"caf\xff.txt"').encode("latin-1") + b"\n")
             sys.stdout.buffer.flush()
             continue
-        said = {"big_progress_msg": '"done"', "add_tool": '"added"'}.get(name)
+        said = {"big_progress_msg": '"done"', "add_tool": '"added"', "progress_flood": '"flooded"'}.get(name)
         out(text_result(mid, said) if said else answer(mid, name))
     elif mid is not None:
         out(json.dumps({"jsonrpc": "2.0", "id": mid, "result": {}}))
