@@ -15,7 +15,8 @@ Reads from the command line act as the person (nothing is charged to an agent's 
 is ``--store DIR`` (before or after the subcommand), else ``$SCRATCHPAD_STORE``, else a per-user
 data directory; reads and spills use the run ``default`` unless ``--run-id`` says otherwise.
 Exit codes: 0 done, 1 the tool refused or found nothing (the message says what to try), 2 a usage or
-store problem.
+store problem; a stdio ``mcp serve`` / ``mcp proxy`` stopped by SIGTERM, SIGINT or SIGHUP exits with
+143, 130 or 129 once it has stopped its upstreams and SQL workers.
 """
 
 from __future__ import annotations
@@ -230,7 +231,12 @@ def _tool_prefix(text: str) -> str:
     return text
 
 
-def _serve(server: Any, http: tuple[str, int] | None, serving: Callable[[], None] = lambda: None) -> int:
+def _serve(
+    server: Any,
+    http: tuple[str, int] | None,
+    serving: Callable[[], None] = lambda: None,
+    last_words: Callable[[], None] | None = None,
+) -> int:
     import anyio
 
     if http:
@@ -241,32 +247,65 @@ def _serve(server: Any, http: tuple[str, int] | None, serving: Callable[[], None
         uvicorn.run(server.streamable_http_app(), host=host, port=port, log_level="warning")
         return 0
 
+    global _SIGNALS
+    from ..mcp._shutdown import EOF_GRACE_S, ShutdownSignals, stop_after
+
+    signals = _SIGNALS = ShutdownSignals()
+    signals.last_words = last_words  # (said by a hard exit after a signal)
+    stopping: list[Any] = []  # the timer that stops what is left once stdin closed
+
     async def run() -> None:
+        import asyncio
+
         from ..mcp._wire import tolerant_stdio_server
 
         # The proxy's upstreams start before stdin is read: one that cannot start stops the proxy at
         # once (a thread blocked reading stdin kept it alive, silent, until the client closed stdin),
         # and a client that leaves while they start ends the wait.
         async with anyio.create_task_group() as tg:
+            loop = asyncio.get_running_loop()
+
+            def wake() -> None:
+                loop.call_soon_threadsafe(tg.cancel_scope.cancel)
+
+            signals.wake = wake
             started = anyio.Event()
             tg.start_soon(_until_stdin_closes, started, tg.cancel_scope)
             async with server.lifespan(server):
                 started.set()
                 serving()
-                async with tolerant_stdio_server() as (read, write):  # (a request the SDK cannot read is answered)
-                    await server.run(read, write, server.create_initialization_options(_notifications(server)))
+                try:
+                    async with tolerant_stdio_server() as (read, write):  # (a request the SDK cannot read is answered)
+                        await server.run(read, write, server.create_initialization_options(_notifications(server)))
+                finally:
+                    # the client closed stdin (or left): the upstreams are told to stop as the lifespan
+                    # ends (their stdin closed), and the SDK's client waits 2 s, then 2 s more after a
+                    # SIGTERM; the client that closed ours sends SIGTERM after 2 s. Stopped after 0.8 s.
+                    stopping.append(stop_after(EOF_GRACE_S))
 
     from ..mcp._proxy import UpstreamError, first_raised
 
+    signals.install()  # (this command's only, put back by main: the kernel side runs SQL workers too)
     try:
         anyio.run(run)
     except BaseException as exc:  # an upstream that cannot start: one line, not 90 of task groups
+        if signals.code is not None:  # stopped by a signal (what failed then is its doing)
+            return signals.code
         found = first_raised(exc, UpstreamError)
         if found is None:
             raise
         print(f"jupyter-scratchpad: {found}", file=sys.stderr)
         return START_FAILED
-    return 0
+    finally:
+        for timer in stopping:
+            timer.cancel()
+        signals.wake = None
+    return 0 if signals.code is None else signals.code
+
+
+# A stdio server's SIGTERM, SIGHUP and SIGINT handlers (mcp/_shutdown.py): its upstreams and SQL
+# workers are stopped, then it exits with 128 + the signal
+_SIGNALS: Any = None
 
 
 async def _until_stdin_closes(started: Any, scope: Any) -> None:
@@ -387,13 +426,21 @@ def _passes_through(policy: Any, source: str | None, servers: list[str]) -> list
 def _serve_and_log(pad: Any, server: Any, http: tuple[str, int] | None) -> int:
     """Serve, then log the session's usage; an upstream that could not start is the one line
     said (a session that never ran has no usage to tell)."""
+    import threading
+
     code = None
+    once = threading.Lock()
+
+    def log_once() -> None:  # (here, or by a signal's hard exit when the unwind was held up)
+        if once.acquire(blocking=False):
+            _log_usage(pad)
+
     try:
-        code = _serve(server, http, lambda: _say_run(pad))
+        code = _serve(server, http, lambda: _say_run(pad), log_once)
         return code
     finally:
         if code != START_FAILED:
-            _log_usage(pad)
+            log_once()
 
 
 def _say_run(pad: Any) -> None:
@@ -1033,6 +1080,16 @@ def _locked_by(exc: Exception) -> str:
     )
 
 
+def _after_serving() -> None:
+    """After a signal, the exit at once (with its code: a thread blocked reading stdin held the
+    process up); else the signal handlers put back."""
+    global _SIGNALS
+    signals, _SIGNALS = _SIGNALS, None
+    if signals is not None:
+        signals.exit_if_signalled()
+        signals.restore()
+
+
 def main(argv: list[str] | None = None) -> int:
     from ..errors import ScratchpadError, StoreLockedError
 
@@ -1048,7 +1105,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         if args.cmd == "mcp":
-            return _cmd_serve(args) if args.mcp_cmd == "serve" else _cmd_proxy(args)
+            try:
+                return _cmd_serve(args) if args.mcp_cmd == "serve" else _cmd_proxy(args)
+            finally:
+                _after_serving()
         if args.cmd in _COMMANDS:
             return _COMMANDS[args.cmd](args)
         if args.cmd == "call":

@@ -79,21 +79,7 @@ def _recv(stream: IO[bytes]) -> Any:
 
 class _Worker:
     def __init__(self) -> None:
-        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "jupyter_scratchpad.explore._sqlworker",
-                str(ADDRESS_SPACE_BYTES),
-                str(RETIRE_VM_BYTES),
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            close_fds=True,
-        )
+        self.proc = _spawn()
         self.reply: Any = None
         self.failure: BaseException | None = None
 
@@ -108,6 +94,68 @@ class _Worker:
         for stream in (self.proc.stdin, self.proc.stdout):
             if stream is not None:
                 stream.close()
+
+
+def _popen(bound: bool) -> subprocess.Popen[bytes]:
+    """The worker process; ``bound``: it is started by a thread that lives as long as this
+    process, so the worker may ask the kernel to kill it when that thread ends (PDEATHSIG)."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jupyter_scratchpad.explore._sqlworker",
+            str(ADDRESS_SPACE_BYTES),
+            str(RETIRE_VM_BYTES),
+            str(os.getpid()),  # the parent it watches: it exits once that process is gone
+            "1" if bound else "0",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        close_fds=True,
+    )
+
+
+# Linux sends PDEATHSIG when the *thread* that forked the child ends, not the process: a worker
+# forked from a thread pool's thread (anyio's end after 10 s idle) would be killed under a live
+# parent. So workers are forked by one daemon thread that never ends (it ends with the process).
+_SPAWN_LOCK = threading.Lock()
+_SPAWN_JOBS: Any = None  # queue.SimpleQueue of (threading.Event, list) once the spawner runs
+_SPAWN_PID = 0  # the process that spawner runs in (a forked child has no such thread)
+
+
+def _spawner(jobs: Any) -> None:  # pragma: no cover - a daemon thread
+    while True:
+        done, box = jobs.get()
+        try:
+            box.append(_popen(bound=True))
+        except BaseException as exc:
+            box.append(exc)
+        done.set()
+
+
+def _spawn() -> subprocess.Popen[bytes]:
+    global _SPAWN_JOBS, _SPAWN_PID
+    import queue
+
+    try:
+        with _SPAWN_LOCK:
+            if _SPAWN_JOBS is None or os.getpid() != _SPAWN_PID:
+                jobs: Any = queue.SimpleQueue()
+                threading.Thread(target=_spawner, args=(jobs,), name="scratch-sql-spawner", daemon=True).start()
+                _SPAWN_JOBS, _SPAWN_PID = jobs, os.getpid()
+    except RuntimeError:  # no new thread (the interpreter is exiting): the watchdog alone binds it
+        return _popen(bound=False)
+    done = threading.Event()
+    box: list[Any] = []
+    _SPAWN_JOBS.put((done, box))
+    done.wait()
+    if isinstance(box[0], BaseException):
+        raise box[0]
+    proc: subprocess.Popen[bytes] = box[0]
+    return proc
 
 
 _LOCK = threading.Lock()
@@ -492,7 +540,38 @@ def _reuse_key(job: dict[str, Any]) -> bytes | None:
         return None
 
 
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+PARENT_POLL_S = 0.25
+
+
+def _die_with_parent(parent: int, bound: bool) -> None:  # pragma: no cover - runs in the worker
+    """End this worker when the process ``parent`` that started it ends. Its time limit is kept by
+    the parent killing it: a parent killed mid-query (an MCP client's SIGTERM or SIGKILL) left it
+    spinning, reparented to PID 1, until DuckDB ran out of memory. On Linux the kernel sends
+    SIGKILL (``bound``: the forking thread lives as long as the parent); everywhere a thread
+    watches the parent pid (it needs the GIL, which a running query may hold)."""
+    if bound and sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        with contextlib.suppress(Exception):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != parent:  # it died before the prctl (or while this module loaded)
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(PARENT_POLL_S)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="scratch-sql-parent", daemon=True).start()
+
+
 if __name__ == "__main__":  # pragma: no cover
+    if len(sys.argv) > 3:
+        _die_with_parent(int(sys.argv[3]), len(sys.argv) > 4 and sys.argv[4] == "1")
     _serve(
         int(sys.argv[1]) if len(sys.argv) > 1 else ADDRESS_SPACE_BYTES,
         int(sys.argv[2]) if len(sys.argv) > 2 else RETIRE_VM_BYTES,
