@@ -1023,13 +1023,18 @@ def _plain_error(code: str, message: str) -> dict[str, Any]:
 def _timeout_error(tool: _Tool, args: dict[str, Any], exc: ToolTimeout) -> dict[str, Any]:
     handle = args.get("handle")
     sugg: list[dict[str, Any]] = []
-    if tool.name == "grep" and isinstance(args.get("pattern"), str):
+    literal = _literal_part(args["pattern"]) if tool.name == "grep" and isinstance(args.get("pattern"), str) else None
+    if literal is not None and literal != args["pattern"]:
+        # (the call's own ignore_case and path kept: "(?i)…" became a case-sensitive search)
+        ignore_case = bool(args.get("ignore_case")) or bool(re.match(r"\(\?[a-zA-Z]*i", args["pattern"]))
         sugg.append(
             suggestion(
                 "grep",
                 "a plain (literal) part of the pattern is searched at disk speed",
                 handle=handle,
-                pattern=_literal_part(args["pattern"]),
+                pattern=re.escape(literal),
+                **({"ignore_case": True} if ignore_case else {}),
+                **({"path": args["path"]} if args.get("path") else {}),
                 max_matches=20,
             )
         )
@@ -1084,12 +1089,115 @@ def _args_for_log(args: dict[str, Any]) -> str:
         return f"<{len(args)} arguments>"
 
 
-def _literal_part(pattern: str) -> str:
-    """The longest run of plain characters in a regex (what a literal search can use)."""
-    import re
+_CLASS_ESCAPES = frozenset("AbBdDsSwWzZpPQEnrtfv0123456789xuC")
 
-    runs = re.findall(r"[A-Za-z0-9 _\-:/=,;'\"]+", pattern)
-    return max(runs, key=len).strip() if runs and max(runs, key=len).strip() else pattern[:40]
+
+def _literal_runs(pattern: str) -> list[str]:
+    """The runs of text every match of an RE2 ``pattern`` holds as they are: what lies between its
+    syntax (a class, an escape such as ``\\b`` or ``\\d``, a group, ``.``, an alternation, anchors), a
+    character made optional by ``?``, ``*`` or ``{0,n}`` left out, and a run ended by a repeat.
+    (A bare character class read ``.{0,1000}INFO`` as ``0,1000``, and ``\\bTimeout`` as ``bTimeout``.)"""
+    runs: list[str] = []
+    run: list[str] = []
+    groups: list[list[int]] = []  # per open group: [runs before it, whether it has an alternation]
+    closed: int | None = None  # the runs before the group that just closed (a quantifier may follow)
+
+    def end() -> None:
+        if run:
+            runs.append("".join(run))
+            run.clear()
+
+    i, n = 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        after_group, closed = closed, None
+        if ch == "\\" and i + 1 < n:
+            nxt = pattern[i + 1]
+            if nxt in _CLASS_ESCAPES:
+                end()
+                i += 2
+                if nxt in "pPx" and i < n and pattern[i] == "{":  # \p{Greek}, \x{263a}
+                    i = pattern.find("}", i) + 1 or n
+                continue
+            run.append(nxt)  # an escaped punctuation character is itself
+            i += 2
+            continue
+        if ch == "[":  # a class: skip to its closing bracket
+            end()
+            j = i + 1
+            if j < n and pattern[j] == "^":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1
+            while j < n and pattern[j] != "]":
+                j += 2 if pattern[j] == "\\" else 1
+            i = j + 1
+            continue
+        if ch in "*?" or (ch == "{" and re.match(r"\{\d*(,\d*)?\}", pattern[i:])):
+            quantifier = re.match(r"\{(\d*)(?:,\d*)?\}", pattern[i:])
+            optional = ch in "*?" or (quantifier is not None and quantifier.group(1) in ("", "0"))
+            if optional and after_group is not None:
+                del runs[after_group:]  # (the group before it may be absent)
+            elif optional and run:
+                run.pop()  # (the character before it may be absent)
+            end()
+            i += quantifier.end() if quantifier is not None else 1
+            if i < n and pattern[i] == "?":  # a lazy quantifier
+                i += 1
+            continue
+        if ch == "+":
+            end()  # (the character before it is there, but not its neighbour after)
+            i += 1
+            continue
+        if ch == "(":
+            end()
+            flags = re.match(r"\(\?[A-Za-z-]*[:)]|\(\?P?<\w+>", pattern[i:])
+            if flags is None or flags.group().endswith((":", ">")):  # (not "(?i)": no group)
+                groups.append([len(runs), 0])
+            i += flags.end() if flags is not None else 1
+            continue
+        if ch == ")":
+            end()
+            if groups:
+                start, alternation = groups.pop()
+                if alternation:  # (a part of one side is not in every match)
+                    del runs[start:]
+                closed = start
+            i += 1
+            continue
+        if ch == "|" and groups:
+            groups[-1][1] = 1
+        if ch in ".|^$":
+            end()
+            i += 1
+            continue
+        run.append(ch)
+        i += 1
+    end()
+    return runs
+
+
+def _literal_part(pattern: str) -> str | None:
+    """The longest text every match of ``pattern`` holds (at least 3 characters, stripped), what a
+    literal search can use; None when there is none. Not for a pattern with an alternation at
+    its top level (``a|b``: a part of one side is not in every match)."""
+    depth, escaped, in_class = 0, False, False
+    for ch in pattern:
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch in "()":
+            depth += 1 if ch == "(" else -1
+        elif ch == "|" and depth == 0:
+            return None
+    runs = [r.strip() for r in _literal_runs(pattern)]
+    best = max(runs, key=len, default="")
+    return best if len(best) >= 3 else None
 
 
 def _too_large(

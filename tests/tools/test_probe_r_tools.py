@@ -1,0 +1,44 @@
+"""Probe R: a timed-out grep's literal suggestion is text every match holds (not a repeat count or
+an escape's letter) and keeps the call's ignore_case and path."""
+
+from __future__ import annotations
+
+import pytest
+
+from jupyter_scratchpad import ScratchStore
+from jupyter_scratchpad.tools import _literal_part
+
+
+@pytest.mark.parametrize(
+    ("pattern", "literal"),
+    [
+        (".{0,1000}INFO.{0,1000}ms", "INFO"),  # was "0,1000"
+        (r"\bworker-\d+\b.{0,1000}took.{0,1000}ms", "worker-"),  # was "bworker-"
+        (r"(?i)\bTimeoutException\b", "TimeoutException"),  # was "bTimeoutException"
+        (r"\sERR\w*:.{0,999}", "ERR"),  # was "0,999"
+        ("connection refused", "connection refused"),
+        (r"a\.b\.c(longer)?e", "a.b.c"),  # an optional group is not in every match
+        ("colou?r names", "r names"),
+        ("req-[0-9]+ (failed|timed out) after", "after"),  # nor one side of an alternation
+        ("foo|barbaz", None),
+        ("x{1,3}ab", None),  # nothing of 3 characters
+    ],
+)
+def test_the_literal_part_is_text_every_match_holds(pattern: str, literal: str | None) -> None:
+    assert _literal_part(pattern) == literal
+
+
+def test_a_timed_out_greps_suggestion_keeps_ignore_case_and_path_and_runs(store: ScratchStore) -> None:
+    pad = store.scratchpad("run-1", "agent-1", tool_timeout_s=0.001)
+    h = pad.spill({"items": [{"msg": f"line {i} worker-{i % 7} took {i} ms"} for i in range(40_000)]}, "big").handle
+    assert h is not None
+    res = pad.call_tool(
+        "grep", {"handle": h, "pattern": r"(?i)\bWORKER-\d+\b.{0,1000}took.{0,1000}ms", "path": "items", "max_matches": 5}
+    )
+    assert not res.ok and res.error["error"] == "timeout"
+    literal = res.error["suggestions"][0]
+    assert literal["arguments"] == {"handle": h, "pattern": "WORKER\\-", "ignore_case": True, "path": "items",
+                                    "max_matches": 20}  # fmt: skip
+    pad.tool_timeout_s = 10.0
+    ran = pad.call_tool(literal["tool"], literal["arguments"])
+    assert ran.ok and "worker-" in ran.text, ran.text[:300]
