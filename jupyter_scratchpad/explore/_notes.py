@@ -50,10 +50,38 @@ def _json_text_value(value: Any) -> Any:
     return parsed if isinstance(parsed, (dict, list)) else None
 
 
+def _all_text(value: Any) -> bool:
+    """Whether every string and key of a parsed value is text (no lone surrogate), at any depth
+    (json.dumps of JSON text nested 1,000 deep raised RecursionError: an internal_error for what
+    the model sent as a plain string)."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            if not is_utf8_text(node):
+                return False
+        elif isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return True
+
+
+MIN_NOTE_TTL_S = 1.0  # a note that expires sooner was confirmed "saved", then read as gone
+
+
 def scratch_write(ctx: ToolContext, key: str, value: Any, ttl_s: float | None = None) -> Output:
+    if isinstance(ttl_s, (int, float)) and not isinstance(ttl_s, bool) and 0 < ttl_s < MIN_NOTE_TTL_S:
+        raise ToolError(
+            "invalid_argument",
+            f"'ttl_s' is at least {MIN_NOTE_TTL_S:g} second (got {ttl_s!r}: the note would be gone before it is read); "
+            "leave it out for the store's default",
+            argument="ttl_s",
+        )
     parsed = _json_text_value(value)
     if parsed is not None:
-        if not is_utf8_text(json.dumps(parsed, ensure_ascii=False, default=str)):
+        if not _all_text(parsed):
             raise ToolError(
                 "invalid_argument",
                 "'value' is JSON text holding an unpaired surrogate (a \\ud800 escape alone), which is not "

@@ -42,3 +42,24 @@ def test_a_timed_out_greps_suggestion_keeps_ignore_case_and_path_and_runs(store:
     pad.tool_timeout_s = 10.0
     ran = pad.call_tool(literal["tool"], literal["arguments"])
     assert ran.ok and "worker-" in ran.text, ran.text[:300]
+
+
+def test_a_note_of_json_text_nested_past_pythons_recursion_limit_is_saved(store: ScratchStore) -> None:
+    # json.dumps of the parsed text raised RecursionError: internal_error, no suggestion, a traceback logged
+    pad = store.scratchpad("run-1", "agent-1")
+    deep = "[" * 3000 + "]" * 3000
+    res = pad.call_tool("scratch_write", {"key": "deep", "value": deep})
+    assert res.ok, res.text
+    read = pad.call_tool("scratch_read", {"key": "deep"})
+    assert read.ok and read.text.startswith("[\n  [")
+    lone = pad.call_tool("scratch_write", {"key": "lone", "value": '[[{"k\\udc00": 1}]]'})  # a key's surrogate too
+    assert not lone.ok and lone.error["error"] == "invalid_argument" and "surrogate" in lone.error["message"]
+
+
+@pytest.mark.parametrize("ttl", [1e-300, 0.0001, 0.5])
+def test_a_note_that_would_expire_before_it_is_read_is_refused(store: ScratchStore, ttl: float) -> None:
+    # it was confirmed "saved … expires <now>", and scratch_read then said there was no such note
+    pad = store.scratchpad("run-1", "agent-1")
+    res = pad.call_tool("scratch_write", {"key": "tiny", "value": "x", "ttl_s": ttl})
+    assert not res.ok and res.error["error"] == "invalid_argument" and "at least 1 second" in res.error["message"]
+    assert pad.call_tool("scratch_write", {"key": "tiny", "value": "x", "ttl_s": 1}).ok
