@@ -350,11 +350,14 @@ def _scan(
     rx: Any,
     max_matches: int,
     check_time: Callable[[], None] = lambda: None,
+    stop_counting: Callable[[], bool] = lambda: False,
 ) -> tuple[list[tuple[int, int]], int, bool]:
     """``([(line_no, column_of_match)...], matching_lines_counted, count_is_complete)``.
 
     Searched a piece at a time (one piece but for ``NodeLines``); a match never spans lines, and
-    pieces end at line ends."""
+    pieces end at line ends. Once ``max_matches`` are found, the rest are only counted, until
+    ``stop_counting()`` says so (a slow pattern counting past its first page timed out with
+    nothing shown, where the page was found in milliseconds)."""
     if reader.body_bytes == 0:
         return [], 0, True
     hits: list[tuple[int, int]] = []
@@ -377,6 +380,8 @@ def _scan(
             line_end = mm.find(b"\n", start)
             if line_end < 0:
                 line_end = size
+            if len(hits) >= max_matches and stop_counting():
+                return hits, counted, False
             counted += 1
             if len(hits) < max_matches:
                 if line_at is not None and line_start - counted_to > 4 * BYTE_STEP:  # far: the line index
@@ -420,12 +425,18 @@ def grep(
     else:
         reader = ctx.reader(entry)
         total = entry.line_count or 0
+    # counting the matches past the page may use half the call's time; the page never waits for it
+    counting_until = time.monotonic() + ctx.timeout_s / 2
+
+    def stop_counting() -> bool:
+        return time.monotonic() > counting_until
+
     try:
-        hits, counted, complete = _scan(reader, rx, max_matches, ctx.check_time)
+        hits, counted, complete = _scan(reader, rx, max_matches, ctx.check_time, stop_counting)
     except NotExact:  # a streamed node nested past the body's depth limit: rendered whole
         reader, where = _part_at(ctx, entry, str(path), from_body=False)
         total = reader.line_count
-        hits, counted, complete = _scan(reader, rx, max_matches, ctx.check_time)
+        hits, counted, complete = _scan(reader, rx, max_matches, ctx.check_time, stop_counting)
     if not hits:
         text = f"No matches for {pattern!r} in {total:,} lines of {entry.key}{where}."
         if fallback:
@@ -487,6 +498,7 @@ def grep(
     more = "" if complete else "+"
     summary = (
         f"{len(hits):,} of {counted:,}{more} matching lines shown"
+        + (" (counting stopped at half the call's time)" if not complete and counted < MAX_COUNTED_MATCHES else "")
         + (f" (max_matches={max_matches})" if counted > len(hits) else "")
         + f" · {total:,} lines{where} · {_describe(entry)}"
         + paths_left_out

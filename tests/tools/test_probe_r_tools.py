@@ -63,3 +63,15 @@ def test_a_note_that_would_expire_before_it_is_read_is_refused(store: ScratchSto
     res = pad.call_tool("scratch_write", {"key": "tiny", "value": "x", "ttl_s": ttl})
     assert not res.ok and res.error["error"] == "invalid_argument" and "at least 1 second" in res.error["message"]
     assert pad.call_tool("scratch_write", {"key": "tiny", "value": "x", "ttl_s": 1}).ok
+
+
+def test_a_slow_patterns_first_page_comes_back_when_counting_the_rest_would_time_out(store: ScratchStore) -> None:
+    # it counted every match past max_matches: 10 s, then a timeout with nothing shown, though
+    # line 1 matched (an 85 MB log, a pattern RE2 runs slowly)
+    pad = store.scratchpad("run-1", "agent-1", tool_timeout_s=2.0)
+    log = "\n".join(f"2026-12-06T10:00:00Z INFO worker-{i % 9} handled request {i} in {i % 97} ms" for i in range(400_000))
+    h = pad.spill(log, "log").handle
+    res = pad.call_tool("grep", {"handle": h, "pattern": ".{0,1000}INFO.{0,1000}ms", "max_matches": 5, "context": 0})
+    assert res.ok, res.text[:300]
+    assert res.data["total_complete"] is False and len(res.data["matches"]) == 5
+    assert "counting stopped at half the call's time" in res.text
