@@ -530,6 +530,15 @@ def valid_prefix(prefix: object) -> bool:
     return isinstance(prefix, str) and (not prefix or re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]{0,31}", prefix) is not None)
 
 
+SERVER_NAME_RULE = "a server's name takes letters, digits, '_' and '-' (up to 32)"
+
+
+def valid_server_name(name: object) -> bool:
+    """Whether ``name`` may name an MCP upstream (the proxy's ``--name``, a config table): its tools
+    may be listed as ``<server>__<tool>``, which model APIs must take."""
+    return isinstance(name, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,32}", name) is not None
+
+
 def tool_specs(flavor: str = "openai", *, prefix: str = "") -> list[dict[str, Any]]:
     """JSON-schema definitions of every tool, in one of ``FLAVORS``.
 

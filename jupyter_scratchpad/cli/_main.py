@@ -231,6 +231,14 @@ def _tool_prefix(text: str) -> str:
     return text
 
 
+def _server_name(text: str) -> str:
+    from ..tools import SERVER_NAME_RULE, valid_server_name
+
+    if not valid_server_name(text):
+        raise argparse.ArgumentTypeError(f"{SERVER_NAME_RULE} (it goes in tool names), not {text[:40]!r}")
+    return text
+
+
 def _serve(
     server: Any,
     http: tuple[str, int] | None,
@@ -806,7 +814,9 @@ def build_parser() -> argparse.ArgumentParser:
     _store_args(proxy, server=True)
     proxy.add_argument("--config", metavar="TOML", help="[mcp.servers.<name>] upstreams (Aura's layout)")
     proxy.add_argument("--url", help="one streamable-HTTP upstream")
-    proxy.add_argument("--name", default="upstream", help="the upstream's server name for the policy")
+    proxy.add_argument(
+        "--name", default="upstream", type=_server_name, help="the upstream's server name for the policy"
+    )
     proxy.add_argument("--http", metavar="HOST:PORT", type=_host_port, help="serve streamable HTTP instead of stdio")
     proxy.add_argument("--prefix", default="", type=_tool_prefix, help="put this before our tool names")
     proxy.add_argument(

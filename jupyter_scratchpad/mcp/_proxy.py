@@ -45,7 +45,7 @@ from .._bounded import clip_middle, positive_seconds
 from .._pad import Scratchpad
 from ..spill import bound_error_text
 from ..store._jsontext import dumps_compact, loads
-from ..tools import TOOL_NAMES
+from ..tools import SERVER_NAME_RULE, TOOL_NAMES, valid_server_name
 from ._lines import use_line_aligned_reader
 from ._server import (
     INSTRUCTIONS,
@@ -294,13 +294,6 @@ def valid_name(name: str) -> bool:
     return _VALID_NAME.fullmatch(name) is not None
 
 
-SERVER_NAME_RULE = "a server's name takes letters, digits, '_' and '-' (up to 32)"
-
-
-def valid_server_name(name: object) -> bool:
-    """Whether ``name`` may name an upstream (``--name``, a config table): renamed tools are
-    ``<server>__<tool>``, which model APIs must take."""
-    return isinstance(name, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,32}", name) is not None
 
 
 def _fitted(name: str) -> str:

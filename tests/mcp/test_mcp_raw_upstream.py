@@ -254,3 +254,7 @@ def test_a_server_name_model_apis_would_refuse_in_tool_names_is_a_usage_error(tm
     out = subprocess.run([cmd, *argv], input="", env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "[mcp.servers.'x y']: a server's name takes letters" in out.stderr, out.stderr
     assert "Traceback" not in out.stderr
+    for name in ("", "a\nb", "x" * 33):  # and --name, as --prefix is
+        cmd, argv = cli("mcp", "proxy", "--ephemeral", "--name", name, "--", sys.executable, str(ODD))
+        out = subprocess.run([cmd, *argv], input="", env=env, capture_output=True, text=True, timeout=60)
+        assert out.returncode == 2 and "a server's name takes letters" in out.stderr, (name, out.stderr)
