@@ -527,6 +527,19 @@ def restates(structured: Any, texts: list[types.TextContent]) -> bool:
     return False
 
 
+def restates_blocks(structured: Any, blocks: list[Any]) -> bool:
+    """Whether ``structured`` is only the non-text ``blocks`` again: their list, or an object whose
+    one value is that list (``{"content": [...]}``), each block as its JSON without ``_meta``."""
+    if not blocks:
+        return False
+    listed = next(iter(structured.values())) if isinstance(structured, dict) and len(structured) == 1 else structured
+    if not isinstance(listed, list) or len(listed) != len(blocks):
+        return False
+    dumped = [b.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"meta"}) for b in blocks]
+    same = [{k: v for k, v in item.items() if k != "_meta"} if isinstance(item, dict) else item for item in listed]
+    return same == dumped
+
+
 BLOCK_MAX_BYTES = 1 << 20  # an image, audio or blob block (its JSON) over this in a result is stored, not passed on
 # ... and all of one result's (or resource's, or prompt's) images, audio, blobs and links together:
 # 40 images just under the bound each, or 20,000 links, passed whole (40 MB, 62 MB)
@@ -674,6 +687,11 @@ def _texts_through_policy(
     read = [b for b in result.content if _text_of(b) is not None]  # (in their order)
     texts = [b for b in read if isinstance(b, types.TextContent)]
     others = [b for b in result.content if _text_of(b) is None]
+    if result.structured_content is not None and not read and restates_blocks(result.structured_content, others):
+        # the blocks again as structured content (the filesystem server's read_media_file: its
+        # image once as a block, once as {"content": [the block]}): stored twice, and the stub of
+        # the second pointed the model at an empty array. The blocks alone go on.
+        result = result.model_copy(update={"structured_content": None})
     if not read and result.structured_content is None:
         return result  # images, audio, resources: never measured, never spilled
     if route.max_inline_chars is not None:

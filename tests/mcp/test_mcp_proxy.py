@@ -108,3 +108,29 @@ def test_a_failed_spill_fails_closed(git_repo: Path, tmp_path: Path, env: dict[s
             assert "git_log" in text
 
     anyio.run(run)
+
+
+def test_a_media_file_from_the_filesystem_server_is_stored_once(tmp_path: Path, env: dict[str, str]) -> None:
+    # read_media_file sends the image as a block and again as {"content": [the block]}: both were
+    # stored, and the first stub pointed the model at an empty $.content
+    import os
+
+    import mcp_types as types
+
+    files = tmp_path / "files"
+    files.mkdir()
+    (files / "pic.png").write_bytes(b"\x89PNG\r\n\x1a\n" + os.urandom(3_000_000))
+    params = proxy_params(env, tmp_path / "store", "--name", "fs", "--", filesystem_server(), str(files))
+
+    async def run() -> None:
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            res = await s.call_tool("read_media_file", {"path": str(files / "pic.png")})
+            assert not res.is_error and res.structured_content is None
+            [note] = res.content
+            assert isinstance(note, types.TextContent) and "image block (image/png" in note.text, note
+            assert "stored as handle" in note.text and "[scratchpad]" not in note.text
+            listed = await s.call_tool("scratch_list", {})
+            assert listed.content[0].text.count("read_media_file_") == 1, listed.content[0].text
+
+    anyio.run(run)
