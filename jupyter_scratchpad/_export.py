@@ -117,6 +117,10 @@ def export(
             break
         except FileExistsError:
             continue
+        except OSError as exc:  # (it named the temporary file beside it, not the file asked for)
+            raise InvalidArgumentError(
+                f"cannot write {dest}: {exc.strerror or exc} in {folder}; name a file in a directory you can write"
+            ) from None
     rows: int | None = None
     try:
         if suffix == ".json":

@@ -75,3 +75,18 @@ def test_a_slow_patterns_first_page_comes_back_when_counting_the_rest_would_time
     assert res.ok, res.text[:300]
     assert res.data["total_complete"] is False and len(res.data["matches"]) == 5
     assert "counting stopped at half the call's time" in res.text
+
+
+def test_an_export_that_cannot_be_written_names_the_file_asked_for(store: ScratchStore) -> None:
+    # "[Errno 2] No such file or directory: '/proc/.nope.json.f954b6cff027'": its temporary file
+    from pathlib import Path
+
+    from jupyter_scratchpad._export import export
+    from jupyter_scratchpad.errors import InvalidArgumentError
+
+    pad = store.scratchpad("run-1", "agent-1")
+    h = pad.spill({"items": [{"a": i} for i in range(3000)]}, "k").handle
+    assert h is not None
+    with pytest.raises(InvalidArgumentError, match=r"^cannot write /proc/nope\.json: ") as raised:
+        export(pad, h, Path("/proc/nope.json"))
+    assert ".nope.json." not in raised.value.message
