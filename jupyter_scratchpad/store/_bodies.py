@@ -109,13 +109,15 @@ def _chunks(data: bytes) -> Iterator[memoryview]:
 def write_body_dir(
     directory: Path, raw: bytes | Iterable[bytes], body: bytes | Iterable[bytes] | None, durable: bool = False
 ) -> BodyStats:
-    """Write a body directory (``directory`` must not exist); returns the body's stats.
+    """Write a body directory (``directory`` must not exist, its parent must: a store's ``tmp/``
+    is not made again here, where a removed store directory would be made again with it);
+    returns the body's stats.
 
     ``raw`` may be an iterable of chunks (a body streamed from a file), and so may ``body`` (a
     large JSON document pretty-printed a segment at a time); ``body`` is None when the body is
     the raw bytes themselves.
     """
-    directory.mkdir(parents=True)
+    directory.mkdir()
     indexer = LineIndexer()
     with open(directory / "raw", "wb") as fh:
         pieces = _chunks(raw) if isinstance(raw, bytes) else raw

@@ -24,6 +24,7 @@ cannot lock other processes out: its sweep removes only orphans older than ``orp
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -140,6 +141,16 @@ def _older(path: Path, cutoff: float) -> bool:
         return False
 
 
+def _identity(path: Path) -> tuple[int, int] | None:
+    """``(st_dev, st_ino)`` of the file at ``path``: None when it is not there, or on a
+    filesystem that gives no inode numbers (0; then only its presence is checked)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_dev, st.st_ino) if st.st_ino else (0, 0)
+
+
 def _postgres_url(url: str) -> str:
     """A URL given as the store: PostgreSQL's (any case of the scheme, outer spaces dropped), or
     refused before anything is created. Any other ``scheme://`` was taken as a relative directory
@@ -244,6 +255,10 @@ class ScratchStore:
             else Path(os.path.expandvars(os.path.expanduser(os.fspath(path))))
         )
         self._closed = True
+        # the embedded catalog's (st_dev, st_ino) at open: while DuckDB holds the file open its
+        # inode cannot be reused, so another file (or none) at its path means the directory was
+        # removed or replaced under the open store (see _check_here)
+        self._catalog_at: tuple[Path, tuple[int, int]] | None = None
         self._lock = threading.RLock()
         self._inflight: set[str] = set()
         self._counts: set[Future[Any]] = set()  # exact token counts still to be recorded (close waits)
@@ -307,6 +322,8 @@ class ScratchStore:
                 (self.path / "tmp").mkdir(exist_ok=True)
                 cat = self._cat = DuckCatalog(self.path)
                 try:
+                    found_id = _identity(cat.path)
+                    self._catalog_at = None if found_id is None or os.name == "nt" else (cat.path, found_id)
                     claim_bodies_dir(self.path, cat.store_id, str(cat.path))
                 except BaseException:
                     cat.close()
@@ -398,7 +415,49 @@ class ScratchStore:
             raise StoreClosedError(
                 f"the scratch store at {self.describe()} is closed; open a new ScratchStore", path=str(self.path)
             )
+        if self._catalog_at is not None:
+            self._check_here()
         return self._cat
+
+    def _check_here(self) -> None:
+        """Refuse to go on when the embedded store's directory was removed or replaced while it is
+        open (a cleaner of temporary files took the default store's): DuckDB would go on writing
+        to a catalog file with no name on disk, every spill and note "stored" and lost at close,
+        bodies written into a directory made again. One ``stat`` (about 2 µs)."""
+        if self._catalog_at is None:  # (a shared store: its catalog is PostgreSQL's)
+            return
+        path, opened = self._catalog_at
+        try:
+            st = os.stat(path)
+            here = not opened[1] or (st.st_dev, st.st_ino) == opened
+        except (FileNotFoundError, NotADirectoryError):
+            here = False
+        except OSError as exc:  # (NFS: a stale handle is a directory removed by another client)
+            here = exc.errno != errno.ESTALE
+        if not here:
+            raise self._gone()
+
+    def _gone(self) -> StoreClosedError:
+        return StoreClosedError(
+            f"the store directory {self.path} was removed or replaced while the store was open (by a cleaner of "
+            "temporary files?): nothing more can be stored there, and what it held is lost; open a new store",
+            path=str(self.path),
+            removed=True,
+        )
+
+    def _make_dir(self, name: str) -> None:
+        """Make ``bodies/`` or ``tmp/`` again when something outside the store removed it alone; an
+        embedded store's directory itself is never made again (removed, the store is gone)."""
+        directory = self.path / name
+        if self.shared:
+            directory.mkdir(parents=True, exist_ok=True)
+            return
+        try:
+            os.mkdir(directory)
+        except FileExistsError:
+            pass
+        except FileNotFoundError:
+            raise self._gone() from None
 
     def now(self) -> float:
         """The store's clock, in epoch seconds: the injected one, else the catalog's (a shared
@@ -579,6 +638,7 @@ class ScratchStore:
             self._inflight.add(body_id)
         winner: Entry | None = None
         try:
+            self._make_dir("tmp")  # (removed from outside, a tmp cleaner: made again)
             # a shared store's body outlives this machine's page cache: tmp -> fsync -> rename
             stats = write_body_dir(tmp_dir, raw, body, durable=self.shared)
             now = self.now()
@@ -592,7 +652,7 @@ class ScratchStore:
                 try:
                     os.rename(tmp_dir, self.path / "bodies" / body_id)
                 except FileNotFoundError:  # bodies/ removed from outside (a tmp cleaner): made again
-                    (self.path / "bodies").mkdir(parents=True, exist_ok=True)
+                    self._make_dir("bodies")
                     os.rename(tmp_dir, self.path / "bodies" / body_id)
                 if self.shared:
                     fsync_dir(self.path / "bodies")
@@ -781,12 +841,12 @@ class ScratchStore:
 
     def _children(self, name: str) -> list[Path]:
         """The entries of ``bodies/`` or ``tmp/``; the directory made again when something outside
-        the store removed it (a tmp cleaner under /tmp), so spills and sweeps go on."""
+        the store removed it alone (a tmp cleaner under /tmp), so spills and sweeps go on."""
         directory = self.path / name
         try:
             return list(directory.iterdir())
         except FileNotFoundError:
-            directory.mkdir(parents=True, exist_ok=True)
+            self._make_dir(name)
             return []
 
     def _retire_body(self, body_id: str) -> None:
