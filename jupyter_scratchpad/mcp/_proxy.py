@@ -791,6 +791,7 @@ def bounded_links(result: types.CallToolResult) -> types.CallToolResult:
 
 # of an upstream's progress message (clients show it): a 2,000,000-character one reached the client whole
 PROGRESS_MESSAGE_MAX_BYTES = 512
+UNREADABLE_SAID = 5  # lines of an upstream that are not JSON-RPC logged one by one; the rest counted
 PROGRESS_EVERY_S = 0.1  # an upstream's progress notifications of one call are forwarded at most this often
 
 RESOURCE_TOOL = "resources/read"  # the name a resource read goes through the policy under
@@ -1077,6 +1078,8 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
     # per upstream re-listing its tools: "running", or "again" when it said so once more meanwhile
     relisting: dict[str, str] = {}
 
+    unreadable: dict[str, int] = {}  # lines that are not JSON-RPC, per upstream
+
     def _on_message(server: str, tg: Any) -> Any:
         async def handle(message: Any) -> None:
             if isinstance(message, types.ToolListChangedNotification):  # (listed off the reader: no deadlock)
@@ -1088,7 +1091,15 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
                     relisting[server] = "running"
                     tg.start_soon(relist, server)
             elif isinstance(message, UnreadableLine):
-                log.warning("upstream %r sent %s", server, message)
+                # the first few said, then one line per thousand (2,000 junk lines were 2,000
+                # warnings in a client's server log)
+                unreadable[server] = seen = unreadable.get(server, 0) + 1
+                if seen <= UNREADABLE_SAID:
+                    log.warning("upstream %r sent %s", server, message)
+                    if seen == UNREADABLE_SAID:
+                        log.warning("upstream %r: further lines that are not JSON-RPC are counted, not logged", server)
+                elif seen % 1000 == 0:
+                    log.warning("upstream %r has sent %s lines that are not JSON-RPC", server, f"{seen:,}")
 
         return handle
 

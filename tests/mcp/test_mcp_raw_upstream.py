@@ -207,13 +207,17 @@ def test_a_stray_line_is_logged_with_its_upstreams_name(tmp_path: Path, env: dic
     async def run(errlog: Any) -> None:
         async with stdio_client(params, errlog=errlog) as (r, w), ClientSession(r, w) as s:
             await s.initialize()
-            assert (await s.call_tool("stray_line", {})).content[0].text == "just this"
+            for _ in range(20):
+                assert (await s.call_tool("stray_line", {})).content[0].text == "just this"
 
     with (tmp_path / "stderr.txt").open("w+") as errlog:
         anyio.run(run, errlog)
         errlog.seek(0)
         said = errlog.read()
     assert "upstream 'raw' sent a line that is not valid JSON-RPC" in said, said
+    # the first five said, the rest counted (2,000 junk lines were 2,000 warnings)
+    assert said.count("sent a line that is not valid JSON-RPC") == 5, said
+    assert "further lines that are not JSON-RPC are counted, not logged" in said
 
 
 ODD = Path(__file__).parent / "servers" / "odd_names_server.py"
