@@ -855,6 +855,9 @@ def _text_summary(ctx: ToolContext, entry: Entry, max_depth: int = DEFAULT_DEPTH
         f"longest line: {info['longest_line'] or 0:,} bytes",
     ]
     if entry.meta.get("utf8_errors"):
+        # (a line as shown: each byte that is not UTF-8 is a 3-byte U+FFFD, so the longest line
+        # could be said to be longer than all of the bytes)
+        out[-1] += " as shown"
         out.append("encoding: not valid UTF-8 (shown with U+FFFD; read_handle has the exact bytes)")
     if _bare_cr(reader, entry):
         info["bare_cr"] = True

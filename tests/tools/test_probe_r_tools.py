@@ -90,3 +90,11 @@ def test_an_export_that_cannot_be_written_names_the_file_asked_for(store: Scratc
     with pytest.raises(InvalidArgumentError, match=r"^cannot write /proc/nope\.json: ") as raised:
         export(pad, h, Path("/proc/nope.json"))
     assert ".nope.json." not in raised.value.message
+
+
+def test_a_text_schemas_longest_line_of_bytes_that_are_not_utf8_says_it_is_as_shown(store: ScratchStore) -> None:
+    # "bytes: 300,004" beside "longest line: 900,000 bytes": each bad byte is shown as U+FFFD
+    pad = store.scratchpad("run-1", "agent-1")
+    h = pad.intercept(b"\xff" * 300_000 + b"\nok\n", tool="k", force=True).handle
+    text = pad.call_tool("schema", {"handle": h}).text
+    assert "bytes: 300,004" in text and "longest line: 900,000 bytes as shown" in text, text
