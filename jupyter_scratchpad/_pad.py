@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _person
-from ._bounded import redact_paths
+from ._bounded import clip_middle, redact_paths
 from ._person import SQL_DF_MAX_ROWS
 from .budget import ContextBudget, context_window_for
 from .errors import InvalidArgumentError, NotFoundError, StoreClosedError, StoreError
@@ -24,8 +24,8 @@ from .spill import SpillDecision, SpillPolicy, bound_error_text
 from .spill._counting import EXACT_INLINE_BYTES, submit_count
 from .spill._envelope import unwrap_call_tool_result
 from .spill._progress import Progress
-from .spill._stub import build_stub, catalog_preview, handle_for, render_stub_text, reserved_handle
-from .spill._withheld import withheld_pointer
+from .spill._stub import _clean, build_stub, catalog_preview, handle_for, render_stub_text, reserved_handle
+from .spill._withheld import POINTER_MAX_BYTES, withheld_pointer
 from .store import Entry, Scope, ScratchStore, as_text, normalise, validate_handle
 from .store._entry import validate_ttl
 from .store._format import Normalised
@@ -47,8 +47,10 @@ class InterceptResult:
     """What ``Scratchpad.intercept`` did with one output.
 
     ``content`` is what enters the context: the original object when it was not spilled (an
-    error may be bounded to 8 KiB), the stub rendered as text for a model when it was, and a
-    short pointer (``failure`` set) when a spill was decided on but failed.
+    error may be bounded to 8 KiB; an object whose ``str`` and ``repr`` raise is a one-line text
+    saying so), the stub rendered as text for a model when it was, and a short pointer
+    (``failure`` set) when a spill was decided on but failed — naming the ``handle`` when the
+    output was stored and only its stub failed.
     """
 
     spilled: bool
@@ -60,6 +62,17 @@ class InterceptResult:
 
     def __str__(self) -> str:
         return self.content if isinstance(self.content, str) else as_text(self.content)
+
+
+def _unprintable(result: Any, text: str) -> bool:
+    """Whether ``result`` is an object whose ``str`` and ``repr`` both raise (its text, as
+    ``as_text`` writes it, is then only ``"<unprintable TYPE>"``)."""
+    if isinstance(result, (str, bytes, bytearray, memoryview, dict, list)) or not text.startswith('"<unprintable '):
+        return False
+    try:
+        return bool(json.loads(text) == f"<unprintable {type(result).__name__}>")
+    except ValueError:
+        return False
 
 
 class Scratchpad:
@@ -208,6 +221,7 @@ class Scratchpad:
         # (a typo in result_class let a flood through; metadata=5 withheld a 12-byte output as "too large")
         result_class = self.policy.check_call(result_class, metadata)
         decision: SpillDecision | None = None
+        stored: dict[str, str] = {}  # the entry ``_spill`` stored, once it is stored
         try:
             if text is None:
                 text = as_text(result)
@@ -229,6 +243,11 @@ class Scratchpad:
                 if decision.rule == "is_error":
                     bounded = bound_error_text(text, self.policy.error_max_bytes)
                     content = result if bounded == text else bounded
+                elif _unprintable(result, text):  # (passed on, any ``str(content)`` raised)
+                    content = (
+                        f"[scratchpad] The output of {_clean(tool, 120)} (a {_clean(type(result).__name__, 120)} "
+                        "object) has no text to show: its str() and repr() raise."
+                    )
                 return InterceptResult(False, content, None, decision)
             # the work after the stub (exact count, schema) starts once the stub is rendered: a
             # worker thread started sooner competed with the stub's reads for the GIL (each I/O
@@ -247,6 +266,7 @@ class Scratchpad:
                         decision=decision,
                         progress=progress,
                         after_stub=after_stub,
+                        stored=stored,
                     )
                     content = render_stub_text(stub, self.tokenizer.count)
             finally:
@@ -254,7 +274,30 @@ class Scratchpad:
                     start()
             return InterceptResult(True, content, stub, decision, stub["handle"])
         except Exception as exc:  # fail closed: a pointer, never the flood
+            if stored:  # the entry is stored (and live): say so, with its handle
+                return self._stored_without_stub(text, tool, decision, exc, stored["handle"])
             return self._withheld(text, tool, decision, exc)
+
+    def _stored_without_stub(
+        self, text: str | None, tool: str, decision: SpillDecision | None, exc: Exception, handle: str
+    ) -> InterceptResult:
+        """A spill that failed after its entry was stored (its stub, say): the pointer names the
+        handle, which is live and read by every tool — "nothing was stored" would be untrue, and
+        each retry (the same bytes, the same entry) would fail the same way."""
+        reason = redact_paths(" ".join(f"{type(exc).__name__}: {exc}".split()), [self.store.path])
+        reason = reason if len(reason) <= 300 else reason[:299] + "…"
+        log.error(
+            "the output of %s was stored as %s, but its stub failed: %s", tool[:200], handle, reason, exc_info=exc
+        )
+        decision = decision or SpillDecision(True, "failed", detail="the spill decision itself failed")
+        size = "size unknown" if text is None else f"{utf8_len(text):,} bytes"
+        content = clip_middle(
+            f'[scratchpad] The output of {_clean(tool, 120)} ({size}) is stored as handle "{handle}", not in '
+            f"context, but its summary could not be made ({reason}).\n"
+            f"Next, with this handle: schema; head; grep pattern=…; slice start=… end=…; sql over {handle}.",
+            POINTER_MAX_BYTES,
+        )
+        return InterceptResult(False, content, None, decision, handle, failure=reason)
 
     def _withheld(self, text: str | None, tool: str, decision: SpillDecision | None, exc: Exception) -> InterceptResult:
         reason = " ".join(f"{type(exc).__name__}: {exc}".split())
@@ -294,7 +337,10 @@ class Scratchpad:
         decision: SpillDecision,
         progress: Progress,
         after_stub: list[Callable[[], None]],
+        stored: dict[str, str] | None = None,
     ) -> dict[str, Any]:
+        """Store ``result`` and make its stub; ``stored`` gets the entry's handle once it is stored
+        (a failure after that leaves a live entry, which the caller names)."""
         progress.phase("normalise")
         inner = unwrap_call_tool_result(result)
         source, source_text = (inner, inner) if inner is not None else (result, text)
@@ -330,6 +376,8 @@ class Scratchpad:
             except NotStreamable:  # a segment was not JSON: the whole text decides what it is
                 progress.phase("normalise")
                 norm = normalise(source, source_text)
+        if stored is not None:
+            stored["handle"] = entry.key
         if norm.streamed is not None:
             if not norm.streamed.total:  # the body was stored before: count the items for the stub
                 norm.streamed.count_items()

@@ -15,7 +15,7 @@ import io
 import re
 from dataclasses import dataclass
 
-__all__ = ["HEAD_BYTES", "ROWS_RELATION", "CsvShape", "csv_meta", "csv_shape", "shape_of"]
+__all__ = ["HEAD_BYTES", "ROWS_RELATION", "CsvShape", "csv_meta", "csv_shape", "shape_of", "shorter_description"]
 
 HEAD_BYTES = 64 << 10  # of the body read to decide
 ROWS_RELATION = "rows"  # h.rows
@@ -36,6 +36,18 @@ class CsvShape:
         more = ", …" if len(self.columns) > most else ""
         kind = "TSV" if self.delimiter == "\t" else "CSV"
         return f"{kind}, {len(self.columns)} columns: {', '.join(names)}{more}"
+
+
+def shorter_description(description: str, names_chars: int) -> str:
+    """``describe``'s text with its column names cut to ``names_chars`` characters (marked ``…``),
+    or left out at 0 (``CSV, 60 columns``).
+
+    ``describe`` sizes the names in characters, and a character may be several tokens (60 names of
+    U+A66E made a stub of 659 tokens): a stub over its token bound shortens them with this."""
+    head, sep, names = description.partition(": ")  # (the first ": " ends "CSV, N columns")
+    if not sep or names_chars <= 0:
+        return head
+    return description if len(names) <= names_chars else f"{head}: {names[: names_chars - 1]}…"
 
 
 def csv_shape(head: bytes) -> CsvShape | None:

@@ -8,13 +8,20 @@ text — says honestly what it cut, and names the next calls with the handle onc
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
+import sys
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
 from ..explore._base import call_repr
-from ..explore._paths import kind_of
+from ..explore._csv import shorter_description
+from ..explore._paths import LazyArray
 from ..store import BodyReader, Entry
+from ..store._jsonstream import SAMPLE_ITEMS
+from ..store._jsontext import _attr, _key_name, _natural
 
 __all__ = [
     "PREVIEW_LINE_CHARS",
@@ -66,36 +73,137 @@ def handle_for(tool: str | None, content_hash: str, hash_chars: int = 12) -> str
 
 
 def _kind(value: Any) -> str:
+    """The JSON kind ``value`` is stored as, with its size when a container (``_json_kind``)."""
+    kind, size = _json_kind(value)
+    if kind == "object":
+        return f"object({size:,} key{'' if size == 1 else 's'})"
+    if kind == "array" and size is not None:
+        return f"array({size:,} item{'' if size == 1 else 's'})"
+    return kind
+
+
+def _json_kind(value: Any) -> tuple[str, int | None]:
+    """``(kind, size)``: the JSON type ``value`` is written as (see ``store/_jsontext``: numpy
+    scalars as numbers, arrays, sets and tuples as arrays, bytes as text, NaN and infinity as null,
+    dates as text, any other object as its text) and a container's length — found from the type,
+    never by converting a large value (the spill wrote it once already). Never raises."""
+    try:
+        return _json_kind_of(value)
+    except Exception:  # whatever the object does when looked at: it was written as its text
+        return "string", None
+
+
+def _json_kind_of(value: Any) -> tuple[str, int | None]:
+    if value is None:
+        return "null", None
+    if isinstance(value, bool):
+        return "bool", None
+    if isinstance(value, float):
+        return ("number" if math.isfinite(value) else "null"), None
+    if isinstance(value, int):
+        return "number", None
+    if isinstance(value, (str, bytes, bytearray, memoryview)):
+        return "string", None
     if isinstance(value, dict):
-        return f"object({len(value):,} key{'' if len(value) == 1 else 's'})"
-    if isinstance(value, list):
-        return f"array({len(value):,} item{'' if len(value) == 1 else 's'})"
-    return kind_of(value)
+        return "object", len(value)
+    if isinstance(value, (list, tuple, set, frozenset, LazyArray)):
+        return "array", len(value)
+    frame = _pandas_type("DataFrame")
+    if frame is not None and isinstance(value, frame):  # written as its records
+        return "array", len(value)  # type: ignore[arg-type]
+    ndim = _attr(value, "ndim")
+    if isinstance(ndim, int) and ndim > 0 and _attr(value, "dtype") is not None:  # numpy array, Series
+        return "array", len(value)
+    natural = _natural(value)  # (a scalar: cheap)
+    if natural is value:
+        return "string", None  # written as its text
+    return _json_kind_of(natural)
+
+
+def _pandas_type(name: str) -> type | None:
+    pd = sys.modules.get("pandas")  # (the core never imports pandas: only a value it made is one)
+    found = _attr(pd, name) if pd is not None else None
+    return found if isinstance(found, type) else None
+
+
+def _items_sample(value: Any, most: int = 2000) -> list[Any] | None:
+    """Up to ``most`` first items of an array-kind value as they were written (cheap: a slice)."""
+    try:
+        if isinstance(value, list):
+            return value[:most]
+        if isinstance(value, (tuple, LazyArray)):
+            return list(value[:most])
+        if isinstance(value, (set, frozenset)):
+            return list(itertools.islice(value, most))
+        if _json_kind(value)[0] != "array":
+            return None
+        iloc = _attr(value, "iloc")  # pandas: the records (or values) of its first rows
+        if iloc is not None:
+            sample = _natural(iloc[:most])
+            return sample if isinstance(sample, list) else None
+        sample = value[:most].tolist()  # numpy
+        return sample if isinstance(sample, list) else None
+    except Exception:
+        return None
 
 
 def _short_scalar(value: Any) -> str | None:
-    """A scalar worth showing in the sketch itself (it often answers a question outright)."""
-    if value is None or isinstance(value, bool):
-        return "null" if value is None else str(value).lower()
-    if isinstance(value, (int, float)):
-        text = repr(value)
-        return text if len(text) <= 24 else None
-    if isinstance(value, str) and len(value) <= 40 and "\n" not in value:
-        return '"' + value.replace('"', '\\"') + '"'
+    """A scalar worth showing in the sketch itself (it often answers a question outright), as it
+    was stored: ``null`` for NaN, a numpy number as a number. Never raises, never writes out an
+    int of thousands of digits (``repr`` raises past 4,300 of them)."""
+    try:
+        if not isinstance(value, (str, int, float, type(None))):
+            if _json_kind(value)[0] in ("object", "array", "string"):
+                return None
+            value = _natural(value)  # a numpy scalar, a Decimal: the number written
+        if value is None or isinstance(value, bool):
+            return "null" if value is None else str(bool(value)).lower()
+        if isinstance(value, int):
+            if value.bit_length() > 80:  # (over 24 digits: not shown)
+                digits = int(value.bit_length() * 0.30103) + 1
+                return f"number (about {digits:,} digits)"
+            text = int.__repr__(value)
+            return text if len(text) <= 24 else None
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                return "null"  # (as JSON writes NaN and infinity)
+            text = repr(value)
+            return text if len(text) <= 24 else None
+        if isinstance(value, str) and len(value) <= 40 and "\n" not in value:
+            return '"' + str.__str__(value).replace('"', '\\"') + '"'
+    except Exception:
+        return None
     return None
+
+
+def _key_of(key: Any) -> str:
+    """The text a key was written as (never raises)."""
+    if isinstance(key, str):
+        return str.__str__(key)
+    try:
+        return _key_name(key)[0] if not (isinstance(key, int) and key.bit_length() > 256) else "<a long number>"
+    except Exception:
+        return f"<{type(key).__name__} key>"
 
 
 def _item_keys(items: list[Any], max_keys: int) -> str | None:
     keys: dict[str, int] = {}
     objects = 0
+    # the kinds of the first items, which a streamed spill keeps whole (of the next ones, it keeps
+    # the keys alone): its stub says what a whole one says
+    kinds = Counter(_json_kind(item)[0] for item in items[:SAMPLE_ITEMS])
     for item in items[:2000]:
         if isinstance(item, dict):
             objects += 1
             for k in item:
-                name = _clip_key(str(k))
+                name = _clip_key(_key_of(k))
                 keys[name] = keys.get(name, 0) + 1
     if not objects:
-        return _kind(items[0]) if items else None
+        if not items:
+            return None
+        if len(kinds) == 1 and next(iter(kinds)) == "array":
+            return _kind(items[0])
+        return "|".join(kind for kind, _ in kinds.most_common())  # (as ``schema`` says it)
     shown = ", ".join(list(keys)[:max_keys])
     more = f" (+{len(keys) - max_keys} more)" if len(keys) > max_keys else ""
     return f"objects with keys {shown}{more}"
@@ -103,26 +211,37 @@ def _item_keys(items: list[Any], max_keys: int) -> str | None:
 
 def schema_sketch(value: Any, max_keys: int = 10) -> list[str]:
     """A few lines on the top of a JSON value: its keys with kinds (short scalars inline), and the
-    keys of array items. At most ``SKETCH_MAX_LINES`` lines, whatever the document."""
+    keys of array items. At most ``SKETCH_MAX_LINES`` lines, whatever the document.
+
+    The kinds are those of the JSON stored (``value`` may be the caller's object: a numpy array is
+    an array, NaN null, a set an array); the sketch never raises, whatever the value holds."""
+    try:
+        return _schema_sketch(value, max_keys)
+    except Exception:  # (an object that raises when looked at): the root line alone
+        return [f"$: {_kind(value)}"]
+
+
+def _schema_sketch(value: Any, max_keys: int) -> list[str]:
     lines = [f"$: {_kind(value)}"]
-    if isinstance(value, list):
-        items = _item_keys(value, max_keys)
-        if items:
-            lines.append(f"$[*]: {items}")
-        return lines
     if not isinstance(value, dict):
-        return lines
+        items = _items_sample(value)
+        if items is not None:
+            described = _item_keys(items, max_keys)
+            if described:
+                lines.append(f"$[*]: {described}")
+        return [_clean(line, SKETCH_LINE_CHARS) for line in lines]
     for i, (key, child) in enumerate(value.items()):
         if len(lines) >= SKETCH_MAX_LINES - 1 and i < len(value) - 1:
             lines.append(f"… {len(value) - i} more keys")
             break
-        path = _key_path(str(key))
+        path = _key_path(_key_of(key))
         scalar = _short_scalar(child)
         lines.append(f"{path}: {scalar}" if scalar is not None else f"{path}: {_kind(child)}")
-        if isinstance(child, list) and child:
-            items = _item_keys(child, max_keys)
-            if items:
-                lines.append(f"{path}[*]: {items}")
+        items = _items_sample(child) if not isinstance(child, (str, dict)) else None
+        if items:
+            described = _item_keys(items, max_keys)
+            if described:
+                lines.append(f"{path}[*]: {described}")
     return [_clean(line, SKETCH_LINE_CHARS) for line in lines[: SKETCH_MAX_LINES + 1]]
 
 
@@ -350,11 +469,23 @@ def _tokens_text(stub: dict[str, Any]) -> str:
     return f"{tokens:,} tokens{est}" if stub.get("tokens_exact", True) else f"≥ {tokens:,} tokens{est}"
 
 
-def _next_line(stub: dict[str, Any], prefix: str = "", path_chars: int = SKETCH_LINE_CHARS) -> str:
+def _next_line(
+    stub: dict[str, Any],
+    prefix: str = "",
+    path_chars: int = SKETCH_LINE_CHARS,
+    csv: str | None = None,
+    brief: bool = False,
+) -> str:
     """The next calls, in one line; the handle is named once (the header), SQL's relation once.
     ``prefix``: the tools were published with it (``sp_schema``), so the line names them so;
-    a path longer than ``path_chars`` is clipped (marked ``…``)."""
+    a path longer than ``path_chars`` is clipped (marked ``…``); ``csv``: a CSV's description in
+    place of the stub's (shorter); ``brief``: the tools alone (no path, relation or columns)."""
     h, x = stub["handle"], prefix
+    if brief:
+        sql = f"{x}sql over {h}" + (".rows" if stub.get("csv") else "")
+        if stub["format"] in ("json", "jsonl"):
+            return f"Next, with this handle: {x}schema → {x}item_schema / {x}get_in; {x}grep; {sql}."
+        return f"Next, with this handle: {x}schema; {x}grep pattern=…; {x}slice start=… end=…; {sql}."
     if stub["format"] in ("json", "jsonl"):
         path = _array_hint(stub)
         path = path if path and len(path) <= path_chars else None
@@ -371,8 +502,9 @@ def _next_line(stub: dict[str, Any], prefix: str = "", path_chars: int = SKETCH_
             )
         return f"Next, with this handle: {x}schema → {steps}; {x}grep; {x}sql over {rel}."
     if stub.get("csv"):
+        described = stub["csv"] if csv is None else csv
         return (
-            f"Next, with this handle: {x}sql over {h}.rows ({stub['csv']}) or {h}(line_no, line); "
+            f"Next, with this handle: {x}sql over {h}.rows ({described}) or {h}(line_no, line); "
             f"{x}grep pattern=…; {x}slice start=… end=…."
         )
     return (
@@ -472,12 +604,43 @@ def render_stub_text(stub: dict[str, Any], count: Callable[[str], int] | None = 
     text = assemble(*cuts[high]) if high else text
     if count(text) <= STUB_MAX_TOKENS:
         return text
-    # even the fewest lines are too many tokens (keys, a tool name or paths of dense characters):
-    # the root line alone, the tool's name and the paths clipped short
+    # even the fewest lines are too many tokens (keys, a tool name, paths or a CSV's column names
+    # of dense characters): the root line alone, the tool's name and the paths clipped short, then
+    # the column names clipped, then left out, then the sketch and the calls' details — counted
+    # after every step; last, the text is clipped to fit (the handle, in the first line, kept whole)
     n_head, n_tail_cut, _, _ = cuts[-1]
     header = header_of(16)
     sketch = [_clean(s, 40) for s in sketch[:1]]
-    text = assemble(n_head, n_tail_cut, 0, len(sketch))
-    parts = text.split("\n")
-    parts[-1] = _next_line(stub, path_chars=16)
-    return "\n".join(parts)
+    body = assemble(n_head, n_tail_cut, 0, len(sketch)).split("\n")[:-1]
+    csv = str(stub.get("csv") or "")
+    steps = [
+        (body, _next_line(stub, path_chars=16)),
+        (body, _next_line(stub, path_chars=16, csv=shorter_description(csv, 40))),
+        (body, _next_line(stub, path_chars=16, csv=shorter_description(csv, 0))),
+        ([header], _next_line(stub, path_chars=16, csv=shorter_description(csv, 0), brief=True)),
+    ]
+    tried = ""
+    for lines, next_line in steps:
+        text = "\n".join([*lines, next_line])
+        if text != tried and count(text) <= STUB_MAX_TOKENS:  # (a step that changed nothing: not counted again)
+            return text
+        tried = text
+    return _clip_to_fit(text, f'"{stub["handle"]}"', count)
+
+
+def _clip_to_fit(text: str, keep: str, count: Callable[[str], int]) -> str:
+    """``text`` cut (marked ``…``) to at most ``STUB_MAX_TOKENS`` tokens, never before the end of
+    ``keep`` (the handle): the longest prefix that fits, found by a binary search."""
+    at = text.find(keep)
+    low = at + len(keep) if at >= 0 else 0
+    high = len(text)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if count(text[:mid] + "…") <= STUB_MAX_TOKENS:
+            low = mid
+        else:
+            high = mid - 1
+    clipped = text[:low] + "…"
+    if count(clipped) <= STUB_MAX_TOKENS:
+        return clipped
+    return f"[scratchpad] output stored as handle {keep}, not in context."  # (a handle: at most 64 ASCII characters)
