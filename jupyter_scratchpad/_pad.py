@@ -25,7 +25,7 @@ from .spill._counting import EXACT_INLINE_BYTES, submit_count
 from .spill._envelope import unwrap_call_tool_result
 from .spill._progress import Progress
 from .spill._stub import _clean, build_stub, catalog_preview, handle_for, render_stub_text, reserved_handle
-from .spill._withheld import POINTER_MAX_BYTES, withheld_pointer
+from .spill._withheld import NOTEBOOK, POINTER_MAX_BYTES, audience, withheld_pointer
 from .store import Entry, Scope, ScratchStore, as_text, normalise, validate_handle
 from .store._entry import validate_ttl
 from .store._format import Normalised
@@ -291,10 +291,15 @@ class Scratchpad:
         )
         decision = decision or SpillDecision(True, "failed", detail="the spill decision itself failed")
         size = "size unknown" if text is None else f"{utf8_len(text):,} bytes"
+        next_line = (
+            f"Next: %scratch schema {handle}; %scratch head {handle}; %scratch grep {handle} PATTERN; "
+            f"%scratch sql SELECT … FROM {handle}."
+            if audience() == NOTEBOOK
+            else f"Next, with this handle: schema; head; grep pattern=…; slice start=… end=…; sql over {handle}."
+        )
         content = clip_middle(
             f'[scratchpad] The output of {_clean(tool, 120)} ({size}) is stored as handle "{handle}", not in '
-            f"context, but its summary could not be made ({reason}).\n"
-            f"Next, with this handle: schema; head; grep pattern=…; slice start=… end=…; sql over {handle}.",
+            f"context, but its summary could not be made ({reason}).\n{next_line}",
             POINTER_MAX_BYTES,
         )
         return InterceptResult(False, content, None, decision, handle, failure=reason)

@@ -29,7 +29,7 @@ from ..tokens._count import utf8_len
 from ._policy import SpillDecision
 from ._stub import _clean
 
-__all__ = ["AGENT", "NOTEBOOK", "POINTER_MAX_BYTES", "notebook_wording", "withheld_pointer"]
+__all__ = ["AGENT", "NOTEBOOK", "POINTER_MAX_BYTES", "audience", "notebook_wording", "withheld_pointer"]
 
 # Whom the advice is for: an agent runs its tool again; a notebook's person re-runs the cell and
 # types %scratch commands. The notebook's side says so with ``notebook_wording()`` around the
@@ -46,6 +46,11 @@ def notebook_wording() -> Iterator[None]:
         yield
     finally:
         _AUDIENCE.reset(token)
+
+def audience() -> str:
+    """Whom a pointer built now is for: ``NOTEBOOK`` inside ``notebook_wording()``, else ``AGENT``."""
+    return _AUDIENCE.get()
+
 
 POINTER_MAX_BYTES = 2048
 _HEAD_LINES = 5

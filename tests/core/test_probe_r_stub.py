@@ -208,3 +208,18 @@ def test_small_results_still_pass_unchanged(pad: Scratchpad) -> None:
     assert pad.intercept(value, tool="t").content is value
     assert pad.intercept("<unprintable B>", tool="t").content == "<unprintable B>"
     assert json.loads(str(pad.intercept([1], tool="t"))) == [1]
+
+
+def test_failure_after_store_in_a_notebook_names_percent_scratch_commands(
+    pad: Scratchpad, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import jupyter_scratchpad._pad as pad_module
+    from jupyter_scratchpad.spill._withheld import notebook_wording
+
+    def broken(*_a: Any, **_k: Any) -> dict[str, Any]:
+        raise ValueError("the stub broke")
+
+    monkeypatch.setattr(pad_module, "build_stub", broken)
+    with caplog.at_level(logging.CRITICAL, logger="jupyter_scratchpad"), notebook_wording():
+        r = pad.intercept({"items": [{"i": i} for i in range(3000)]}, tool="cell_3")
+    assert r.handle and f"%scratch schema {r.handle}" in r.content and "pattern=…" not in r.content
