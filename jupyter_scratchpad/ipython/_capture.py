@@ -11,9 +11,11 @@ spill, the outputs are replayed as if ``%%scratch`` were not there.
 from __future__ import annotations
 
 import ast
+import contextlib
 import io
 import logging
 import sys
+import threading
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -25,6 +27,7 @@ from ..store import validate_handle
 from ..store._format import pretty_json
 from ._args import ScratchArgumentParser, for_a_person
 from ._spill import NATIVE_TYPES, frame_records
+from ._streams import own_output
 
 if TYPE_CHECKING:
     from ._session import ScratchSession
@@ -49,9 +52,13 @@ Event = tuple[str, Any]  # ("stdout"|"stderr", text) or ("display", (data, metad
 
 
 class _RecordingStream(io.TextIOBase):
-    def __init__(self, events: list[Event], name: str) -> None:
+    """``sys.stdout`` (or ``sys.stderr``) while the cell runs; ipykernel's forwarder of C-level and
+    subprocess output writes here too (from its own thread: ``lock``)."""
+
+    def __init__(self, events: list[Event], name: str, lock: threading.Lock) -> None:
         super().__init__()
         self._events = events
+        self._lock = lock
         self.name = name
 
     @property
@@ -63,27 +70,31 @@ class _RecordingStream(io.TextIOBase):
 
     def write(self, text: str) -> int:
         if text:
-            if self._events and self._events[-1][0] == self.name:
-                self._events[-1] = (self.name, self._events[-1][1] + text)
-            else:
-                self._events.append((self.name, text))
+            with self._lock:
+                if self._events and self._events[-1][0] == self.name:
+                    self._events[-1] = (self.name, self._events[-1][1] + text)
+                else:
+                    self._events.append((self.name, text))
         return len(text)
 
 
 class _RecordingPublisher(DisplayPublisher):
     """Records ``display(...)`` calls instead of sending them."""
 
-    def __init__(self, events: list[Event], **kwargs: Any) -> None:
+    def __init__(self, events: list[Event], lock: threading.Lock, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._events = events
+        self._lock = lock
 
     def publish(
         self, data: Any, metadata: Any = None, *args: Any, transient: Any = None, update: bool = False, **kwargs: Any
     ) -> None:
-        self._events.append(("display", (data, metadata, transient, update)))
+        with self._lock:
+            self._events.append(("display", (data, metadata, transient, update)))
 
     def clear_output(self, wait: bool = False) -> None:
-        self._events.clear()  # as in the notebook: everything the cell showed so far goes
+        with self._lock:
+            self._events.clear()  # as in the notebook: everything the cell showed so far goes
 
 
 def _execute(shell: Any, cell: str, number: int) -> Any:
@@ -155,7 +166,8 @@ def _replay(session: ScratchSession, events: list[Event]) -> None:
 def _finish(session: ScratchSession, events: list[Event], value: Any, tool: str, name: str | None, force: bool) -> Any:
     pieces = [*events, *([("result", value)] if value is not None else [])]
     if not pieces:
-        print("[scratchpad] the cell produced no output: nothing stored")
+        with own_output():  # (the extension's own message: shown, never held or stored)
+            print("[scratchpad] the cell produced no output: nothing stored")
         return None
     content = _document(session.shell, pieces)
     result = session.pad.intercept(content, tool=tool, result_class="query", handle=name, force=force)
@@ -165,14 +177,17 @@ def _finish(session: ScratchSession, events: list[Event], value: Any, tool: str,
     _replay(session, events)
     if name and not result.failure:
         decision = result.decision
-        print(f"[scratchpad] not stored as {name}: {decision.detail or decision.rule} (add --force to store it anyway)")
+        with own_output():  # (it was held with a flood of the cell's and became its stored last line)
+            why = decision.detail or decision.rule
+            print(f"[scratchpad] not stored as {name}: {why} (add --force to store it anyway)")
     return value
 
 
 def run_capture(session: ScratchSession, line: str, cell: str) -> Any:
     """The ``%%scratch`` cell magic (capture form)."""
     __tracebackhide__ = True
-    args = PARSER.parse(line)
+    with own_output():  # (--help)
+        args = PARSER.parse(line)
     if args.name is not None:
         try:
             validate_handle(args.name)
@@ -182,13 +197,23 @@ def run_capture(session: ScratchSession, line: str, cell: str) -> Any:
     number = session.cell_number()
     tool = args.tool or f"cell_{number}"
     events: list[Event] = []
+    lock = threading.Lock()
     value = None
     saved = sys.stdout, sys.stderr, shell.display_pub
-    session.capturing = True
-    sys.stdout, sys.stderr = _RecordingStream(events, "stdout"), _RecordingStream(events, "stderr")
-    shell.display_pub = _RecordingPublisher(events, shell=shell)
+    out, err = _RecordingStream(events, "stdout", lock), _RecordingStream(events, "stderr", lock)
+    taps = getattr(getattr(session, "hooks", None), "streams", None)
+    # what reaches the real streams meanwhile (C-level and subprocess output, forwarded by
+    # ipykernel from the process's fds) is recorded too, drained at the end
+    recording = taps.recording({"stdout": out.write, "stderr": err.write}) if taps else contextlib.nullcontext()
     try:
-        value = _execute(shell, cell, number)
+        with recording:
+            session.capturing = True
+            sys.stdout, sys.stderr = out, err
+            shell.display_pub = _RecordingPublisher(events, lock, shell=shell)
+            try:
+                value = _execute(shell, cell, number)
+            finally:
+                sys.stdout, sys.stderr, shell.display_pub = saved
     finally:
         sys.stdout, sys.stderr, shell.display_pub = saved
         session.capturing = False

@@ -10,6 +10,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from traitlets import Bool, Float, Int, TraitError, Unicode, default, observe, validate
 
 from .. import ScratchpadError, SpillPolicy
+from ._streams import own_output, own_text
 
 if TYPE_CHECKING:
     from ._session import ScratchSession
@@ -153,8 +154,12 @@ class ScratchMagics(Magics):
         return f"ScratchMagics.{name} = {value!r}"
 
     def _refuse(self, name: str, said: str) -> TraitError:
-        """A refusal of a new value of ``name``: what was wrong, and what stayed in force."""
-        return TraitError(f"{said.rstrip('.')}. Kept: {self.kept(name)}.")
+        """A refusal of a new value of ``name``: what was wrong, and what stayed in force. ``%config``
+        logs it to stderr: the extension's own message, never held or stored (below a low
+        threshold it was spilled into a card many times its size)."""
+        error = TraitError(f"{said.rstrip('.')}. Kept: {self.kept(name)}.")
+        own_text(str(error))
+        return error
 
     # -- validation: a bad value is refused before it is set ---------------------------------
 
@@ -233,10 +238,12 @@ class ScratchMagics(Magics):
             # %reload_ext would read it: remembered, so the load leaves it out
             REFUSED[(id(self.shell), name)] = change["new"]
             reason = exc.message if isinstance(exc, ScratchpadError) else str(exc)
-            raise UsageError(
+            refusal = UsageError(
                 f"ScratchMagics.{name} = {change['new']!r} was not applied: {reason.rstrip('.')}. Kept: "
                 f"{self.kept(name)}."
-            ) from None
+            )
+            own_text(str(refusal))  # (%config logs it to stderr: our own message, never held)
+            raise refusal from None
         if name == "model":
             session.warn_unknown_model()
 
@@ -288,6 +295,14 @@ class ScratchMagics(Magics):
         session = self.session
         if session is None or session.closed:
             raise UsageError("jupyter-scratchpad is not loaded: run %load_ext jupyter_scratchpad")
+        # What %scratch prints (its help, a listing) is the extension's own: never held or stored
+        # (a UsageError is shown by IPython, let through by the stream gates as well). Not the
+        # capture form's: it runs the user's cell (run_capture marks its own messages itself).
         if cell is None:
-            return run_line_magic(session, line)
-        return run_cell_magic(session, line, cell)
+            with own_output():
+                return run_line_magic(session, line)
+        first = line.split("#", 1)[0].split(None, 1)
+        if not first or first[0].startswith("-"):
+            return run_cell_magic(session, line, cell)
+        with own_output():
+            return run_cell_magic(session, line, cell)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -111,3 +112,18 @@ def loaded_kernel(tmp_path: Path) -> Iterator[RealKernel]:
         yield k
     finally:
         k.close()
+
+
+def iopub_until(kernel: RealKernel, until: str, timeout_s: float = 60) -> list[dict[str, Any]]:
+    """The iopub messages that arrive after a cell, until one holds ``until`` (or the timeout)."""
+    out: list[dict[str, Any]] = []
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            msg = kernel.client.get_iopub_msg(timeout=1)
+        except Exception:  # (queue.Empty)
+            continue
+        out.append(msg)
+        if until in message_text(msg):
+            break
+    return out

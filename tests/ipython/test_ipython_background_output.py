@@ -4,34 +4,17 @@ second after the kernel went idle reached it whole)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from ipython_helpers import RealKernel, loaded_kernel, message_text
+from ipython_helpers import RealKernel, iopub_until, loaded_kernel, message_text
 
 
 @pytest.fixture
 def kernel(tmp_path: Path) -> Iterator[RealKernel]:
     with loaded_kernel(tmp_path) as k:
         yield k
-
-
-def _later(kernel: RealKernel, until: str, timeout_s: float = 60) -> list[dict[str, Any]]:
-    """The iopub messages that arrive after the cell, until one holds ``until`` (or the timeout)."""
-    out: list[dict[str, Any]] = []
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            msg = kernel.client.get_iopub_msg(timeout=1)
-        except Exception:  # (queue.Empty)
-            continue
-        out.append(msg)
-        if until in message_text(msg):
-            break
-    return out
 
 
 THREAD = (
@@ -47,7 +30,7 @@ THREAD = (
 
 def test_a_background_flood_is_stored_and_its_stub_follows(kernel: RealKernel) -> None:
     kernel.messages(THREAD.format(n=100_000))  # 5.3 MB from a thread, a second after the cell ended
-    later = _later(kernel, "stored as handle")
+    later = iopub_until(kernel, "stored as handle")
     shown = "".join(message_text(m) for m in later)
     sent = sum(len(str(m["content"])) for m in later)
     assert "stored as handle" in shown and sent < 30_000, (sent, shown[-500:])
@@ -64,7 +47,7 @@ def test_a_background_flood_is_stored_and_its_stub_follows(kernel: RealKernel) -
 
 def test_a_little_background_output_passes_as_it_is(kernel: RealKernel) -> None:
     kernel.messages(THREAD.format(n=3))
-    later = _later(kernel, "background done", 20)
+    later = iopub_until(kernel, "background done", 20)
     shown = "".join(message_text(m) for m in later)
     assert "background line 2 " in shown and "background done" in shown and "[scratchpad]" not in shown
 
@@ -72,6 +55,6 @@ def test_a_little_background_output_passes_as_it_is(kernel: RealKernel) -> None:
 def test_auto_off_lets_background_output_through(kernel: RealKernel) -> None:
     kernel.run("%scratch auto off")
     kernel.messages(THREAD.format(n=20_000))
-    later = _later(kernel, "background done", 60)
+    later = iopub_until(kernel, "background done", 60)
     shown = "".join(message_text(m) for m in later)
     assert "background line 19999 " in shown and "[scratchpad]" not in shown
