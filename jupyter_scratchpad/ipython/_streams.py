@@ -605,13 +605,14 @@ class _Tap:
 
     # -- draining ipykernel's fd forwarder -------------------------------------------------------
 
-    def start_drain(self) -> bool:
-        """Write a marker to the stream's fd (when ipykernel forwards one); whether one was written."""
+    def start_drain(self, always: bool = False) -> bool:
+        """Write a marker to the stream's fd (when ipykernel forwards one); whether one was written.
+        ``always``: even when the pipe looks empty (the forwarder may hold what it read last)."""
         found = _fd_forwarder(self.stream)
         if found is None or not self.active:
             return False
         fd, thread = found
-        if _pending(getattr(self.stream, "_fid", None)) == 0:
+        if not always and _pending(getattr(self.stream, "_fid", None)) == 0:
             # nothing waits in the pipe (the common cell, no C-level output): no marker is
             # written, so the server's console gets none (the forwarder may hold what it read
             # last, up to 1,000 bytes, for the few microseconds it takes to pass it on)
@@ -815,10 +816,11 @@ class StreamTaps:
         tap = _Tap(stream, self.gates[name])
         return (tap, stream) if tap.install() else (None, stream)
 
-    def drain(self, taps: list[_Tap] | None = None) -> None:
+    def drain(self, taps: list[_Tap] | None = None, always: bool = False) -> None:
         """Wait until ipykernel has forwarded, through the taps, what was written to the
-        process's fds so far (C-level and subprocess output): then the cell's stream is whole."""
-        started = [tap for tap in (self._taps if taps is None else taps) if tap.start_drain()]
+        process's fds so far (C-level and subprocess output): then the cell's stream is whole.
+        ``always``: a marker even when the pipes look empty (see ``_Tap.start_drain``)."""
+        started = [tap for tap in (self._taps if taps is None else taps) if tap.start_drain(always)]
         deadline = time.monotonic() + DRAIN_TIMEOUT_S
         for tap in started:
             tap.wait_drained(deadline)
@@ -881,7 +883,9 @@ class StreamTaps:
             yield
         finally:
             try:
-                self.drain([*self._taps, *extra])
+                # a marker always: the forwarder may hold the last line a subprocess wrote (the pipe
+                # already empty), and --force then said the cell had no output (seen under load)
+                self.drain([*self._taps, *extra], always=True)
             except Exception:
                 log.exception("waiting for ipykernel's forwarded output failed")
             finally:

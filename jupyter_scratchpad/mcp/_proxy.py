@@ -793,6 +793,7 @@ def bounded_links(result: types.CallToolResult) -> types.CallToolResult:
 PROGRESS_MESSAGE_MAX_BYTES = 512
 UNREADABLE_SAID = 5  # lines of an upstream that are not JSON-RPC logged one by one; the rest counted
 PROGRESS_EVERY_S = 0.1  # an upstream's progress notifications of one call are forwarded at most this often
+PROGRESS_FREE = 10  # ... but for the first ones and the last (done == total)
 
 RESOURCE_TOOL = "resources/read"  # the name a resource read goes through the policy under
 
@@ -1167,16 +1168,21 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
         limit = timeouts[route.server]
         waiting = anyio.CancelScope(deadline=anyio.current_time() + limit if limit is not None else float("inf"))
 
-        forwarded = [-float("inf")]
+        forwarded = [0, -float("inf")]  # how many were forwarded, and when the last was
 
         async def on_progress(done: float, total: float | None, message: str | None) -> None:
             now = anyio.current_time()
             if limit is not None:  # a sign of life: the upstream gets its time again
                 waiting.deadline = now + limit
-            if token is not None and now - forwarded[0] >= PROGRESS_EVERY_S:
-                # forwarded to our client, under its token, its words bounded, at most every
-                # PROGRESS_EVERY_S (20,000 notifications of one call were 12 MB, and 12 s)
-                forwarded[0] = now
+            last = total is not None and done >= total
+            if token is not None and (
+                forwarded[0] < PROGRESS_FREE or last or now - forwarded[1] >= PROGRESS_EVERY_S
+            ):
+                # forwarded to our client, under its token, its words bounded: the first
+                # PROGRESS_FREE and the last as they come, the rest at most every PROGRESS_EVERY_S
+                # (20,000 notifications of one call were 12 MB, and 12 s)
+                forwarded[0] += 1
+                forwarded[1] = now
                 if isinstance(message, str) and len(message) > PROGRESS_MESSAGE_MAX_BYTES // 4:
                     message = clip_middle(message, PROGRESS_MESSAGE_MAX_BYTES)
                 await ctx.session.send_progress_notification(

@@ -207,6 +207,6 @@ def test_a_frame_shown_whole_is_decided_before_pandas_formats_it(
 
 
 def test_replay_of_a_missing_file_is_one_usage_error(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(UsageError, match=r"no trace file at '/nonexistent\.jsonl'"):
+    with pytest.raises(UsageError, match=r"trace file not found: '/nonexistent\.jsonl'"):
         ip.run_cell("%scratch replay /nonexistent.jsonl --model not-a-model")
     assert "TraceWarning" not in capsys.readouterr().err

@@ -39,7 +39,7 @@ def run(session: Any, text: str, cell: str | None) -> Any:
             f"%scratch replay needs the policy lab: pip install 'jupyter-scratchpad[lab]' ({exc})"
         ) from None
     if not Path(args.trace).expanduser().is_file():  # (said before the replay warns of anything else)
-        raise UsageError(f"%scratch replay: no trace file at {args.trace!r}")
+        raise UsageError(f"%scratch replay: trace file not found: {args.trace!r}")
     try:
         policy = SpillPolicy.from_toml(args.policy) if args.policy else session.policy  # (as configured)
         frame = replay(args.trace, policy, model=args.model or session.pad.model, format=args.format)
