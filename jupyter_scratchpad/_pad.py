@@ -284,8 +284,7 @@ class Scratchpad:
         """A spill that failed after its entry was stored (its stub, say): the pointer names the
         handle, which is live and read by every tool — "nothing was stored" would be untrue, and
         each retry (the same bytes, the same entry) would fail the same way."""
-        reason = redact_paths(" ".join(f"{type(exc).__name__}: {exc}".split()), [self.store.path])
-        reason = reason if len(reason) <= 300 else reason[:299] + "…"
+        reason = self._failure_reason(exc)
         log.error(
             "the output of %s was stored as %s, but its stub failed: %s", tool[:200], handle, reason, exc_info=exc
         )
@@ -304,12 +303,16 @@ class Scratchpad:
         )
         return InterceptResult(False, content, None, decision, handle, failure=reason)
 
-    def _withheld(self, text: str | None, tool: str, decision: SpillDecision | None, exc: Exception) -> InterceptResult:
-        reason = " ".join(f"{type(exc).__name__}: {exc}".split())
-        reason = redact_paths(reason, [self.store.path])
+    def _failure_reason(self, exc: Exception) -> str:
+        """A failed spill's cause in one line of at most about 300 characters, host paths redacted."""
+        reason = redact_paths(" ".join(f"{type(exc).__name__}: {exc}".split()), [self.store.path])
         if len(reason) > 300:  # cut at a clause, not mid-word ("… nothing was")
             cut = max(reason.rfind("; ", 0, 300), reason.rfind(": ", 0, 300))
             reason = reason[: cut if cut > 100 else 300].rstrip(" ;:,") + " …"
+        return reason
+
+    def _withheld(self, text: str | None, tool: str, decision: SpillDecision | None, exc: Exception) -> InterceptResult:
+        reason = self._failure_reason(exc)
         log.error(
             "spilling the output of %s failed; it was withheld from the context: %s", tool[:200], reason, exc_info=exc
         )

@@ -1098,6 +1098,7 @@ def _args_for_log(args: dict[str, Any]) -> str:
         return f"<{len(args)} arguments>"
 
 
+_BRACES = re.compile(r"\{(\d*)(?:,\d*)?\}")  # a repeat count, {m,n}
 _CLASS_ESCAPES = frozenset("AbBdDsSwWzZpPQEnrtfv0123456789xuC")
 
 
@@ -1142,15 +1143,15 @@ def _literal_runs(pattern: str) -> list[str]:
                 j += 2 if pattern[j] == "\\" else 1
             i = j + 1
             continue
-        if ch in "*?" or (ch == "{" and re.match(r"\{\d*(,\d*)?\}", pattern[i:])):
-            quantifier = re.match(r"\{(\d*)(?:,\d*)?\}", pattern[i:])
+        quantifier = _BRACES.match(pattern, i) if ch == "{" else None
+        if ch in "*?" or quantifier is not None:
             optional = ch in "*?" or (quantifier is not None and quantifier.group(1) in ("", "0"))
             if optional and after_group is not None:
                 del runs[after_group:]  # (the group before it may be absent)
             elif optional and run:
                 run.pop()  # (the character before it may be absent)
             end()
-            i += quantifier.end() if quantifier is not None else 1
+            i = quantifier.end() if quantifier is not None else i + 1
             if i < n and pattern[i] == "?":  # a lazy quantifier
                 i += 1
             continue
@@ -1174,7 +1175,9 @@ def _literal_runs(pattern: str) -> list[str]:
                 closed = start
             i += 1
             continue
-        if ch == "|" and groups:
+        if ch == "|":
+            if not groups:
+                return []  # (an alternation at the top: no text is in every match)
             groups[-1][1] = 1
         if ch in ".|^$":
             end()
@@ -1188,24 +1191,8 @@ def _literal_runs(pattern: str) -> list[str]:
 
 def _literal_part(pattern: str) -> str | None:
     """The longest text every match of ``pattern`` holds (at least 3 characters, stripped), what a
-    literal search can use; None when there is none. Not for a pattern with an alternation at
-    its top level (``a|b``: a part of one side is not in every match)."""
-    depth, escaped, in_class = 0, False, False
-    for ch in pattern:
-        if escaped:
-            escaped = False
-        elif ch == "\\":
-            escaped = True
-        elif in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-        elif ch in "()":
-            depth += 1 if ch == "(" else -1
-        elif ch == "|" and depth == 0:
-            return None
-    runs = [r.strip() for r in _literal_runs(pattern)]
-    best = max(runs, key=len, default="")
+    literal search can use; None when there is none."""
+    best = max((r.strip() for r in _literal_runs(pattern)), key=len, default="")
     return best if len(best) >= 3 else None
 
 

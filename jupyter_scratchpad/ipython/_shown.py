@@ -120,16 +120,21 @@ class StreamMeter:
         self.bytes += len(rest.encode("utf-8", "surrogatepass"))
         self.line = _Line()
 
+    def bytes_reach(self, limit: int) -> bool:
+        """Whether the stream as shown is at least ``limit`` UTF-8 bytes (the line being written is
+        encoded only when its characters cannot decide: one is 1 to 4 bytes)."""
+        line = self.line
+        if self.bytes + 4 * line.chars < limit:
+            return False
+        if self.bytes + line.chars >= limit:
+            return True
+        return self.bytes + len(line.text().encode("utf-8", "surrogatepass")) >= limit
+
     def reaches(self, policy: Any, threshold: int, tokenizer: Any) -> bool:
         """Whether the stream as shown could reach the threshold (``policy.min_bytes`` or
         ``threshold`` tokens); counts lazily, never more than needed to decide."""
         line = self.line
-        limit = policy.min_bytes
-        if (
-            limit is not None
-            and self.bytes + 4 * line.chars >= limit  # (the line's bytes counted only when it matters)
-            and self.bytes + len(line.text().encode("utf-8", "surrogatepass")) >= limit
-        ):
+        if policy.min_bytes is not None and self.bytes_reach(policy.min_bytes):
             return True
         pending = self.uncounted_chars + line.chars - line.counted_chars
         if self.counted + line.counted_tokens + pending * _MAX_TOKENS_PER_CHAR + 1 < threshold:

@@ -252,14 +252,6 @@ def _held_where(name: str, shown: str) -> str:
     )
 
 
-def _shown_bytes_reach(meter: StreamMeter, limit: int) -> bool:
-    """Whether the stream ``meter`` measures is at least ``limit`` UTF-8 bytes as shown."""
-    line = meter.line
-    if meter.bytes + line.chars >= limit:  # (a character is at least a byte)
-        return True
-    return meter.bytes + len(line.text().encode("utf-8", "surrogatepass")) >= limit
-
-
 _CellState = tuple[str | None, int | None, list[str], Writer | None]
 
 
@@ -496,8 +488,8 @@ class StreamGate:
         meter.feed(text)  # (also the line as shown: what a coalesced progress display forwards)
         if not policy.enabled:
             return False
-        return meter.reaches(policy, policy.threshold_for(tool), pad.tokenizer) and _shown_bytes_reach(
-            meter, CARD_FLOOR_BYTES
+        return meter.reaches(policy, policy.threshold_for(tool), pad.tokenizer) and meter.bytes_reach(
+            CARD_FLOOR_BYTES
         )
 
     # -- between cells -----------------------------------------------------------------------

@@ -28,7 +28,7 @@ import hashlib
 import logging
 import os
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -626,14 +626,15 @@ def _big_blocks_stored(
     pad: Scratchpad, route: _Route, result: types.CallToolResult, prefix: str = ""
 ) -> types.CallToolResult:
     content: list[Any] = []
+    measured: dict[int, dict[str, Any]] = {}  # index in content -> a block's JSON, for the bound of them all
     changed = False
     for block in result.content:
-        if isinstance(block, types.TextContent | types.ResourceLink) or _text_of(block) is not None:
+        if _text_of(block) is not None:
             content.append(block)
             continue
         dumped = block.model_dump(mode="json", by_alias=True, exclude_none=True)
-        size = _json_bytes(dumped)
-        if size <= BLOCK_MAX_BYTES:
+        if isinstance(block, types.ResourceLink) or (size := _json_bytes(dumped)) <= BLOCK_MAX_BYTES:
+            measured[len(content)] = dumped
             content.append(block)
             continue
         changed = True
@@ -645,28 +646,35 @@ def _big_blocks_stored(
         else:
             note = f"[a {what} was left out by the proxy (over {BLOCK_MAX_BYTES:,} bytes; it could not be stored)]"
         content.append(types.TextContent(type="text", text=note))
-    content, rest = _blocks_bounded(pad, route.server, route.upstream_name, content, prefix)
+    content, rest = bounded_together(
+        pad, route.server, route.upstream_name, content, measured, _note_block, prefix
+    )
     return result.model_copy(update={"content": content}) if changed or rest else result
 
 
-def _blocks_bounded(
-    pad: Scratchpad, server: str, tool: str, content: list[Any], prefix: str
+def _note_block(_block: Any, note: str) -> types.TextContent:
+    return types.TextContent(type="text", text=note)
+
+
+def bounded_together(
+    pad: Scratchpad,
+    server: str,
+    tool: str,
+    items: list[Any],
+    measured: dict[int, dict[str, Any]],
+    note_for: Callable[[Any, str], Any],
+    prefix: str,
 ) -> tuple[list[Any], bool]:
-    """``content`` with its images, audio, blobs and links past ``BLOCKS_MAX_BYTES`` together
-    stored as one handle, one note where the first of them was; and whether any was."""
-    at = [i for i, b in enumerate(content) if not isinstance(b, types.TextContent) and _text_of(b) is None]
-    dumps = [content[i].model_dump(mode="json", by_alias=True, exclude_none=True) for i in at]
-    past = over_the_bound([_json_bytes(d) for d in dumps])
+    """``items`` with those ``measured`` (index -> JSON: a result's images, audio, blobs and links,
+    a resource's blobs, a prompt's messages that are not text) past ``BLOCKS_MAX_BYTES`` together
+    stored as one handle, ``note_for(the first of them, the note)`` in its place; and whether any was."""
+    at = sorted(measured)
+    past = over_the_bound([_json_bytes(measured[i]) for i in at])
     if not past:
-        return content, False
-    note = rest_stored_note(pad, server, tool, [dumps[j] for j in past], prefix)
-    drop = {at[j] for j in past}
-    first = at[past[0]]
-    out = [
-        types.TextContent(type="text", text=note) if i == first else b
-        for i, b in enumerate(content)
-        if i == first or i not in drop
-    ]
+        return items, False
+    note = rest_stored_note(pad, server, tool, [measured[at[j]] for j in past], prefix)
+    drop, first = {at[j] for j in past}, at[past[0]]
+    out = [note_for(item, note) if i == first else item for i, item in enumerate(items) if i == first or i not in drop]
     return out, True
 
 
@@ -838,18 +846,21 @@ def resource_through_policy(
                 item = item.model_copy(update={"text": stub_text(out, prefix), "mime_type": "text/plain"})
                 changed = True
         contents.append(item)
-    at = [i for i, c in enumerate(contents) if isinstance(c, types.BlobResourceContents)]
-    dumps = [contents[i].model_dump(mode="json", by_alias=True, exclude_none=True) for i in at]
-    past = over_the_bound([_json_bytes(d) for d in dumps])
-    if past:
-        note = rest_stored_note(pad, server, RESOURCE_TOOL, [dumps[j] for j in past], prefix)
-        drop, first = {at[j] for j in past}, at[past[0]]
-        contents = [
-            types.TextResourceContents(uri=c.uri, mime_type="text/plain", text=note) if i == first else c
-            for i, c in enumerate(contents)
-            if i == first or i not in drop
-        ]
-        changed = True
+    blobs = {
+        i: c.model_dump(mode="json", by_alias=True, exclude_none=True)
+        for i, c in enumerate(contents)
+        if isinstance(c, types.BlobResourceContents)
+    }
+    contents, rest = bounded_together(
+        pad,
+        server,
+        RESOURCE_TOOL,
+        contents,
+        blobs,
+        lambda c, note: types.TextResourceContents(uri=c.uri, mime_type="text/plain", text=note),
+        prefix,
+    )
+    changed = changed or rest
     return result.model_copy(update={"contents": contents}) if changed else result
 
 
@@ -899,15 +910,21 @@ def prompt_through_policy(
             stub = types.PromptMessage(role="user", content=types.TextContent(type="text", text=stub_text(out, prefix)))
             messages = [stub, *(m for m in messages if _text_of(m.content) is None)]
             spilled = True
-    at = [i for i, m in enumerate(messages) if _text_of(m.content) is None]
-    dumps = [messages[i].model_dump(mode="json", by_alias=True, exclude_none=True) for i in at]
-    past = over_the_bound([_json_bytes(d) for d in dumps])
-    if past:
-        note = rest_stored_note(pad, route.server, PROMPT_TOOL, [dumps[j] for j in past], prefix)
-        drop, first = {at[j] for j in past}, at[past[0]]
-        said = types.PromptMessage(role="user", content=types.TextContent(type="text", text=note))
-        messages = [said if i == first else m for i, m in enumerate(messages) if i == first or i not in drop]
-        spilled = True
+    others = {
+        i: m.model_dump(mode="json", by_alias=True, exclude_none=True)
+        for i, m in enumerate(messages)
+        if _text_of(m.content) is None
+    }
+    messages, rest = bounded_together(
+        pad,
+        route.server,
+        PROMPT_TOOL,
+        messages,
+        others,
+        lambda _m, note: types.PromptMessage(role="user", content=types.TextContent(type="text", text=note)),
+        prefix,
+    )
+    spilled = spilled or rest
     if spilled or any(a is not b for a, b in zip(messages, result.messages, strict=False)):
         update["messages"] = messages
     return result.model_copy(update=update) if update else result

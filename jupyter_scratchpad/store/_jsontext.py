@@ -66,11 +66,15 @@ PRETTY_MAX_DEPTH = 64
 CIRCULAR = '"[circular reference]"'
 
 
-def _re2(pattern: bytes) -> Any:
+def _re2_options() -> Any:
     options = re2.Options()
     options.never_capture = True
     options.log_errors = False
-    return re2.compile(pattern, options)
+    return options
+
+
+def _re2(pattern: bytes) -> Any:
+    return re2.compile(pattern, _re2_options())
 
 
 # A number token (after ``:``, ``[`` or ``,``) of 16 or more characters may not survive a double:
@@ -85,10 +89,7 @@ MAY_EMBED_PATTERN = rb'"\s*[\[{]|"(?: {0,3})#{1,6}[ \t]|\\n {0,3}#{1,6}[ \t]'
 
 
 def _raw_marks_set() -> Any:
-    options = re2.Options()
-    options.never_capture = True
-    options.log_errors = False
-    marks = re2.Set.SearchSet(options)
+    marks = re2.Set.SearchSet(_re2_options())
     marks.Add(_LONG_NUMBER_PATTERN)  # 0
     marks.Add(MAY_EMBED_PATTERN)  # 1
     marks.Compile()

@@ -638,9 +638,16 @@ class ScratchStore:
             self._inflight.add(body_id)
         winner: Entry | None = None
         try:
-            self._make_dir("tmp")  # (removed from outside, a tmp cleaner: made again)
             # a shared store's body outlives this machine's page cache: tmp -> fsync -> rename
-            stats = write_body_dir(tmp_dir, raw, body, durable=self.shared)
+            try:
+                stats = write_body_dir(tmp_dir, raw, body, durable=self.shared)
+            except FileNotFoundError:
+                if tmp_dir.parent.is_dir():
+                    raise
+                # tmp/ removed from outside (a tmp cleaner): made again, unless the store's own
+                # directory is gone (nothing was written yet: write_body_dir makes its directory first)
+                self._make_dir("tmp")
+                stats = write_body_dir(tmp_dir, raw, body, durable=self.shared)
             now = self.now()
             entry = Entry(
                 scope.run_id, scope.agent_id, "handle", handle, body_id, None, fmt, size_bytes,
