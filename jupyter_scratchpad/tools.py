@@ -890,13 +890,20 @@ def _normalise_args(tool: _Tool, arguments: Any) -> dict[str, Any]:
     if not isinstance(arguments, Mapping):
         raise ToolError("invalid_argument", f"arguments must be a JSON object, got {_json_kind(arguments)}")
     args: dict[str, Any] = {}
+    given_as: dict[str, str] = {}
     for key, value in arguments.items():
         alias = _ALIASES.get(key)
         real = alias if alias is not None and alias in tool.properties else key
         if value is None and real not in tool.required:
             continue  # null for an optional argument means its default (what strict clients send)
-        if real in args and real != key:
-            continue  # "handle" given as well as its alias: the real name wins
+        if real in args and args[real] != value:  # "handle" and its alias "file", saying different things
+            raise ToolError(
+                "invalid_argument",
+                f"{tool.name} was given both {given_as[real]!r} and {key!r} (the same argument, "
+                f"{real!r}) with different values; give one of them",
+                argument=real,
+            )
+        given_as[real] = key
         args[real] = value
     unknown = sorted(set(args) - set(tool.properties))
     if unknown:

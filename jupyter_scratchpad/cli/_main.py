@@ -486,9 +486,13 @@ def _print_result(args: argparse.Namespace, res: Any) -> int:
         hint = next((_cli_hint(args, s) for s in err.get("suggestions") or [] if s.get("tool")), None)
         if err.get("in_runs"):  # the same command, in the run that holds the handle
             hint = _in_run(getattr(args, "argv", None) or sys.argv[1:], str(err["in_runs"][0]))
-        line = f"jupyter-scratchpad: {err.get('error', 'error')}: {err.get('message', '')}"
+        message = str(err.get("message", ""))
+        if _LIST_POINTER.search(message):  # the tool's pointer, as the CLI says it (the hint)
+            message = _LIST_POINTER.sub("", message)
+            hint = hint or _cli_hint(args, {"tool": "scratch_list", "arguments": {}})
+        line = f"jupyter-scratchpad: {err.get('error', 'error')}: {message}"
         print(" ".join(line.split())[:600] + (f" (try: {hint})" if hint else ""), file=sys.stderr)
-    if not res.ok and (res.error or {}).get("error") in ("invalid_argument", "unknown_tool"):
+    if not res.ok and (res.error or {}).get("error") in ("invalid_argument", "invalid_handle", "unknown_tool"):
         return 2  # a bad or missing argument is a usage error, as argparse's own
     found_nothing = res.ok and isinstance(res.data, dict) and res.data.get("total_matches") == 0  # grep's 1
     return 0 if res.ok and not found_nothing else 1

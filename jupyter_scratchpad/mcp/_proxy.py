@@ -127,6 +127,8 @@ def _why(exc: BaseException) -> str:
     """The first real cause inside task groups, in one short line (an upstream's result the SDK
     refused: where and what, never pydantic's dump of it and its link)."""
     exc = first_raised(exc, Exception) or first_raised(exc) or exc
+    if isinstance(exc, InitializeRefused):
+        return str(exc)
     invalid = invalid_result_said(exc)
     if invalid is not None:
         return f"its reply is not a valid MCP result ({invalid})"
@@ -253,8 +255,21 @@ async def _connect(stack: AsyncExitStack, up: Upstream, on_message: Any = None) 
     session: ClientSession = await stack.enter_async_context(
         repairing_session(read, write, read_timeout_seconds=up.timeout_s, message_handler=on_message)
     )
-    await session.initialize()
+    from mcp.shared.exceptions import MCPError
+
+    try:
+        await session.initialize()
+    except MCPError as exc:  # ("Method not found" alone, from a command that echoes its input back)
+        raise InitializeRefused(
+            f"it answered initialize with an error ({' '.join(str(exc).split())[:200]}), where an MCP server "
+            "answers with its capabilities: is the command an MCP server speaking JSON-RPC on its stdout? "
+            "(one that echoes its input, as cat does, answers so)"
+        ) from None
     return session
+
+
+class InitializeRefused(Exception):
+    """An upstream answered ``initialize`` with a JSON-RPC error: the message says what it is."""
 
 
 def _errlog() -> Any:

@@ -52,6 +52,10 @@ def test_bad_arguments_are_usage_errors_and_pointers_name_commands(store_env: di
     listed = _run(store_env, "call", "head", "[1, 2]")
     assert listed.returncode == 2 and "must be a JSON object" in listed.stderr  # as '{bad' is (was: 1)
     assert _run(store_env, "call", "head", "{bad").returncode == 2
+    for argv in (["head", "../../etc/passwd"], ["show", "../../etc"], ["call", "grep", '{"handle": "A/b", "pattern": "x"}']):
+        bad = _run(store_env, *argv)  # an invalid handle is a bad argument whichever command took it (head said 1)
+        assert bad.returncode == 2 and "invalid handle" in bad.stderr, (argv, bad.stderr)
+        assert "scratch_list" not in bad.stderr and "(try: jupyter-scratchpad ls)" in bad.stderr, bad.stderr
 
 
 def test_a_proxy_that_cannot_start_says_one_line(store_env: dict[str, str], tmp_path: Path) -> None:
@@ -61,3 +65,9 @@ def test_a_proxy_that_cannot_start_says_one_line(store_env: dict[str, str], tmp_
     down = _run(store_env, "mcp", "proxy", "--ephemeral", "--name", "x", "--", "false", stdin=b"")
     assert down.returncode == 1 and "upstream 'x' could not start" in down.stderr
     assert down.stderr.count("\n") == 1 and "usage {" not in down.stderr, down.stderr  # (was: and a usage line)
+    # a command that is not an MCP server: cat echoes initialize back, and the SDK's "Method not found"
+    # was all the proxy said
+    echoing = _run(store_env, "mcp", "proxy", "--ephemeral", "--name", "cat", "--", "cat", stdin=b"")
+    assert echoing.returncode == 1 and "upstream 'cat' could not start" in echoing.stderr, echoing.stderr
+    assert "answered initialize with an error" in echoing.stderr and "MCP server" in echoing.stderr
+    assert echoing.stderr.count("\n") == 1, echoing.stderr

@@ -45,6 +45,16 @@ def test_tail_and_file_alias(pad: Scratchpad, log_handle: str) -> None:
     assert too_many.error["error"] == "tail_too_large"
 
 
+def test_a_handle_and_its_alias_saying_different_things_are_refused(pad: Scratchpad, log_handle: str) -> None:
+    # head with both 'handle' and Aura's 'file' read the handle and dropped the file silently
+    other = pad.intercept("x\ny\n", tool="t", force=True).handle
+    both = pad.call_tool("head", {"handle": log_handle, "file": other, "lines": 1})
+    assert not both.ok and both.error["error"] == "invalid_argument"
+    assert "'handle'" in both.error["message"] and "'file'" in both.error["message"]
+    same = pad.call_tool("head", {"file": other, "handle": other, "lines": 1})  # the same value twice: fine
+    assert same.ok and same.data["lines"] == ["x"]
+
+
 def test_a_refused_tail_is_offered_the_end_not_the_start(pad: Scratchpad, log_handle: str) -> None:
     # tail H 5000 suggested slice 1..N and head N: the start of the body, not what tail asked for
     refused = pad.call_tool("tail", {"handle": log_handle, "lines": 5000})
