@@ -46,6 +46,14 @@ def test_bad_usage(ip: Any, code: str, expected: str) -> None:
         assert "goes after --" not in said
 
 
+def test_the_command_lines_names_ls_and_rm_work_here_too(ip: Any, session: ScratchSession, spilled: str) -> None:
+    # `%scratch ls` was "unknown subcommand 'ls'; did you mean 'list'?" (the CLI's name for it)
+    listed = ip.run_line_magic("scratch", "ls")
+    assert list(listed["handle"]) == [spilled], listed  # (the same frame %scratch list returns)
+    ip.run_line_magic("scratch", f"rm {spilled}")
+    assert [e["handle"] for e in session.pad.entries("handle")] == []
+
+
 def test_an_unbalanced_quote_names_the_command_and_how_to_quote(ip: Any, spilled: str) -> None:
     # "UsageError: unbalanced ' quote in: {{H}} don't --max 1 -C 0": no command, the {{H}} as typed,
     # nothing on how to quote

@@ -119,8 +119,12 @@ def _run(session: ScratchSession, command: Command, text: str, cell: str | None)
         NAMESPACE.reset(token)
 
 
+# the command line's names for the same commands (`jupyter-scratchpad ls`, `rm`): a user of both types them here too
+ALIASES = {"ls": "list", "rm": "delete"}
+
+
 def _lookup(name: str) -> Command:
-    command = COMMANDS.get(name)
+    command = COMMANDS.get(ALIASES.get(name, name))
     if command is None:
         hint = close_match_hint(name, COMMANDS)
         raise UsageError(f"%scratch: unknown subcommand {name!r}{hint} (%scratch --help lists them)")
