@@ -191,6 +191,7 @@ def _canonical(path: str) -> str:
 
 
 _WILDCARD = re.compile(r"\[\s*\*?\s*\]")
+_DESCENT = re.compile(r"\.\.+\s*(?:\[\s*[\"']([^\"']*)[\"']\s*\]|([^.\[\s]*))")
 _DOTTED = re.compile(rf"(?:\.{_KEY})+")
 
 
@@ -211,6 +212,13 @@ def wildcard_suggestions(tool: str, args: dict[str, Any]) -> list[dict[str, Any]
     path, handle = args.get("path"), args.get("handle")
     if not isinstance(path, str) or not isinstance(handle, str):
         return []
+    descent = _DESCENT.search(path)
+    if descent is not None:  # $..name: where the key is, each match with its path
+        key = descent.group(1) if descent.group(1) is not None else descent.group(2)
+        pattern = re.escape(json.dumps(key, ensure_ascii=False)) + r"\s*:"
+        out = [suggestion("grep", f"where {key!r} is, each match with its path", handle=handle,
+                          pattern=pattern, max_matches=20)] if key not in ("", "*") else []  # fmt: skip
+        return [*out, suggestion("schema", "every path of the document", handle=handle)]
     found = _WILDCARD.search(path)
     if found is None:
         return _trailing_dots(tool, args, path)

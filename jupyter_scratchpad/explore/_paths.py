@@ -95,6 +95,11 @@ def parse_path(path: object) -> list[Step]:
             i += 1
             if i >= n:
                 raise PathError(f"path {path!r} ends with '.'")
+            if text[i] == "." and text[i:].strip("."):  # $..name: JSONPath's recursive descent
+                raise PathError(
+                    f"recursive descent ('..') is not a path: {path!r} names every match at any depth, and a "
+                    "path names one value; grep the key (each match shows its path) or read schema"
+                )
             continue
         if ch == "[":
             j = i + 1

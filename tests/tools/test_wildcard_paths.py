@@ -128,7 +128,7 @@ def test_a_field_that_ends_in_a_wildcard_is_the_node_itself(pad: Scratchpad, pod
 
 def test_a_recursive_descent_is_answered_with_a_grep_for_the_key(pad: Scratchpad, pods_handle: str) -> None:
     res = pad.call_tool("get_in", {"handle": pods_handle, "path": "$..phase"})
-    assert res.error is not None and res.error["error"] == "key_path_not_found"
+    assert res.error is not None and res.error["error"] == "invalid_path"
     grep = next(s for s in res.error["suggestions"] if s["tool"] == "grep")
     hits = _run(pad, grep)
     assert hits.ok and hits.text.count('"phase":') >= 3
@@ -149,3 +149,18 @@ def test_a_path_sent_as_a_list_of_keys_and_fields_sent_as_json_text_are_understo
         {"handle": pods_handle, "path": "$.items", "fields": '["metadata.name", "status.phase"]', "limit": 2},
     )
     assert rows.ok and rows.data[1] == {"_index": 1, "metadata.name": "pod-1", "status.phase": "Pending"}
+
+
+@pytest.mark.parametrize("path", ["$..name", "$..['name']", "$.items..name"])
+def test_recursive_descent_is_answered_with_where_the_key_is(pad: Scratchpad, pods_handle: str, path: str) -> None:
+    # `$..name` said "at $, no key 'name'": the '..' was read as an empty step, the question lost
+    res = pad.call_tool("get_in", {"handle": pods_handle, "path": path})
+    assert not res.ok and res.error is not None and res.error["error"] == "invalid_path"
+    assert "recursive descent" in res.error["message"] and "no key" not in res.error["message"]
+    grep, schema = res.error["suggestions"]
+    assert grep["tool"] == "grep" and schema["tool"] == "schema"
+    assert "path" not in grep["arguments"]  # (a grep within a path numbers lines of its own, with no paths)
+    found = _run(pad, grep)  # each match with its path
+    assert found.ok and found.data["total_matches"] > 0
+    assert all(m["path"].endswith(".name") for m in found.data["matches"][:5]), found.data["matches"][:5]
+    assert _run(pad, schema).ok
