@@ -216,9 +216,9 @@ def wildcard_suggestions(tool: str, args: dict[str, Any]) -> list[dict[str, Any]
     if descent is not None:  # $..name: where the key is, each match with its path
         key = descent.group(1) if descent.group(1) is not None else descent.group(2)
         pattern = re.escape(json.dumps(key, ensure_ascii=False)) + r"\s*:"
-        out = [suggestion("grep", f"where {key!r} is, each match with its path", handle=handle,
-                          pattern=pattern, max_matches=20)] if key not in ("", "*") else []  # fmt: skip
-        return [*out, suggestion("schema", "every path of the document", handle=handle)]
+        where = [suggestion("grep", f"where {key!r} is, each match with its path", handle=handle,
+                            pattern=pattern, max_matches=20)] if key not in ("", "*") else []  # fmt: skip
+        return [*where, suggestion("schema", "every path of the document", handle=handle)]
     found = _WILDCARD.search(path)
     if found is None:
         return _trailing_dots(tool, args, path)
