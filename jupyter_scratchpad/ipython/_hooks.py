@@ -278,6 +278,11 @@ class OutputHooks:
 
     def _pre_run_cell(self, info: Any = None) -> None:
         self._depth += 1
+        if self._depth == 1:
+            try:
+                self.session.reopen_if_removed()
+            except Exception:
+                log.exception("opening the store again failed")
         if self._depth > 1 or self.session.capturing or not self.session.auto_spill:
             return
         n = self._cell_number()

@@ -51,9 +51,9 @@ _SESSIONS: weakref.WeakKeyDictionary[Any, ScratchSession] = weakref.WeakKeyDicti
 # restart: a store -> how it was closed ("unload": %unload_ext or %reload_ext; "switch": a
 # store_path or store_url change; None while open), and the handles that a temporary store
 # took with it (the newest few closes).
-UNLOAD, SWITCH = "unload", "switch"
+UNLOAD, SWITCH, REMOVED = "unload", "switch", "removed"
 _CLOSED_BY: weakref.WeakKeyDictionary[Any, str | None] = weakref.WeakKeyDictionary()
-_DROPPED: list[tuple[str, frozenset[str]]] = []
+_DROPPED: list[tuple[str, frozenset[str] | None]] = []  # (None: every handle the store held)
 _DROPPED_KEPT = 16
 
 
@@ -69,7 +69,7 @@ def store_closed_by(store: Any) -> str | None:
 def dropped_with(handle: str) -> str | None:
     """How ``handle`` went, if it was in a temporary store the extension closed in this kernel."""
     for how, handles in reversed(_DROPPED):
-        if handle in handles:
+        if handles is None or handle in handles:
             return how
     return None
 
@@ -77,6 +77,10 @@ def dropped_with(handle: str) -> str | None:
 def _closing(store: Any, pad: Any, how: str, temporary: bool) -> None:
     """Record that ``store`` is being closed ``how`` (and, a temporary one, the handles it takes)."""
     _CLOSED_BY[store] = how
+    if how == REMOVED:  # (its entries cannot be read any more: every handle from before went)
+        _DROPPED.append((how, None))
+        del _DROPPED[:-_DROPPED_KEPT]
+        return
     if not temporary or store.closed:
         return
     try:
@@ -376,7 +380,28 @@ class ScratchSession:
             file=sys.stderr,
         )
 
-    def _reopen(self, store: bool) -> None:
+    def reopen_if_removed(self) -> None:
+        """Open the store again when its directory was removed while the kernel ran (a cleaner of
+        temporary files took the default store's): every spill after it was withheld ("the store
+        is closed") until the user reloaded the extension. Said in one line; checked before each
+        cell (one ``stat``)."""
+        if self._closed or not self.store.removed:
+            return
+        where = self.store.path
+        try:  # (the store closed itself when it found its directory gone: a new one can take the path)
+            self._reopen(store=True, how=REMOVED)
+        except Exception as exc:  # (a UsageError saying why: the path cannot be made, it is locked, …)
+            print(f"jupyter-scratchpad: the store directory {where} was removed while the kernel ran, and a "
+                  f"new store could not be opened: {exc}", file=sys.stderr)  # fmt: skip
+            return
+        fresh = "a new temporary store is open" if self._temporary else f"the store was made again at {self.store.path}"
+        print(
+            f"jupyter-scratchpad: the store directory {where} was removed while the kernel ran (by a cleaner of "
+            f"temporary files?); {fresh}, and what was spilled before is gone",
+            file=sys.stderr,
+        )
+
+    def _reopen(self, store: bool, how: str = SWITCH) -> None:
         old_store, old_pad, was_temporary = self.store, self.pad, self._temporary
         if store:
             self.store = self._open_store()
@@ -389,7 +414,7 @@ class ScratchSession:
             raise
         if store:
             self._temporary = self._is_temporary()
-            _closing(old_store, old_pad, SWITCH, was_temporary)
+            _closing(old_store, old_pad, how, was_temporary)
             old_store.close()
 
     def retarget(self) -> None:

@@ -108,6 +108,10 @@ class SqlCatalog(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
+    def close_abandoned(self) -> None:
+        """Close a catalog whose store's directory was removed or replaced (see DuckCatalog)."""
+        self.close()
+
     def now(self) -> float:
         """The store's clock (unless one is injected): this process's for an embedded catalog,
         which one process uses; a shared catalog's is its database's (``PgCatalog.now``)."""
@@ -573,3 +577,13 @@ class DuckCatalog(SqlCatalog):
     def close(self) -> None:
         with self._lock:
             self.conn.close()
+
+    def close_abandoned(self) -> None:
+        """Close a catalog whose file is no longer at its path (its directory removed or replaced):
+        no checkpoint, which would write through the path and then delete the WAL found there,
+        another directory's now."""
+        with self._lock:
+            try:
+                self.conn.execute("PRAGMA disable_checkpoint_on_shutdown")
+            finally:
+                self.conn.close()

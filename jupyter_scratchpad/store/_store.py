@@ -260,6 +260,7 @@ class ScratchStore:
         # removed or replaced under the open store (see _check_here)
         self._catalog_at: tuple[Path, tuple[int, int]] | None = None
         self._lock = threading.RLock()
+        self._removed = False  # the directory was removed or replaced while open (see _abandon)
         self._inflight: set[str] = set()
         self._counts: set[Future[Any]] = set()  # exact token counts still to be recorded (close waits)
         self._readers: OrderedDict[str, BodyReader] = OrderedDict()
@@ -353,6 +354,21 @@ class ScratchStore:
     def closed(self) -> bool:
         return self._closed
 
+    @property
+    def removed(self) -> bool:
+        """True when this embedded store's directory was removed or replaced while it was open (a
+        cleaner of temporary files took it): the store is then closed, what it held is lost, and a
+        new store may be opened at the same path. One ``stat``; False for a shared store."""
+        if self._removed:
+            return True
+        if self._closed or self._catalog_at is None:
+            return False
+        try:
+            self._check_here()
+        except StoreClosedError:
+            return True
+        return False
+
     def track_count(self, future: Future[Any]) -> None:
         """A background exact token count that records itself here: ``close`` waits for it
         (``CLOSE_COUNT_WAIT_S`` at most), so a reopened store has the count, not the stub's bound."""
@@ -411,6 +427,8 @@ class ScratchStore:
     @property
     def catalog(self) -> SqlCatalog:
         """The catalog (open): every statement the store runs goes through it."""
+        if self._removed:
+            raise self._gone()
         if self._closed:
             raise StoreClosedError(
                 f"the scratch store at {self.describe()} is closed; open a new ScratchStore", path=str(self.path)
@@ -435,7 +453,27 @@ class ScratchStore:
         except OSError as exc:  # (NFS: a stale handle is a directory removed by another client)
             here = exc.errno != errno.ESTALE
         if not here:
+            self._abandon()
             raise self._gone()
+
+    def _abandon(self) -> None:
+        """Close a store whose directory was removed or replaced: its DuckDB database stays cached
+        by its path in this process while a connection is open, so a new store opened at the same
+        path (as the error says to) silently got the old, unlinked database, and lost what it was
+        given at close. Nothing at the path is touched (it may be someone else's directory now)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = self._removed = True
+            self._readers.clear()
+        self._stop.set()
+        try:
+            self._cat.close_abandoned()  # (an embedded catalog: a shared one is never abandoned)
+        except Exception:  # (closing what is gone: nothing more to lose)
+            log.debug("closing the catalog of a removed store failed", exc_info=True)
+        finally:
+            if self._file_lock is not None:
+                self._file_lock.release()
 
     def _gone(self) -> StoreClosedError:
         return StoreClosedError(

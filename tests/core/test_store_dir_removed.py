@@ -84,6 +84,7 @@ def test_a_directory_replaced_under_the_open_store_is_noticed(tmp_path: Path, re
         _assert_fails_closed(pad)
         assert sorted(p.name for p in store.path.iterdir()) == listed  # nothing written into it
         store.close()
+        assert sorted(p.name for p in store.path.iterdir()) == listed  # (its close deleted the copy's WAL)
     finally:
         logging.disable(logging.NOTSET)
 
@@ -119,3 +120,29 @@ def test_the_normal_path_is_unaffected(tmp_path: Path) -> None:
         pad = store.scratchpad("r", "a")
         assert pad.call_tool("scratch_read", {"key": "n"}).data == "kept"
         assert pad.call_tool("head", {"handle": handle, "lines": 1}).ok
+
+
+def test_a_new_store_at_the_removed_path_is_a_new_store(tmp_path: Path) -> None:
+    # DuckDB keeps a database per path while a connection to it is open: a store opened at the
+    # same path after the removal (as the error says to) got the old, unlinked database, and what
+    # it was given was "stored" and lost at close. The store now closes itself when it finds out.
+    logging.disable(logging.CRITICAL)
+    try:
+        path = tmp_path / "s"
+        old, old_pad = _open(path)
+        assert old_pad.intercept(BIG, tool="before").spilled
+        shutil.rmtree(path)
+        assert old.removed and old.closed  # found by a stat; closed itself: nothing of it holds the path
+        _assert_fails_closed(old_pad)  # (the cause, not "closed")
+        new, pad = _open(path)
+        assert pad.entries("handle") == []  # (was: the old database's entry)
+        kept = pad.intercept({"other": list(range(30_000))}, tool="new")
+        assert kept.spilled and pad.call_tool("scratch_write", {"key": "n", "value": "kept"}).ok
+        old.close()  # the old store's close writes nothing into the new one
+        new.close()
+        with ScratchStore(path, sweep_interval_s=None) as again:
+            pad = again.scratchpad("r", "a")
+            assert [e["handle"] for e in pad.entries("handle")] == [kept.handle]
+            assert pad.call_tool("scratch_read", {"key": "n"}).data == "kept"
+    finally:
+        logging.disable(logging.NOTSET)

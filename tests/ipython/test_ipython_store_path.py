@@ -128,3 +128,32 @@ def test_loading_with_a_taken_path_says_who_holds_it(tmp_path: Path) -> None:
         finally:
             holder.kill()
     assert f"UsageError jupyter-scratchpad: the store at {store} is open in process {holder.pid}" in out
+
+
+@pytest.mark.parametrize("configured", [False, True])
+def test_a_store_directory_removed_while_the_kernel_runs_is_opened_again(
+    ip: Any, session: ScratchSession, tmp_path: Path, capsys: pytest.CaptureFixture[str], configured: bool
+) -> None:
+    # every spill after a tmp cleaner took the store was withheld ("the store is closed: %reload_ext")
+    # until the user reloaded the extension; the next cell now opens it again, in one line
+    if configured:
+        session.magics.store_path = str(tmp_path / "kept")
+    ip.run_cell("print('x' * 100_000)")
+    old = session.store
+    before = [e["handle"] for e in session.pad.entries("handle")]
+    assert len(before) == 1 and not old.removed
+    import shutil
+
+    shutil.rmtree(old.path)
+    assert old.removed
+    capsys.readouterr()
+    ip.run_cell("print('y' * 100_000)")
+    said = capsys.readouterr()
+    assert "was removed while the kernel ran" in said.err and said.err.count("\n") == 1, said.err
+    assert session.store is not old and old.closed and not session.store.removed
+    assert (session.store.path == tmp_path / "kept") is configured
+    after = [e["handle"] for e in session.pad.entries("handle")]
+    assert len(after) == 1 and after != before, (after, old.path, session.store.path)  # the new output, stored
+    assert "withheld" not in said.out and "stored as handle" in said.out
+    with pytest.raises(UsageError, match="directory was removed while the kernel ran"):  # (it said restarted)
+        ip.run_line_magic("scratch", f"head {before[0]}")  # the old handle: why it is gone

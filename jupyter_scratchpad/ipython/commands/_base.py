@@ -15,7 +15,7 @@ from ...errors import InvalidArgumentError, NotFoundError
 from ...explore._base import _ago
 from ...tools import TOOL_NAMES, ToolResult
 from .._args import _MAGIC_FORMS, close_handles, for_a_person, suggestion_as_magic
-from .._session import SWITCH, UNLOAD, dropped_with
+from .._session import REMOVED, SWITCH, UNLOAD, dropped_with
 
 if TYPE_CHECKING:
     from .._session import ScratchSession
@@ -208,6 +208,11 @@ def missing_handle(session: ScratchSession, handle: str) -> str:
             f"{handle!r} was spilled before jupyter_scratchpad was unloaded in this kernel (%unload_ext or "
             "%reload_ext), and went with the temporary store it had (unloading deletes it); spill the output "
             f"again to read it ({keep})"
+        )
+    if how == REMOVED:
+        return (
+            f"no live handle {handle!r}; if it was spilled before the store's directory was removed while the "
+            "kernel ran (by a cleaner of temporary files?), it went with it: spill the output again to read it"
         )
     if how == SWITCH:
         return (
