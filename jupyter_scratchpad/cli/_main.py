@@ -22,9 +22,11 @@ store problem; a stdio ``mcp serve`` / ``mcp proxy`` stopped by SIGTERM, SIGINT 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import re
+import shlex
 import sys
 import uuid
 from collections.abc import Callable
@@ -60,6 +62,15 @@ def _tokens(value: str) -> int:
     return int(value)
 
 
+def _count(option: str) -> Callable[[str], int]:
+    def check(text: str) -> int:
+        if not re.fullmatch(r"[0-9]+", text.strip()):
+            raise argparse.ArgumentTypeError(f"{option} takes a whole number, 0 or more, not {text[:40]!r}")
+        return int(text)
+
+    return check
+
+
 def _bound_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-tokens",
@@ -69,6 +80,13 @@ def _bound_arg(p: argparse.ArgumentParser) -> None:
         help=f"a result far over N tokens is refused with smaller calls to make (default {CLI_MAX_TOKENS:,}; "
         "0: no bound). Nothing is charged either way",
     )
+
+
+def _paged_args(p: argparse.ArgumentParser, what: str) -> None:
+    """A listing's bound: ``--max-tokens`` (the rest said on stderr) and ``--offset``."""
+    _bound_arg(p)
+    p.add_argument("--offset", type=_count("--offset"), default=0, metavar="N",
+                   help=f"start at the N-th of the {what} (0-based; the line after a listing gives it)")  # fmt: skip
 
 
 def _store_args(p: argparse.ArgumentParser, reads: bool = False, server: bool = False) -> None:
@@ -675,10 +693,13 @@ def _cmd_notes(args: argparse.Namespace) -> int:
         pad = _reading_pad(store, args)
         if verb == "list":  # the notes only (scratch_list gave the handles too)
             notes = pad.store.entries(pad.scope, "note")
-            for e in notes:
-                row = {"key": e.key, "size": e.size_bytes, "preview": e.preview}
-                shown = _for_the_terminal(str(e.preview or ""))[:200]
-                print(json.dumps(row, default=str) if args.json else f"{e.key}\t{shown}")
+            lines = [
+                json.dumps({"key": e.key, "size": e.size_bytes, "preview": e.preview}, default=str)
+                if args.json
+                else f"{e.key}\t{_for_the_terminal(str(e.preview or ''))[:200]}"
+                for e in notes[args.offset :]
+            ]
+            _print_bounded(args, lines, "notes", pad)
             if not notes:
                 print(f"jupyter-scratchpad: no notes in run {pad.run_id!r}", file=sys.stderr)
             return 0 if notes else 1
@@ -733,11 +754,54 @@ def _cmd_list(args: argparse.Namespace) -> int:
     with _open_store(args, create=False) as store:
         pad = _reading_pad(store, args)  # the run's owner only: another agent gets a ScopeError
         if not (args.json or args.run_id):  # a named run: one JSON row per entry, as before
-            print(pad.call_tool("scratch_list", {}, charge=False).text)
-            return 0
-        for row in store.list_entries(pad.run_id, pad.agent_id):
-            print(json.dumps(row, default=str))
+            page = pad.call_tool("scratch_list", {"offset": args.offset} if args.offset else {}, charge=False)
+            if page.ok:  # its "next: offset=50", as the command that prints the next page
+                argv = _without_option(list(getattr(args, "argv", None) or sys.argv[1:]), "--offset")
+                text = re.sub(r"next: offset=(\d+)",
+                              lambda m: f"next: {shlex.join(['jupyter-scratchpad', *argv, '--offset', m[1]])}",
+                              page.text)  # fmt: skip
+                page = dataclasses.replace(page, text=text)
+            return _print_result(args, page)
+        rows = store.list_entries(pad.run_id, pad.agent_id)
+        _print_bounded(args, [json.dumps(row, default=str) for row in rows[args.offset :]], "entries", pad)
         return 0
+
+
+def _print_bounded(args: argparse.Namespace, lines: list[str], what: str, pad: Any) -> None:
+    """``lines`` (from ``--offset``), as many as fit in ``--max-tokens`` (0: all): a run of 12,000
+    entries printed 6 MB into a shell agent. What is left is said on stderr, with the command that
+    prints the next lines."""
+    limit = args.max_tokens
+    shown, used = 0, 0
+    for line in lines:
+        if limit:
+            used += pad.tokenizer.count(line) + 1
+            if used > limit and shown:
+                break
+        print(line)
+        shown += 1
+    if shown < len(lines):
+        argv = list(getattr(args, "argv", None) or sys.argv[1:])
+        words = [*_without_option(argv, "--offset"), "--offset", str(args.offset + shown)]
+        print(
+            f"jupyter-scratchpad: {len(lines) - shown:,} more {what} not printed (--max-tokens {limit:,}); "
+            f"the next: {shlex.join(['jupyter-scratchpad', *words])} (or --max-tokens 0 for all)",
+            file=sys.stderr,
+        )
+
+
+def _without_option(argv: list[str], name: str) -> list[str]:
+    """``argv`` without option ``name`` and its value (``--offset 50`` or ``--offset=50``)."""
+    out: list[str] = []
+    skip = False
+    for w in argv:
+        if skip:
+            skip = False
+        elif w == name:
+            skip = True
+        elif not w.startswith(name + "="):
+            out.append(w)
+    return out
 
 
 def _cmd_runs(args: argparse.Namespace) -> int:
@@ -840,6 +904,8 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, aliases=aliases, help=helptext, description=helptext)
         _store_args(p, reads=name != "sweep")
         p.add_argument("--json", action="store_true", help=_JSON_HELP)
+        if name == "list":
+            _paged_args(p, "entries")
     p = sub.add_parser(
         "runs",
         help="the runs with live handles or notes",
@@ -878,6 +944,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ttl", type=_seconds("--ttl"), metavar="SECONDS", help="with write: seconds the note lives")
     p.add_argument("--delete", action="store_true", help="delete KEY (as 'notes delete KEY')")
     p.add_argument("--json", action="store_true", help=_JSON_HELP)
+    _paged_args(p, "notes")
     p = sub.add_parser("export", help="write a handle to FILE.json / .jsonl / .parquet / .csv")
     _store_args(p, reads=True)
     p.add_argument("handle")

@@ -71,3 +71,36 @@ def test_a_proxy_that_cannot_start_says_one_line(store_env: dict[str, str], tmp_
     assert echoing.returncode == 1 and "upstream 'cat' could not start" in echoing.stderr, echoing.stderr
     assert "answered initialize with an error" in echoing.stderr and "MCP server" in echoing.stderr
     assert echoing.stderr.count("\n") == 1, echoing.stderr
+
+
+def test_listings_are_bounded_and_page_on(store_env: dict[str, str]) -> None:
+    # `ls --run-id big` printed every entry (6 MB for 12,000) and `notes` every note, into a shell agent
+    from jupyter_scratchpad import ScratchStore
+
+    with ScratchStore(store_env["SCRATCHPAD_STORE"]) as store:
+        pad = store.scratchpad("big", "main")
+        for i in range(200):
+            store.put_note(pad.scope, f"k{i:03d}", f"value {i} " + "v" * 300)
+        default = store.scratchpad("default", "main")
+        for i in range(60):
+            store.put_note(default.scope, f"d{i}", i)
+    keys: list[str] = []
+    argv = ["notes", "--run-id", "big", "--json", "--max-tokens", "6000"]
+    for _ in range(20):
+        page = _run(store_env, *argv)
+        assert page.returncode == 0, page.stderr
+        keys += [json.loads(line)["key"] for line in page.stdout.splitlines()]
+        assert len(page.stdout) < 6000 * 6  # (a token is a few characters)
+        if not page.stderr:
+            break
+        assert "more notes not printed (--max-tokens 6,000)" in page.stderr, page.stderr
+        argv = shlex.split(page.stderr.split("the next: ")[1].split(" (or")[0])[1:]  # as it says
+    assert keys == [f"k{i:03d}" for i in range(200)]  # each once, in order
+    listed = _run(store_env, "ls", "--run-id", "big", "--max-tokens", "6000")
+    assert 0 < len(listed.stdout.splitlines()) < 200 and "ls --run-id big --max-tokens 6000 --offset " in listed.stderr
+    assert len(_run(store_env, "ls", "--run-id", "big", "--max-tokens", "0").stdout.splitlines()) == 200
+    plain = _run(store_env, "ls").stdout  # the tool's page: its next page as the command that prints it
+    assert "next: jupyter-scratchpad ls --offset 50" in plain and "next: offset=" not in plain, plain[-300:]
+    assert "d59" in _run(store_env, "ls", "--offset", "50").stdout
+    text = _run(store_env, "ls", "--run-id", "big", "--offset", "0")  # (a named run: JSON rows, as before)
+    assert json.loads(text.stdout.splitlines()[0])["key"] == "k000"
