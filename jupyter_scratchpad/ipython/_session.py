@@ -161,6 +161,7 @@ class ScratchSession:
         self.magics = magics
         self.capturing = False  # %%scratch is running its cell: the hooks stand aside
         self._own: list[tuple[Any, str, bool]] = []
+        self._own_later: dict[int, tuple[weakref.ref[Any], str, bool]] = {}
         self.store = self._open_store()
         self._temporary = self._is_temporary()
         try:
@@ -247,6 +248,7 @@ class ScratchSession:
             if _SESSIONS.get(self.shell) is self:
                 del _SESSIONS[self.shell]
             self._own.clear()
+            self._own_later.clear()
             _closing(self.store, self.pad, UNLOAD, self._temporary)
             self.store.close()
 
@@ -293,14 +295,23 @@ class ScratchSession:
         note) is stored like any large value when too large to show."""
         if value is not None:
             self._own.append((value, handle, store_if_large))
+            try:  # shown again in a later cell (`r` alone), it is still ours: not stored again
+                key = id(value)
+                self._own_later[key] = (weakref.ref(value, lambda _r: self._own_later.pop(key, None)),
+                                        handle, store_if_large)  # fmt: skip
+            except TypeError:  # (a dict or list cannot be weakly referenced: known in its own cell only)
+                pass
         return value
 
     def own_result(self, value: Any) -> tuple[str, bool] | None:
         """``(the handle it came from or "", store_if_large)`` if ``%scratch`` returned ``value``,
-        else None."""
+        in this cell or (while it lives) an earlier one, else None."""
         for obj, handle, store_if_large in self._own:
             if obj is value:
                 return handle, store_if_large
+        later = self._own_later.get(id(value))
+        if later is not None and later[0]() is value:
+            return later[1], later[2]
         return None
 
     def forget_own_results(self) -> None:

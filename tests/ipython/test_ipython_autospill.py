@@ -494,6 +494,12 @@ def test_a_persons_whole_read_is_displayed_bounded(ip: Any, session: ScratchSess
         ip.run_cell(f"rows = %scratch iter {handle} items --fields name,phase --limit 60000\nrows")
         shown = capsys.readouterr().out
         assert len(shown) < 1_100_000 and "characters not shown here" in shown and len(ip.user_ns["rows"]) == 60_000
+        before = handles(session)
+        for name in ("rows", "df"):  # shown again in a later cell: still ours, bounded, not stored again
+            ip.run_cell(name)  # (it stored the display's bounded copy as a new entry, `rows` did)
+            again = capsys.readouterr().out
+            assert handles(session) == before, name
+            assert len(again) < 1_100_000 and "stored as handle" not in again, name
     finally:
         ip.run_cell("pd.reset_option('display.max_rows')")
 
