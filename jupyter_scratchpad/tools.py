@@ -5,7 +5,8 @@ tool, a missing or mistyped argument, an unknown handle, a bad path or bad SQL a
 ``ToolResult`` with ``ok=False`` and ``error = {"error": code, "message", "suggestions", ...}``.
 Every successful result is counted in the model's tokens and charged to the budget in one locked
 step; a result over the per-call cap or the remaining budget is refused as
-``<tool>_too_large`` (costing nothing) with concrete calls that would fit.
+``<tool>_too_large`` with concrete calls that would fit, charged only its own short text (the
+model reads it).
 """
 
 from __future__ import annotations
@@ -413,9 +414,9 @@ _TOOLS: tuple[_Tool, ...] = (
             value={"anyOf": _ANY_JSON, "description": _ANY_JSON_WORDS},
             ttl_s={
                 "type": "number",
-                "exclusiveMinimum": 0,
+                "minimum": _notes.MIN_NOTE_TTL_S,  # (sooner, the note was gone before the model read "saved")
                 "maximum": 10 * 365 * 86400,
-                "description": "Seconds to keep it (default: the store's TTL).",
+                "description": "Seconds to keep it, at least 1 (default: the store's TTL).",
             },
         ),
         ("key", "value"),

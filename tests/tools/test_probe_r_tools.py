@@ -61,8 +61,12 @@ def test_a_note_that_would_expire_before_it_is_read_is_refused(store: ScratchSto
     # it was confirmed "saved … expires <now>", and scratch_read then said there was no such note
     pad = store.scratchpad("run-1", "agent-1")
     res = pad.call_tool("scratch_write", {"key": "tiny", "value": "x", "ttl_s": ttl})
-    assert not res.ok and res.error["error"] == "invalid_argument" and "at least 1 second" in res.error["message"]
+    assert not res.ok and res.error["error"] == "invalid_argument" and "'ttl_s' must be number >= 1" in res.error["message"]
     assert pad.call_tool("scratch_write", {"key": "tiny", "value": "x", "ttl_s": 1}).ok
+    # the rule is in the schema the model reads (it said exclusiveMinimum 0, and 0.5 was refused)
+    from jupyter_scratchpad.tools import input_schema
+
+    assert input_schema("scratch_write")["properties"]["ttl_s"]["minimum"] == 1
 
 
 def test_a_slow_patterns_first_page_comes_back_when_counting_the_rest_would_time_out(store: ScratchStore) -> None:
