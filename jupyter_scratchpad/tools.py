@@ -1386,7 +1386,7 @@ def _shrunk(call: dict[str, Any]) -> dict[str, Any] | None:
             value = _default_of(call["tool"], key, args)
         if isinstance(value, int) and not isinstance(value, bool) and value > (0 if key == "context" else 1):
             args[key] = value // 2 if key != "context" else 0
-            why = call["why"] if key == "context" else _why(call["why"], args[key])
+            why = call["why"] if key == "context" else _why(call["why"], args[key], key)
             return suggestion(call["tool"], why, **args)
     start, end = args.get("start"), args.get("end")
     if isinstance(start, int) and isinstance(end, int) and end - start > 1:
@@ -1396,8 +1396,13 @@ def _shrunk(call: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def _why(why: str, amount: int) -> str:
-    return _ABOUT_FIT.sub(lambda m: f"about {amount:,} {m.group(1)} fit", why)
+def _why(why: str, amount: int, key: str | None = None) -> str:
+    """``why`` saying the shrunk ``amount``: "about N lines fit", or ``key``'s new value where the
+    why named another (a "'max_rows' at its maximum" shrunk to 1,250 still said "at its maximum")."""
+    if _ABOUT_FIT.search(why) or key is None:
+        return _ABOUT_FIT.sub(lambda m: f"about {amount:,} {m.group(1)} fit", why)
+    said, n = re.subn(rf"'{re.escape(key)}' (?:at its \w+|[\d,]+, to fit)", f"'{key}' {amount:,}, to fit", why)
+    return said if n else f"{why}; '{key}' {amount:,}, to fit"
 
 
 def verified_suggestions(

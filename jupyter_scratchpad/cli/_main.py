@@ -125,7 +125,7 @@ def _store_args(p: argparse.ArgumentParser, reads: bool = False, server: bool = 
     g.add_argument("--policy", metavar="TOML", help="spill policy in Aura's TOML layout")
 
 
-_JSON_HELP = "print the result as JSON (ok/data/error) for machines"
+_JSON_HELP = "print JSON for machines: a tool's result as {ok, data, error}, a listing as one object per line"
 _TTL_MAX_S = 315_360_000  # ten years: the store's own bound
 
 
@@ -1005,7 +1005,7 @@ _SHORTCUT_DOCS = {  # what each does, and its words
     "item_schema": ("the shape of the items of an array", "HANDLE [PATH]"),
     "iterate_over": ("some fields of each item of an array", "HANDLE PATH FIELDS [LIMIT]"),
     "sql": ("DuckDB SQL over the handles (each handle is a relation)", "QUERY"),
-    "read": ("read a handle in bounded pages", "HANDLE"),
+    "read": ("read a whole handle (a large one is refused with smaller calls to make)", "HANDLE"),
 }
 _REQUIRED = {"grep": 1, "slice": 2, "iterate_over": 2, "get_in": 1}  # words needed after the handle
 _ALIASES = {alias: name for name, aliases in _SHORTCUTS.items() for alias in aliases}

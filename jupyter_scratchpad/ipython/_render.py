@@ -88,7 +88,7 @@ def _headline(stub: dict[str, Any]) -> str:
         # a large output's exact count lands later (JupyterLab's card then shows it in place); this
         # text is not updated: it says so, and where the exact count is
         tokens = f"≥ {tokens} (still counting; %scratch show {stub['handle']} has the exact count)"
-    return f"{stub.get('format')}, {fmt_bytes(stub.get('size'))}, {stub.get('lines') or 0:,} lines, {tokens}"
+    return f"{stub.get('format')}, {fmt_bytes(stub.get('size'))}, {_lines(stub.get('lines') or 0)}, {tokens}"
 
 
 def stub_text(stub: dict[str, Any], where: str | None = None) -> str:
@@ -169,3 +169,7 @@ def rows_html(rows: list[dict[str, Any]], max_cell_chars: int = 200) -> str:
 
     body = "".join("<tr>" + "".join(cell(row.get(c)) for c in columns) + "</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _lines(n: int) -> str:
+    return f"{n:,} line" + ("" if n == 1 else "s")

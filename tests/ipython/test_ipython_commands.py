@@ -81,6 +81,15 @@ def test_a_lower_bound_on_the_card_says_it_is_still_counting(ip: Any, session: S
         assert f"≥ 5,120 tokens for gpt-4o (still counting; %scratch show {handle} has the exact count)" in text
 
 
+def test_the_card_counts_one_line_as_one_line(ip: Any, session: ScratchSession) -> None:
+    from jupyter_scratchpad.ipython._render import stub_text
+
+    handle = session.pad.spill("word " * 10_000, tool="t").handle  # one long line
+    stub = value(ip, f"%scratch show {handle}")
+    assert ", 1 line, " in stub_text(stub) and "1 lines" not in stub_text(stub)  # (it said "1 lines")
+    assert ", 2 lines, " in stub_text({**stub, "lines": 2})
+
+
 def test_every_command_the_card_suggests_runs(ip: Any, session: ScratchSession) -> None:
     # the card suggested `iter H $.items --fields a,b`, which failed (the keys there: id, status)
     from jupyter_scratchpad.ipython._render import next_commands

@@ -102,3 +102,14 @@ def test_a_text_schemas_longest_line_of_bytes_that_are_not_utf8_says_it_is_as_sh
     h = pad.intercept(b"\xff" * 300_000 + b"\nok\n", tool="k", force=True).handle
     text = pad.call_tool("schema", {"handle": h}).text
     assert "bytes: 300,004" in text and "longest line: 900,000 bytes as shown" in text, text
+
+
+def test_a_shrunk_suggestion_says_the_number_it_has(store: ScratchStore) -> None:
+    # "'max_rows' at its maximum" came with max_rows 1,250 (the maximum is 10,000): halved to fit, unsaid
+    pad = store.scratchpad("run-1", "agent-1")
+    wide = pad.spill([{f"c{j}": "x" * 20 for j in range(30)} for _ in range(3000)], tool="wide").handle
+    res = pad.call_tool("sql", {"query": f"SELECT * FROM {wide}", "max_rows": 10001})
+    [fixed] = [s for s in res.error["suggestions"] if s["tool"] == "sql"]
+    rows = fixed["arguments"]["max_rows"]
+    assert rows < 10_000 and "at its maximum" not in fixed["why"] and f"'max_rows' {rows:,}, to fit" == fixed["why"]
+    assert pad.call_tool("sql", fixed["arguments"]).ok
