@@ -125,7 +125,7 @@ def sql_df(
     except ToolError as exc:
         raise InvalidArgumentError(exc.message, code=exc.code, relations=relations) from None
     try:
-        conn, unreadable = _sql._connect(ctx, entries)
+        conn, unreadable = _sql._connect(ctx, entries, query)
     except duckdb.Error as exc:
         raise InvalidArgumentError(f"could not prepare the relations: {exc}", relations=relations) from None
     def run() -> tuple[Any, bool]:

@@ -39,7 +39,10 @@ from ._sqlviews import build_views
 from ._sqlworker import CELL_CHARS, SqlBusy, SqlTimeout, SqlWorkerError, run_job
 from ._text import budget_footer
 
-__all__ = ["SQL_MAX_ROWS", "check_read_only", "relation_names", "sql", "without_trailing_comment"]
+__all__ = [
+    "SQL_MAX_ROWS", "SQL_NOTES_MAX_BYTES", "check_read_only", "names_notes", "relation_names", "sql",
+    "without_trailing_comment",
+]  # fmt: skip
 
 SQL_MAX_ROWS = 200
 SQL_TIMEOUT_S = 30.0
@@ -592,11 +595,49 @@ def relation_spec(ctx: ToolContext, entry: Entry) -> dict[str, Any]:
     }
 
 
-def _notes(ctx: ToolContext) -> list[tuple[Any, ...]]:
-    return [
-        (e.key, e.value_json, _dt.datetime.fromtimestamp(e.expires_at, tz=_dt.timezone.utc))
-        for e in ctx.store.entries(ctx.pad.scope, "note")
-    ]
+NOTES_RELATION = "scratch_notes"
+# What a model's query naming scratch_notes may load into it: the bytes of the scope's note
+# values, read, shipped to the worker and inserted for each such query. Measured end to end on
+# the PostgreSQL store (a count over scratch_notes): 20,000 notes of 2 KB (40 MB) 1.0 s;
+# 1,600 of 40 KB (63 MB) 1.8 s; 4,000 of 40 KB (158 MB) 3 s; 10,000 of 40 KB (396 MB) ran the
+# worker out of memory after 8 s. The cap keeps an answer well within the default 10 s call (and
+# a shorter tool_timeout_s); past it the query is refused before anything is shipped
+# (sql_notes_too_large, 0.8 s at 75 MB, 2 s at 378 MB: the store's read of the notes), offering
+# the notes' listing, and every query that does not name scratch_notes still runs.
+SQL_NOTES_MAX_BYTES = 64 << 20
+
+
+def names_notes(query: str) -> bool:
+    """Whether ``query`` may read ``scratch_notes``, whose rows are then loaded (else it is empty).
+
+    Its name among the query's names (DuckDB's tokens: quoted or not, any case, in a CTE or a
+    subquery alike), or anywhere in its text, a string or a comment included
+    (``pragma_table_info('scratch_notes')``; a word the tokenizer reads otherwise): when unsure
+    the notes are loaded, which costs time only, where leaving them out would answer wrongly.
+    >>> names_notes('WITH n AS (FROM "SCRATCH_NOTES") SELECT 1'), names_notes("SELECT 1")
+    (True, False)
+    """
+    return NOTES_RELATION in _names_in(query) or NOTES_RELATION in query.lower()
+
+
+def _notes(ctx: ToolContext, max_bytes: int | None = None) -> list[tuple[Any, ...]]:
+    """The scope's notes as ``scratch_notes`` rows; more than ``max_bytes`` of values (None: no
+    bound, a person's own query) is ``sql_notes_too_large``."""
+    entries = ctx.store.entries(ctx.pad.scope, "note")
+    held = sum(e.size_bytes or 0 for e in entries)
+    if max_bytes is not None and held > max_bytes:
+        raise ToolError(
+            "sql_notes_too_large",
+            f"scratch_notes would hold {len(entries):,} notes with {fmt_bytes(held)} of values, more than the "
+            f"{fmt_bytes(max_bytes)} a query may load (they are loaded for each query that names scratch_notes): "
+            "list their keys and sizes with scratch_list (kind 'note'), read one with scratch_read, delete "
+            "those no longer needed with scratch_delete; a query that does not name scratch_notes runs as usual",
+            [suggestion("scratch_list", "the notes' keys and sizes, a page at a time", kind="note")],
+            notes=len(entries),
+            notes_bytes=held,
+            max_bytes=max_bytes,
+        )
+    return [(e.key, e.value_json, _dt.datetime.fromtimestamp(e.expires_at, tz=_dt.timezone.utc)) for e in entries]
 
 
 def named_entries(ctx: ToolContext, query: str, entries: list[Entry] | None = None) -> list[Entry]:
@@ -607,9 +648,10 @@ def named_entries(ctx: ToolContext, query: str, entries: list[Entry] | None = No
     return [e for e in live if e.key in words]
 
 
-def _connect(ctx: ToolContext, entries: list[Entry]) -> tuple[Any, list[str]]:
+def _connect(ctx: ToolContext, entries: list[Entry], query: str | None = None) -> tuple[Any, list[str]]:
     """An in-process sandbox connection (the person's ``sql_df``: uncharged, unclipped rows), and
-    the handles DuckDB could not read (left out of it)."""
+    the handles DuckDB could not read (left out of it). ``scratch_notes`` holds the notes when
+    ``query`` names it (or no query is given), unbounded: a person's own notes are not rationed."""
     import duckdb
 
     conn = duckdb.connect(
@@ -626,7 +668,11 @@ def _connect(ctx: ToolContext, entries: list[Entry]) -> tuple[Any, list[str]]:
     # progress listeners (a notebook's progress line) hear how it goes
     listeners = ctx.pad.listeners_here()
     failed, _fresh = build_views(
-        conn, [relation_spec(ctx, e) for e in entries], _notes(ctx), _PERSON_INFERRED, listeners=listeners
+        conn,
+        [relation_spec(ctx, e) for e in entries],
+        _notes(ctx) if query is None or names_notes(query) else [],
+        _PERSON_INFERRED,
+        listeners=listeners,
     )
     return conn, failed
 
@@ -710,6 +756,9 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
         raise
     check_no_host_metadata(query)
     entries = named_entries(ctx, query)
+    # (the notes' rows only for a query that names scratch_notes: each note's value was read and
+    # shipped for every query, and 20,000 notes of 2 KB made even SELECT 1 time out)
+    notes = _notes(ctx, SQL_NOTES_MAX_BYTES) if names_notes(query) else []
     ctx.used.extend(entries)  # a handle a query reads lives on (sliding TTL)
     relations = [relation_spec(ctx, e) for e in entries]
     for rel in relations:  # (read_text of a removed file is no rows: a count of 0, not an error)
@@ -717,7 +766,7 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
             raise removed_while_read()
     job = {
         "relations": relations,
-        "notes": _notes(ctx),
+        "notes": notes,
         "scope": repr(ctx.pad.scope),  # (a connection serves one run and agent: never another's query)
         "query": query,
         "max_rows": max_rows,

@@ -724,6 +724,21 @@ def tune_optimizer(conn: Any) -> str:
     return names
 
 
+def _insert_notes(conn: Any, notes: list[tuple[Any, ...]]) -> None:
+    """Fill ``scratch_notes`` with ``notes`` (``(key, value_json, expires_at)``) in one statement.
+
+    Bound as three lists and unnested: ``executemany`` ran one INSERT per note (20,000 notes of
+    2 KB: ~8 s, past the call's time; this: ~0.6 s)."""
+    if not notes:
+        return
+    keys, values, expires = (list(column) for column in zip(*notes, strict=True))
+    conn.execute(
+        "INSERT INTO scratch_notes SELECT unnest($1::VARCHAR[]), unnest($2::VARCHAR[])::JSON, "
+        "unnest($3::TIMESTAMPTZ[])",
+        [keys, values, expires],
+    )
+
+
 def build_views(
     conn: Any,
     relations: list[dict[str, Any]],
@@ -801,8 +816,7 @@ def build_views(
     if loading:
         raise TablesLoading(loading)
     conn.execute("CREATE TABLE scratch_notes (key VARCHAR, value JSON, expires_at TIMESTAMPTZ)")
-    if notes:
-        conn.executemany("INSERT INTO scratch_notes VALUES (?, ?, ?)", notes)
+    _insert_notes(conn, notes)
     tune_optimizer(conn)
     # DuckDB's own progress bar: in a Jupyter kernel it draws an ipywidgets bar for any query over
     # 2 s, left under the cell (or in the log console, for the explorer's); loads report through

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import decimal
+import hashlib
 import os
 import pickle
 import re
@@ -535,9 +536,12 @@ def _reuse_key(job: dict[str, Any]) -> bytes | None:
     (run and agent). A connection is kept for the next job of the same scope only: were anything
     ever to change one (a WITH … AS (INSERT …) once did), no other run or agent would read it."""
     try:
-        return pickle.dumps((job.get("scope"), job["relations"], job["notes"]), protocol=pickle.HIGHEST_PROTOCOL)
+        held = pickle.dumps((job.get("scope"), job["relations"], job["notes"]), protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:
         return None
+    # (its digest is kept, not the bytes: with the notes' values in it, a copy of every note
+    # stayed in the worker beside the connection that holds them)
+    return hashlib.sha256(held).digest()
 
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
