@@ -140,6 +140,39 @@ def _check_query_nodes(query: str, suggest: bool = True) -> None:
 MAX_GROUPING_SETS = 256  # (a CUBE of 8; beside 1,500 columns, a CUBE of 10 took 1.5 s and 210 MB to parse)
 
 
+MAX_EXPANDED_TOKENS = 50_000  # (a simple CASE nested 11 deep: ~0.05 s and 100 MB to parse; each level doubles)
+
+
+def _expanded_tokens(texts: list[str], kinds: list[Any]) -> int:
+    """How many tokens the query becomes once DuckDB's parser has copied each simple CASE's
+    operand (``CASE x WHEN 1 … WHEN 2 … END``) once per WHEN: nested in its own operand, that
+    doubles per level (715 characters took 35 s and 3.7 GB in the calling process, outside the
+    worker's bounds). From the tokens, linear in the query; capped, never overflowing."""
+    import duckdb
+
+    keyword = duckdb.token_type.keyword
+    counts = [0]  # tokens of each open CASE (innermost last), the query's own first
+    frames: list[list[Any]] = []  # [simple, operand's tokens (None until its first WHEN), WHENs]
+    for i, word in enumerate(texts):
+        if kinds[i] == keyword and word == "case":
+            frames.append([not (i + 1 < len(texts) and texts[i + 1] == "when"), None, 0])
+            counts.append(1)
+        elif frames and kinds[i] == keyword and word == "when":
+            frame = frames[-1]
+            if frame[0] and frame[1] is None:  # the operand ends here
+                frame[1], counts[-1] = counts[-1] - 1, 1
+            frame[2] += 1
+            counts[-1] += 1
+        elif frames and kinds[i] == keyword and word == "end":
+            simple, operand, whens = frames.pop()
+            copies = max(whens, 1) * operand if simple and operand is not None else 0
+            inner = counts.pop() + 1 + copies
+            counts[-1] = min(counts[-1] + inner, 1 << 40)
+        else:
+            counts[-1] += 1
+    return sum(counts)
+
+
 def _check_grouping_sets(query: str) -> None:
     """Refuse a GROUP BY whose CUBE, ROLLUP and GROUPING SETS make more than ``MAX_GROUPING_SETS``
     grouping sets (their product), counted from DuckDB's tokens before its parser expands them:
@@ -148,7 +181,8 @@ def _check_grouping_sets(query: str) -> None:
     import duckdb
 
     lowered = query.lower()
-    if "cube" not in lowered and "rollup" not in lowered and "grouping" not in lowered:
+    grouping = "cube" in lowered or "rollup" in lowered or "grouping" in lowered
+    if not grouping and "case" not in lowered:
         return
     try:
         tokens = _tokens(query)
@@ -159,6 +193,19 @@ def _check_grouping_sets(query: str) -> None:
         for i, (at, _) in enumerate(tokens)
     ]
     kinds = [kind for _, kind in tokens]
+    # (a comment is a token: "CUBE /*x*/ (…)" hid the CUBE's parenthesis from the count below)
+    kept = [i for i, kind in enumerate(kinds) if kind != duckdb.token_type.comment]
+    texts, kinds = [texts[i] for i in kept], [kinds[i] for i in kept]
+    if "case" in lowered and _expanded_tokens(texts, kinds) > MAX_EXPANDED_TOKENS:
+        raise ToolError(
+            "sql_error",
+            "this query nests CASE x WHEN … (a simple CASE) so deep that parsing it copies x once per WHEN at "
+            f"every level, more than {MAX_EXPANDED_TOKENS:,} tokens in all: compute x once (a column of a "
+            "subquery or CTE) and compare that, or use CASE WHEN x = … (a searched CASE)",
+            [_describe_suggestion()],
+        )
+    if not grouping:
+        return
     sets = 1
     for i, word in enumerate(texts):
         if kinds[i] != duckdb.token_type.keyword or word not in ("cube", "rollup", "sets"):
@@ -286,6 +333,9 @@ _HARMLESS_CATALOG = frozenset(
     }
 )  # fmt: skip
 _NAME = re.compile(r'"((?:[^"]|"")*)"|([A-Za-z_][A-Za-z0-9_$]*)')
+# read_csv's options that write tables (the rows it rejects, and their scan), which a kept
+# connection then carried into the next query (a table named scratch_notes hid the notes)
+_WRITING_OPTIONS = frozenset({"store_rejects", "rejects_table", "rejects_scan", "rejects_limit"})
 
 
 @dataclass(frozen=True)
@@ -447,6 +497,15 @@ def check_no_host_metadata(query: str) -> None:
     meta = _host_metadata()
     refused, settings = meta.refused, meta.settings
     names = _names_in(query)
+    writing = _WRITING_OPTIONS.intersection(names)
+    if writing:
+        raise ToolError(
+            "sql_not_read_only",
+            f"{SANDBOX_RULES} (read_csv's {', '.join(sorted(writing))} write the rows it rejects into tables: "
+            "leave them out; ignore_errors=true skips such rows)",
+            [_describe_suggestion()],
+            name=sorted(writing)[0],
+        )
     # (a second reading: the parse tree's own function names; of EXPLAIN's, its query's)
     parsed = _functions_in(query) or _functions_in(_EXPLAIN.sub("", query, count=1))
     if parsed is not None:
@@ -956,15 +1015,22 @@ def missing_relation(
 def error_text(message: str) -> str:
     """DuckDB's error in one line: its first, and the columns it offers for a misspelt one
     ("Candidate bindings: …"); never the query echoed back with a caret under it."""
-    lines = message.split("\n")
+    lines = message[:MESSAGE_CHARS].split("\n", 40)  # (a query's error(repeat(' ', 1e6)) is a message too)
     candidates = next((line.strip() for line in lines[1:] if line.startswith("Candidate bindings:")), "")
-    first = _SET_ADVICE.sub(" (the sandbox's settings are fixed: make the query simpler)", lines[0])
+    first = lines[0]
+    at = first.find('Use "SET ')
+    advice = _SET_ADVICE.match(first, at) if at >= 0 else None
+    if advice is not None:
+        fixed = " (the sandbox's settings are fixed: make the query simpler)"
+        first = first[:at].rstrip() + fixed + first[advice.end() :]
     return f"{first} {candidates[:200]}".rstrip()
 
 
+MESSAGE_CHARS = 4_000  # of an error message read at all (the worker sends no more either)
 # DuckDB's advice to change a setting ('Use "SET max_expression_depth TO x" to increase ...'):
-# SET is refused here, so the advice is replaced rather than passed on
-_SET_ADVICE = re.compile(r'\s*Use "SET [^"]*" to [^.]*\.?')
+# SET is refused here, so the advice is replaced rather than passed on. Matched where the advice
+# starts (its leading r'\s*' made a message of n spaces O(n²): 97 s at 200,000, the GIL held)
+_SET_ADVICE = re.compile(r'Use "SET [^"]*" to [^.]*\.?')
 
 
 _MISSING_TABLE = re.compile(r"Table with name (\S+?) does not exist")

@@ -428,10 +428,16 @@ def _execute(
                 rows, truncated = rows[: job["max_rows"]], True
             return {"columns": columns, "rows": rows, "truncated": truncated, **info}
         except duckdb.Error as exc:
-            return {"error": _kind(exc), "message": str(exc), "exception": type(exc).__name__, **info}
+            # (the query writes the message: error(repeat('x', 1e8)) added 300 MB to the caller)
+            said = str(exc)
+            message = said if len(said) <= MESSAGE_CHARS else said[:MESSAGE_CHARS] + "…"
+            return {"error": _kind(exc), "message": message, "exception": type(exc).__name__, **info}
     finally:
         if close:
             conn.close()
+
+
+MESSAGE_CHARS = 4_000  # of an error's message sent back (the caller reads no more: _sql.error_text)
 
 
 def _roots(job: dict[str, Any]) -> tuple[str, ...]:
