@@ -27,6 +27,7 @@ from .spill._progress import Progress
 from .spill._stub import _clean, build_stub, catalog_preview, handle_for, render_stub_text, reserved_handle
 from .spill._withheld import NOTEBOOK, POINTER_MAX_BYTES, audience, withheld_pointer
 from .store import Entry, Scope, ScratchStore, as_text, normalise, validate_handle
+from .store._bodies import BodyReader
 from .store._entry import validate_ttl
 from .store._format import Normalised
 from .store._jsonstream import NotStreamable
@@ -39,6 +40,9 @@ __all__ = ["InterceptResult", "Scratchpad"]
 
 log = logging.getLogger("jupyter_scratchpad")
 
+# a handle deleted by another process between its spill and its stub is stored again this many
+# times (the spill has the bytes); a spill that loses every time fails closed
+STUB_RESPILLS = 2
 STUB_SKETCH_MAX_BYTES = 64 << 20  # ``stub(handle)`` re-reads a JSON body up to this size for its sketch
 
 
@@ -360,42 +364,81 @@ class Scratchpad:
         existing = self.store.find_by_hash(self.scope, digest) if handle is None else None
         name = existing.key if existing is not None else handle or self._free_handle(tool, digest)
         tokens, exact = self._tokens_now(text, decision)
-        while True:
-            meta = self._spill_meta(norm, inner is not None, exact, metadata)
-            progress.phase("write")
+        for respill in range(STUB_RESPILLS + 1):
+            while True:
+                meta = self._spill_meta(norm, inner is not None, exact, metadata)
+                progress.phase("write")
+                body = norm.streamed.body_chunks() if norm.streamed else None if norm.body is norm.raw else norm.body
+                try:
+                    entry, _created = self.store.put_body(
+                        self.scope,
+                        handle=name,
+                        raw=norm.raw,
+                        body=body,
+                        content_hash=digest,
+                        fmt=norm.format,
+                        size_bytes=len(norm.raw),
+                        tokens=tokens,
+                        preview=catalog_preview(norm.body_head()),
+                        source_tool=existing.source_tool if existing is not None else tool,
+                        server=existing.server if existing is not None else server,
+                        meta=meta,
+                        ttl_s=ttl_s,
+                        dedupe=handle is None,
+                    )
+                    break
+                except NotStreamable:  # a segment was not JSON: the whole text decides what it is
+                    progress.phase("normalise")
+                    norm = normalise(source, source_text)
+            if stored is not None:
+                stored["handle"] = entry.key
+            mark = len(after_stub)
             try:
-                entry, _created = self.store.put_body(
-                    self.scope,
-                    handle=name,
-                    raw=norm.raw,
-                    body=norm.streamed.body_chunks() if norm.streamed else None if norm.body is norm.raw else norm.body,
-                    content_hash=digest,
-                    fmt=norm.format,
-                    size_bytes=len(norm.raw),
-                    tokens=tokens,
-                    preview=catalog_preview(norm.body_head()),
-                    source_tool=existing.source_tool if existing is not None else tool,
-                    server=existing.server if existing is not None else server,
-                    meta=meta,
-                    ttl_s=ttl_s,
-                    dedupe=handle is None,
-                )
+                # its files held open: a delete by another process once this reader is open no
+                # longer pulls the body away in the middle of the stub
+                with self.store.held_reader(entry) as reader:
+                    self._beside_body(entry, _created, norm, result, after_stub, reader.directory)
+                    progress.handle = entry.key
+                    progress.phase("stub")
+                    stub = self._build_stub(entry, norm.value if norm.format == "json" else None, reader)
                 break
-            except NotStreamable:  # a segment was not JSON: the whole text decides what it is
-                progress.phase("normalise")
-                norm = normalise(source, source_text)
-        if stored is not None:
-            stored["handle"] = entry.key
+            except NotFoundError:
+                # another process deleted the handle (its body with it) between this store and
+                # the reader's open: the output is stored again (its bytes are here) rather than a
+                # stub naming a handle that is gone; losing again and again, it fails closed as before
+                del after_stub[mark:]
+                if respill == STUB_RESPILLS:
+                    raise
+                log.debug("%s was deleted while its stub was made; storing the output again", entry.key)
+        if existing is not None and not _created:  # (a body lost meanwhile is written anew: created)
+            stub["reused"] = True
+            stub["source_tool"] = tool
+        with self._usage_lock:
+            self._spills += 1
+            first = entry.key not in self._counted  # an entry's tokens count once per pad
+            self._counted.add(entry.key)
+            if exact and first:
+                self._tokens_intercepted += tokens
+        if not exact:
+            key = entry.key
+            after_stub.append(lambda: self._count_later(text, key, digest, add=first))
+        return stub
+
+    def _beside_body(
+        self, entry: Entry, created: bool, norm: Normalised, result: Any, after_stub: list[Callable[[], None]],
+        directory: Path,
+    ) -> None:  # fmt: skip
+        """What a spill keeps beside its body (a streamed spill's segments) or in memory (the
+        parsed value), and the schema work it starts once the stub is rendered."""
         if norm.streamed is not None:
             if not norm.streamed.total:  # the body was stored before: count the items for the stub
                 norm.streamed.count_items()
-            if _created and entry.body_id is not None:
+            if created and entry.body_id is not None:
                 from .explore._schema import precompute_streamed_schema, save_beside_body
                 from .explore._segments import SEGMENTS_FILE, segments_record
 
                 # one item is read from the segment that holds it (get_in, iterate_over windows)
                 streamed = norm.streamed
-                directory = self.store.reader(entry).directory
                 record = segments_record(
                     streamed.path,
                     streamed.segments,
@@ -415,29 +458,13 @@ class Scratchpad:
             # parse once: the JSON tools start from the value the spill parsed (never from a
             # caller's object, which the caller may still change)
             VALUE_CACHE.put(entry.body_id, entry.body_bytes or len(norm.body), norm.value)
-            if norm.format == "json" and _created:
+            if norm.format == "json" and created:
                 # parse once: the schema's shape comes from this value, off the stub's path
                 from .explore._schema import precompute_schema
 
-                directory, body_id, line_count = self.store.reader(entry).directory, entry.body_id, entry.line_count
+                body_id, line_count = entry.body_id, entry.line_count
                 value = norm.value
                 after_stub.append(lambda: self._track(precompute_schema(directory, body_id, line_count, value)))
-        progress.handle = entry.key
-        progress.phase("stub")
-        stub = self._build_stub(entry, norm.value if norm.format == "json" else None)
-        if existing is not None and not _created:  # (a body lost meanwhile is written anew: created)
-            stub["reused"] = True
-            stub["source_tool"] = tool
-        with self._usage_lock:
-            self._spills += 1
-            first = entry.key not in self._counted  # an entry's tokens count once per pad
-            self._counted.add(entry.key)
-            if exact and first:
-                self._tokens_intercepted += tokens
-        if not exact:
-            key = entry.key
-            after_stub.append(lambda: self._count_later(text, key, digest, add=first))
-        return stub
 
     def _track(self, future: Future[Any]) -> None:
         with self._usage_lock:
@@ -516,10 +543,10 @@ class Scratchpad:
         _done, not_done = wait(pending, timeout=timeout_s)
         return not not_done
 
-    def _build_stub(self, entry: Entry, value: Any) -> dict[str, Any]:
+    def _build_stub(self, entry: Entry, value: Any, reader: BodyReader | None = None) -> dict[str, Any]:
         return build_stub(
             entry,
-            self.store.reader(entry),
+            self.store.reader(entry) if reader is None else reader,
             preview_lines=self.preview_lines,
             value=value,
             model=self.model,

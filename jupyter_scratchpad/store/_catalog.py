@@ -191,10 +191,12 @@ class SqlCatalog(ABC):
         """``(run_id, agent_id, handles, notes, tokens, last_created_at)`` of every run with a live
         entry, newest first; ``agent_id`` None: every agent's (a shared catalog's row-level
         security shows each agent only its own: there it must be given)."""
+        # (the tokens cast: PostgreSQL's sum over bigint is numeric, which psycopg reads as a
+        # Decimal and `runs --json` printed as a string)
         sql = (
             "SELECT run_id, agent_id, count(*) FILTER (WHERE kind = 'handle'), count(*) FILTER (WHERE kind = 'note'), "
-            "coalesce(sum(tokens) FILTER (WHERE kind = 'handle'), 0), max(created_at) FROM scratch_entries "
-            "WHERE expires_at > ?"
+            "CAST(coalesce(sum(tokens) FILTER (WHERE kind = 'handle'), 0) AS BIGINT), max(created_at) "
+            "FROM scratch_entries WHERE expires_at > ?"
         )
         params: list[Any] = [now]
         if agent_id is not None:

@@ -36,9 +36,10 @@ from ..errors import StoreError, StoreFormatError, StoreUnavailableError
 from ._catalog import COLUMNS, Row, SqlCatalog, Tx, written_concurrently
 
 APP_ROLE = "scratchpad_app"
-PG_LAYOUT_VERSION = 3
-_MIGRATE_LOCK = 0x5C7A_7C40  # pg_advisory_xact_lock key: one migration at a time per database
+PG_LAYOUT_VERSION = 4
+_MIGRATE_LOCK = 0x5C7A_7C40  # pg_advisory_xact_lock key: one migration (or re-keying) at a time per database
 _SWEEP_LOCK = 0x5C7A_7C41  # pg_try_advisory_xact_lock key: one sweeper at a time per database
+POOL_MAX_IDLE_S = 30.0  # a pooled connection unused this long is closed (one per interval, down to one)
 DEFAULT_WAIT_S = 5.0  # how long a call waits for a pooled connection, unless the URL's connect_timeout says
 CLOCK_RESYNC_S = 60.0  # the offset to the database's clock is measured again after this long
 _CLOCK_JUMP_S = 1.0  # ... or at once when the local clock moved this much more or less than time.monotonic()
@@ -140,6 +141,62 @@ CREATE OR REPLACE FUNCTION scratchpad_sweep(p_now double precision) RETURNS TABL
     AS $$ DELETE FROM scratch_entries
           WHERE expires_at <= LEAST(p_now, extract(epoch FROM statement_timestamp()))
           RETURNING body_id $$;
+""",
+    4: f"""
+-- the store id is bound to the database that holds it: a copy of the database (CREATE DATABASE
+-- ... TEMPLATE, a restore beside the original) kept the original's id, so it used the original's
+-- bodies directory, and its deletes and sweeps removed the original's live bodies. Every open
+-- calls this: the same database (renamed or not) keeps its id; a copy whose original is still in
+-- this cluster gets an id of its own (p_new_id); a database whose recorded one is gone from this
+-- cluster, or that is in another cluster, is a restore of it: it adopts the id (the same bodies).
+CREATE OR REPLACE FUNCTION scratchpad_store_identity(p_new_id text)
+    RETURNS TABLE (store_id text, copied_from text, copy_of text)
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT
+    AS $$
+DECLARE
+    here_oid text := (SELECT d.oid::text FROM pg_database d WHERE d.datname = current_database());
+    here_sysid text;
+    rec_oid text;
+    rec_name text;
+    rec_sysid text;
+BEGIN
+    IF has_function_privilege('pg_catalog.pg_control_system()', 'EXECUTE') THEN
+        here_sysid := (SELECT c.system_identifier::text FROM pg_control_system() c);
+    END IF;
+    FOR attempt IN 1..2 LOOP  -- (again under the lock, unless the record is this database's)
+        store_id := (SELECT m.value FROM scratch_meta m WHERE m.name = 'store_id');
+        copied_from := (SELECT m.value FROM scratch_meta m WHERE m.name = 'copied_from');
+        rec_oid := (SELECT m.value FROM scratch_meta m WHERE m.name = 'database_oid');
+        rec_name := (SELECT m.value FROM scratch_meta m WHERE m.name = 'database_name');
+        rec_sysid := (SELECT m.value FROM scratch_meta m WHERE m.name = 'system_identifier');
+        IF rec_oid = here_oid AND rec_name = current_database()
+                AND (here_sysid IS NULL OR rec_sysid = here_sysid) THEN
+            RETURN NEXT;
+            RETURN;
+        END IF;
+        IF attempt = 1 THEN  -- two processes opening a fresh copy at once: one new id
+            PERFORM pg_advisory_xact_lock({_MIGRATE_LOCK});
+        END IF;
+    END LOOP;
+    IF rec_oid IS NOT NULL AND rec_oid <> here_oid
+            AND (rec_sysid IS NULL OR here_sysid IS NULL OR rec_sysid = here_sysid)
+            AND EXISTS (SELECT 1 FROM pg_database d WHERE d.oid::text = rec_oid AND d.datname = rec_name) THEN
+        copied_from := store_id;
+        copy_of := rec_name;
+        store_id := p_new_id;
+        INSERT INTO scratch_meta VALUES ('store_id', store_id), ('copied_from', copied_from)
+            ON CONFLICT (name) DO UPDATE SET value = excluded.value;
+    END IF;
+    INSERT INTO scratch_meta VALUES ('database_oid', here_oid), ('database_name', current_database())
+        ON CONFLICT (name) DO UPDATE SET value = excluded.value;
+    IF here_sysid IS NOT NULL THEN
+        INSERT INTO scratch_meta VALUES ('system_identifier', here_sysid)
+            ON CONFLICT (name) DO UPDATE SET value = excluded.value;
+    END IF;
+    RETURN NEXT;
+END $$;
+REVOKE ALL ON FUNCTION scratchpad_store_identity(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION scratchpad_store_identity(text) TO {APP_ROLE};
 """,
 }
 
@@ -407,11 +464,17 @@ class PgCatalog(SqlCatalog):
         # on a connection taken CLOCK_RESYNC_S later (see now())
         self._offset = time.time() - _ticks()  # (until the first measure: this machine's clock)
         self._synced = (float("-inf"), 0.0)  # (time.monotonic(), _ticks()) of the last measure
+        # the id of the store this catalog was copied from (CREATE DATABASE ... TEMPLATE), if it was
+        self.copied_from: str | None = None
         self.store_id = self._migrate()
         self._pool = ConnectionPool(
             url,
             min_size=1,
             max_size=pool_size,
+            # an idle process gives its connections back (psycopg_pool closes one per max_idle,
+            # down to min_size): at the default 600 s a kernel left idle held all 8 for over an
+            # hour, and a dozen such processes filled PostgreSQL's max_connections
+            max_idle=POOL_MAX_IDLE_S,
             kwargs={"autocommit": True, **self._connect_kw},
             configure=self._configure,
             check=self._check,
@@ -646,7 +709,6 @@ class PgCatalog(SqlCatalog):
                         "or use another database",
                         url=self._where,
                     )
-                row = conn.execute("SELECT value FROM scratch_meta WHERE name = 'store_id'").fetchone()
                 # the schema the tables are in (this user's search path found them): the pooled
                 # connections name it, whatever their role's "$user" is
                 self._schema = conn.execute(
@@ -655,7 +717,7 @@ class PgCatalog(SqlCatalog):
                 ).fetchone()[0]
                 self._search_path = 'SET search_path TO "' + self._schema.replace('"', '""') + '"'
                 self._check_role(conn)
-                return str(row[0])
+                return self._store_identity(conn)
         except StoreError:
             raise
         except psycopg.errors.InsufficientPrivilege as exc:
@@ -685,6 +747,31 @@ class PgCatalog(SqlCatalog):
             ) from exc
         except psycopg.Error as exc:
             raise self._wrap(exc) from exc
+
+    def _store_identity(self, conn: Any) -> str:
+        """The store id, bound to this database: a copy of a live store's database (CREATE
+        DATABASE … TEMPLATE, a restore beside it) is given an id of its own at its first open, so
+        its default bodies directory is its own and the original's is refused to it."""
+        with conn.transaction():
+            if self._set_role:  # (as the pool's connections act: the role holds the grant)
+                conn.execute(f"SET LOCAL ROLE {APP_ROLE}")
+            store_id, copied_from, copy_of = conn.execute(
+                f"SELECT * FROM {_ident(self._schema)}.scratchpad_store_identity(%s)",
+                [uuid.uuid4().hex],
+            ).fetchone()
+        self.copied_from = copied_from
+        if copy_of is not None:
+            log.warning(
+                "%s is a copy of the scratch store in database %s (CREATE DATABASE ... TEMPLATE, or a restore "
+                "beside it): it was given a store id of its own (%s..., was %s...), so its deletes and sweeps "
+                "never touch the original's bodies; the handles it copied are not readable in the copy (their "
+                "bodies are the original's), its notes are",
+                self._where,
+                _ident(copy_of),
+                store_id[:12],
+                copied_from[:12],
+            )
+        return str(store_id)
 
     @staticmethod
     def _layout(conn: Any) -> int:

@@ -35,10 +35,10 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, wait
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from .._bounded import is_utf8_text, positive_seconds
 from ..errors import (
@@ -78,6 +78,7 @@ SHARED_ORPHAN_GRACE_S = 900.0  # a body being written by another process is youn
 RETIRED_GRACE_S = 120.0
 CLOSE_COUNT_WAIT_S = 10.0  # how long close() waits for exact token counts still running
 _STORE_ID_FILE = "STORE_ID"
+_R = TypeVar("_R", bound=BodyReader)
 
 
 def default_shared_bodies(store_id: str) -> Path:
@@ -105,11 +106,12 @@ def _refuse_other(path: Path, found: str, store_id: str | None, where: str) -> S
     )
 
 
-def claim_bodies_dir(path: Path, store_id: str, where: str) -> None:
+def claim_bodies_dir(path: Path, store_id: str, where: str, copied_from: str | None = None) -> None:
     """A directory of bodies serves one catalog (a shared store's, or an embedded store's own):
     another catalog's sweep would delete its bodies as orphans. The first store records the
     catalog's id in ``STORE_ID`` (written whole, then linked into place: a process reading it
-    never sees it half-written); others must match it."""
+    never sees it half-written); others must match it. ``copied_from``: the id of the store a
+    shared catalog is a copy of (its database copied), whose directory this may be."""
     found = _recorded_id(path)
     if found is None:
         tmp = path / f".{_STORE_ID_FILE}.{os.getpid()}.{threading.get_ident()}"
@@ -122,8 +124,45 @@ def claim_bodies_dir(path: Path, store_id: str, where: str) -> None:
         finally:
             tmp.unlink(missing_ok=True)
         found = _recorded_id(path)
+    if found is not None and found == copied_from:
+        raise StoreFormatError(
+            f"{path} holds the bodies of the store {where} was copied from (id {found[:12]}…; its database was "
+            "copied, by CREATE DATABASE … TEMPLATE or a restore beside it): the copy's deletes and sweeps would "
+            "remove the original's bodies; give the copy a bodies directory of its own (bodies=DIR, --bodies, "
+            "$SCRATCHPAD_BODIES), or leave it unset for the default one",
+            path=str(path),
+        )
     if found != store_id:
         raise _refuse_other(path, found or "?", store_id, where)
+
+
+class _HeldReader(BodyReader):
+    """A reader whose body files stay open until ``close``: a delete by another process of a
+    shared store (which unlinks them) cannot pull them away between its reads. One thread's (its
+    reads share each file's offset): a spill reads its stub through one."""
+
+    def __init__(self, directory: Path, raw_size: int | None = None) -> None:
+        super().__init__(directory, raw_size)
+        self._held: dict[Path, BinaryIO] = {}
+        try:
+            for path in (self.raw_path, self.body_path):
+                if path not in self._held:  # (FileNotFoundError: said by the store, as for any reader)
+                    self._held[path] = open(path, "rb")  # noqa: SIM115 - closed by close()
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self, path: Path) -> BinaryIO:
+        held = self._held.get(path)
+        return super()._open(path) if held is None else os.fdopen(os.dup(held.fileno()), "rb")
+
+    @property
+    def raw_size(self) -> int:
+        return os.fstat(self._held[self.raw_path].fileno()).st_size
+
+    def close(self) -> None:
+        for fh in self._held.values():
+            fh.close()
 
 
 def _positive_seconds(value: object, what: str) -> float:
@@ -342,7 +381,7 @@ class ScratchStore:
             )
         (self.path / "bodies").mkdir(exist_ok=True)
         (self.path / "tmp").mkdir(exist_ok=True)
-        claim_bodies_dir(self.path, pg_cat.store_id, pg_cat.describe())
+        claim_bodies_dir(self.path, pg_cat.store_id, pg_cat.describe(), pg_cat.copied_from)
         self._cat = pg_cat
 
     @property
@@ -750,7 +789,8 @@ class ScratchStore:
         server: str | None, meta: dict[str, Any],
     ) -> Entry | None:  # fmt: skip
         """``existing`` (the same content) given a new expiry; None when the handle no longer
-        holds that content (another process replaced it since it was read)."""
+        holds that content (another process replaced or deleted it since it was read: the
+        caller writes the output anew)."""
         now = self.now()
         done = self.catalog.refresh(
             scope, existing.key, existing.content_hash, now=now, expires=now + ttl, tokens=tokens,
@@ -758,8 +798,10 @@ class ScratchStore:
         )  # fmt: skip
         if not done:
             return None
-        entry = self.require_entry(scope, "handle", existing.key)
-        return entry if entry.content_hash == existing.content_hash else None
+        # (deleted by another process between the update and this read: it raised NotFoundError,
+        # and the spill withheld the output it could have written again)
+        entry = self.get_entry(scope, "handle", existing.key)
+        return entry if entry is not None and entry.content_hash == existing.content_hash else None
 
     def _row_any_expiry(self, scope: Scope, kind: str, key: str) -> Entry | None:
         row = self.catalog.row(scope, kind, key, None)
@@ -970,24 +1012,41 @@ class ScratchStore:
                 del self._readers[entry.body_id]
                 reader = None
             if reader is None:
-                try:
-                    reader = BodyReader(self.path / "bodies" / entry.body_id, entry.size_bytes)
-                except FileNotFoundError:  # (not damage: gone since the entry was read)
-                    raise self._body_not_here(entry) from None
-                except (OSError, ValueError) as exc:
-                    raise StoreError(
-                        f"the body of {entry.key!r} is missing or damaged ({exc}: a machine crash before "
-                        "its bytes reached the disk, or a file changed outside the store); delete the "
-                        "entry and spill the output again",
-                        handle=entry.key,
-                        damaged=True,
-                    ) from exc
+                reader = self._open_reader(entry, BodyReader)
                 self._readers[entry.body_id] = reader
                 while len(self._readers) > 64:
                     self._readers.popitem(last=False)
             else:
                 self._readers.move_to_end(entry.body_id)
         return reader
+
+    @contextlib.contextmanager
+    def held_reader(self, entry: Entry) -> Iterator[BodyReader]:
+        """A reader of the body of ``entry`` for one thread, whose files stay open until the block
+        ends: a spill's stub is read whole from the body it stored even when another process
+        deletes the handle meanwhile (its reads failed "removed while it was being read", and the
+        stub named a handle that was gone). Not cached; ``reader`` otherwise."""
+        if entry.body_id is None:
+            raise InvalidArgumentError(f"{entry.key!r} is a note, it has no body", key=entry.key)
+        reader = self._open_reader(entry, _HeldReader)
+        try:
+            yield reader
+        finally:
+            reader.close()
+
+    def _open_reader(self, entry: Entry, kind: type[_R]) -> _R:
+        try:
+            return kind(self.path / "bodies" / str(entry.body_id), entry.size_bytes)
+        except FileNotFoundError:  # (not damage: gone since the entry was read)
+            raise self._body_not_here(entry) from None
+        except (OSError, ValueError) as exc:
+            raise StoreError(
+                f"the body of {entry.key!r} is missing or damaged ({exc}: a machine crash before "
+                "its bytes reached the disk, or a file changed outside the store); delete the "
+                "entry and spill the output again",
+                handle=entry.key,
+                damaged=True,
+            ) from exc
 
     def body_paths(self, entry: Entry) -> tuple[Path, Path]:
         """``(raw_path, body_path)`` of a handle entry, for DuckDB to read in place."""

@@ -63,7 +63,7 @@ def test_help_says_what_each_command_does(env: dict[str, str]) -> None:
     assert "the first lines of a handle" in head and "HANDLE [LINES]" in head and "sql QUERY" not in head
     assert "--ephemeral" not in head and "--policy" not in head and "a new one per server session" not in head
     for cmd in ("ls", "show", "head", "export", "notes", "spill"):
-        assert "print the result as JSON" in _run(env, cmd, "--help").stdout, cmd
+        assert "print JSON for machines" in _run(env, cmd, "--help").stdout, cmd
 
 
 def test_reads_never_claim_a_run_and_an_unknown_run_is_said(tmp_path: Path, env: dict[str, str]) -> None:
