@@ -80,9 +80,14 @@ def _named_within(etype: Any) -> Any:
 
 
 # A cell's displays together: past the threshold of cell_N_display (as its stream's text is
-# measured: tokens, or spill_bytes), or past this many displays, the rest are held and stored as
-# one entry. 20,000 display(i) sent 20,000 outputs (1.3 MB) where the same prints gave one card.
-DISPLAY_MAX_COUNT = 500
+# measured: tokens, or spill_bytes), or once the cell has this many outputs, the rest are held and
+# stored as one entry. 20,000 display(i) sent 20,000 outputs (1.3 MB) where the same prints gave
+# one card. Outputs, not displays: JupyterLab and Notebook 7 render the first 50 outputs of a cell
+# (maxNumberOutputs) and fold the rest behind "Show more outputs", so the card of a 1,000-display
+# loop held past 284 small displays was output 285, out of sight. A display is one output, and so
+# is each run of stream text between displays (print and display alternating); the card comes by
+# output 42 at the latest (a stream run may follow the last display shown).
+CELL_MAX_OUTPUTS = 40
 # Updates of one display id are forwarded at most this often; the last state always is.
 UPDATE_EVERY_S = 0.1
 
@@ -109,14 +114,27 @@ class DisplayBudget:
     def __init__(self, tool: str) -> None:
         self.tool = tool
         self.meter = StreamMeter()
-        self.shown = 0
+        self.shown = 0  # text displays shown
+        self.outputs = 0  # the cell's outputs so far: every display shown, and the stream runs between
+        self._stream: str | None = None  # the stream written to since the last display (a run open)
         self.held: list[tuple[dict[str, Any], Any, str]] = []  # (data, metadata, text)
         self.lock = threading.Lock()
+
+    def stream_written(self, name: str) -> None:
+        """A stream's text passed to the front end: a new output unless it continues the run."""
+        if self._stream != name:  # (read unlocked: a write on the hot path; a race counts one more)
+            with self.lock:
+                if self._stream != name:
+                    self._stream = name
+                    self.outputs += 1
 
     def admit(self, session: ScratchSession, data: dict[str, Any], metadata: Any) -> bool:
         """Whether the display passes (True), or was held (False)."""
         text = _display_text(data)
-        if text is None:
+        if text is None:  # (an image, a plot, a widget: never held, but an output all the same)
+            with self.lock:
+                self._stream = None
+                self.outputs += 1
             return True
         with self.lock:
             if self.held:
@@ -125,13 +143,15 @@ class DisplayBudget:
             pad = session.pad
             policy = pad.policy
             self.meter.feed(text if text.endswith("\n") else text + "\n")
-            over = self.shown >= DISPLAY_MAX_COUNT or (
+            over = self.outputs >= CELL_MAX_OUTPUTS or (
                 policy.enabled and self.meter.reaches(policy, policy.threshold_for(self.tool), pad.tokenizer)
             )
             if over and self.shown:  # (the first display alone: decided alone, its own card)
                 self.held.append((data, metadata, text))
                 return False
             self.shown += 1
+            self.outputs += 1
+            self._stream = None
             return True
 
     def take_held(self) -> list[tuple[dict[str, Any], Any, str]]:
@@ -526,6 +546,12 @@ class OutputHooks:
 
     # -- the cell's display budget -----------------------------------------------------------
 
+    def stream_written(self, name: str) -> None:
+        """The running cell's ``name`` stream passed text on: an output, for the display budget."""
+        budget = self._budget
+        if budget is not None:
+            budget.stream_written(name)
+
     def _settle_displays(self) -> None:
         """Store what the cell's displays held so far (its card shown now); the budget goes on."""
         budget = self._budget
@@ -562,7 +588,7 @@ class OutputHooks:
             result = self.session.pad.intercept(document, tool=budget.tool, result_class="query", force=True)
         where = (
             f"{len(held):,} displays of this cell (display {first:,} on) were held past its display budget "
-            f"({budget.shown:,} shown above; the budget is that of one output, or {DISPLAY_MAX_COUNT:,} displays): "
+            f"({budget.shown:,} shown above; the budget is that of one output, or {CELL_MAX_OUTPUTS:,} outputs): "
             "they are stored together here, a markdown section each."
         )
         if result.spilled and result.stub is not None:

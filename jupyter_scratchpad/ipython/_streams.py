@@ -405,6 +405,9 @@ class StreamGate:
                 if self._held_from is not None:
                     self._chunks.append(text)
                     return len(text)
+                hooks = getattr(self.session, "hooks", None)
+                if hooks is not None:  # (an output of the cell's, as the display budget counts them)
+                    hooks.stream_written(self.name)
                 line = self._meter.line.text() if self._overwritten else None  # (the state pending)
                 if self._reaches(self._meter, text, tool):
                     if line is not None:

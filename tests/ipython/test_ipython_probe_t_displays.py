@@ -40,13 +40,43 @@ def test_a_display_loop_has_a_per_cell_budget(kernel: RealKernel) -> None:
     # 20,000 display(i) sent 20,000 outputs (1.3 MB) and no card; the same prints gave one card
     messages = kernel.messages("for i in range(5000): display(i)")
     displays = outputs(messages, "display_data")
-    assert len(displays) <= 502 and wire_bytes(messages) < 60_000
+    assert len(displays) <= 41 and wire_bytes(messages) < 60_000
     [card] = cards(messages)
     assert card["source_tool"].endswith("_display")
     text = displays[-1]["content"]["data"]["text/plain"]
     assert "displays of this cell" in text and "held past its display budget" in text
     tail = kernel.run(f"%scratch tail {card['handle']} -n 3")
     assert "4999" in tail
+
+
+def lab_outputs(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The cell's outputs as JupyterLab's model holds them: consecutive text of one stream is one."""
+    merged: list[dict[str, Any]] = []
+    for m in outputs(messages):
+        last = merged[-1] if merged else None
+        if m["msg_type"] == "stream" and last is not None and last["msg_type"] == "stream" and (
+            last["content"]["name"] == m["content"]["name"]
+        ):
+            continue
+        merged.append(m)
+    return merged
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "for i in range(1000): display({'i': i, 'pad': 'x' * 50})",  # probe X: the card was output 285
+        "for i in range(300): print('group', i); display({'i': i})",  # a print between displays: 2 outputs each
+        "import sys\nfor i in range(300): print(i); print(i, file=sys.stderr); display({'i': i})",
+    ],
+)
+def test_a_display_loops_card_is_among_the_outputs_jupyterlab_shows(kernel: RealKernel, cell: str) -> None:
+    # JupyterLab renders a cell's first 50 outputs and folds the rest behind "Show more outputs"
+    shown = lab_outputs(kernel.messages(cell))
+    at = [i for i, m in enumerate(shown) if STUB_MIME in m["content"].get("data", {})]
+    assert at and at[0] < 50, (at, len(shown))
+    card = shown[at[0]]["content"]["data"][STUB_MIME]
+    assert card["source_tool"].endswith("_display")
 
 
 def test_large_html_displays_give_one_card_not_one_each(kernel: RealKernel) -> None:
