@@ -35,6 +35,18 @@ def test_list_is_a_dataframe_of_live_entries(ip: Any, spilled: str, session: Scr
     assert list(only_notes["key"]) == ["k"]
 
 
+def test_list_is_oldest_first_as_its_help_and_the_readme_say(ip: Any, spilled: str, session: ScratchSession) -> None:
+    # probe X: the README's example took iloc[0] for the spill just made (it is the oldest)
+    newest = session.pad.intercept({"rows": list(range(20_000))}, tool="later", force=True).handle
+    entries = value(ip, "%scratch list --kind handle")
+    assert list(entries["handle"]) == [spilled, newest]
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    assert 'h = entries["handle"].iloc[-1]' in readme and "oldest first" in readme
+    from jupyter_scratchpad.ipython.commands.cmd_list import PARSER
+
+    assert "oldest first" in " ".join(PARSER.format_help().split())
+
+
 def test_list_of_nothing_has_the_columns(ip: Any) -> None:
     entries = value(ip, "entries = %scratch list\nentries")
     assert entries.empty and "handle" in entries.columns and ip.user_ns["entries"] is entries

@@ -27,7 +27,9 @@ COUNTS = ("size", "lines", "tokens")
 TEXTS = ("handle", "key", "kind", "source_tool", "server", "format")
 
 PARSER = ScratchArgumentParser(
-    "list", "The live entries of the notebook's scratchpad (metadata only; not charged to the budget)."
+    "list",
+    "The live entries of the notebook's scratchpad, oldest first (the newest is the last row: "
+    "entries['handle'].iloc[-1]); metadata only, not charged to the budget.",
 )
 PARSER.add_argument("--kind", choices=("handle", "note"), help="only spilled outputs, or only notes")
 
