@@ -385,6 +385,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     with _open_store(args) as store:
         pad = _pad(store, args, f"mcp-{uuid.uuid4().hex[:12]}")
+        args.serving = True
         return _serve_and_log(pad, build_server(pad, prefix=args.prefix), args.http)
 
 
@@ -423,6 +424,7 @@ def _cmd_proxy(args: argparse.Namespace) -> int:
         pad = _pad(store, args, f"proxy-{uuid.uuid4().hex[:12]}")
         for warning in _passes_through(pad.policy, args.policy, [u.name for u in upstreams]):
             print(f"jupyter-scratchpad: warning: {warning}", file=sys.stderr, flush=True)
+        args.serving = True
         return _serve_and_log(pad, build_proxy(pad, upstreams, prefix=args.prefix), args.http)
 
 
@@ -1161,6 +1163,47 @@ def _locked_by(exc: Exception) -> str:
     )
 
 
+def _failure(args: argparse.Namespace, exc: BaseException) -> tuple[str, int] | None:
+    """What a command that failed says on stderr, and its exit code (None: not one of ours)."""
+    from ..errors import ScratchpadError, StoreLockedError
+
+    if isinstance(exc, UsageError):
+        return str(exc), 2
+    if isinstance(exc, StoreLockedError):  # who holds it: a kernel, or our own mcp serve / proxy
+        return _locked_by(exc)[:700], 2
+    if isinstance(exc, ScratchpadError):  # a missing handle, a locked store, …: the message says what to do
+        return _in_cli_words(args, " ".join(str(exc).split()))[:600], 1 if type(exc).__name__ == "NotFoundError" else 2
+    if isinstance(exc, (OSError, ValueError)):
+        return " ".join(str(exc).split())[:600], 2
+    return None
+
+
+# How long a stdio server that could not start waits for its client's initialize, to answer it
+# with the reason (a client launches its server, then sends initialize at once).
+REFUSE_WAIT_S = 10.0
+
+
+def _refuse_initialize(message: str, wait_s: float = REFUSE_WAIT_S) -> None:
+    """A stdio MCP server that cannot start (its store locked by another server, a bad --store):
+    its client saw only "Connection closed" while the reason went to stderr, which few people
+    read (a client keeps it in a log file). Its ``initialize`` is answered with the reason as a
+    JSON-RPC error instead, which the client shows; nothing is read from a terminal."""
+    import select
+
+    try:
+        fd = sys.stdin.fileno()
+        if os.isatty(fd) or not select.select([fd], [], [], wait_s)[0]:
+            return
+        request = json.loads(os.read(fd, 1 << 20).split(b"\n", 1)[0])
+        if not isinstance(request, dict) or request.get("method") != "initialize" or "id" not in request:
+            return
+        error = {"code": -32000, "message": f"jupyter-scratchpad could not start: {message}"}
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "error": error}) + "\n")
+        sys.stdout.flush()
+    except (OSError, ValueError):  # (no stdin, a closed pipe, not JSON: the stderr line stands alone)
+        return
+
+
 def _after_serving() -> None:
     """After a signal, the exit at once (with its code: a thread blocked reading stdin held the
     process up); else the signal handlers put back."""
@@ -1172,7 +1215,7 @@ def _after_serving() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..errors import ScratchpadError, StoreLockedError
+    from ..errors import ScratchpadError
 
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
@@ -1188,6 +1231,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "mcp":
             try:
                 return _cmd_serve(args) if args.mcp_cmd == "serve" else _cmd_proxy(args)
+            except Exception as exc:
+                failed = _failure(args, exc)
+                if failed is not None and not args.http and not getattr(args, "serving", False):
+                    _refuse_initialize(failed[0])  # (stdio, before serving: the client hears why)
+                raise
             finally:
                 _after_serving()
         if args.cmd in _COMMANDS:
@@ -1217,15 +1265,7 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # (the interpreter's own flush at exit would fail too)
         return 141  # 128 + SIGPIPE
-    except UsageError as exc:
-        print(f"jupyter-scratchpad: {exc}", file=sys.stderr)
-        return 2
-    except StoreLockedError as exc:  # who holds it: a kernel, or our own mcp serve / proxy
-        print(f"jupyter-scratchpad: {_locked_by(exc)[:700]}", file=sys.stderr)
-        return 2
-    except ScratchpadError as exc:  # a missing handle, a locked store, …: the message says what to do
-        print(f"jupyter-scratchpad: {_in_cli_words(args, ' '.join(str(exc).split()))[:600]}", file=sys.stderr)
-        return 1 if type(exc).__name__ == "NotFoundError" else 2
-    except (OSError, ValueError) as exc:
-        print(f"jupyter-scratchpad: {' '.join(str(exc).split())[:600]}", file=sys.stderr)
-        return 2
+    except (UsageError, ScratchpadError, OSError, ValueError) as exc:
+        said, code = _failure(args, exc) or (str(exc), 2)
+        print(f"jupyter-scratchpad: {said}", file=sys.stderr)
+        return code

@@ -221,3 +221,32 @@ def test_a_servers_run_is_said_at_start_and_the_cli_names_the_server_holding_the
     assert run_id.startswith("mcp-")
     note = cli_run("notes", "plan", "--run-id", run_id)
     assert note.returncode == 0 and "step one" in note.stdout, note
+
+
+@pytest.mark.parametrize("second", [("mcp", "serve"), ("mcp", "proxy", "--", "cat")])
+def test_a_second_server_on_a_held_store_answers_initialize_with_the_reason(
+    tmp_path: Path, env: dict[str, str], second: tuple[str, ...]
+) -> None:
+    # probe Y: the second server exited before initialize; its client saw only "Connection closed"
+    store = tmp_path / "store"
+    errlog = tmp_path / "stderr.txt"
+
+    async def run() -> None:
+        with errlog.open("w") as err:
+            cmd, argv = cli("mcp", "serve", "--store", str(store))
+            async with stdio_client(StdioServerParameters(command=cmd, args=argv, env=env), errlog=err) as (r, w):
+                async with ClientSession(r, w) as s:
+                    await s.initialize()
+                    cmd2, argv2 = cli(*second[:2], "--store", str(store), *second[2:])
+                    params = StdioServerParameters(command=cmd2, args=argv2, env=env)
+                    async with stdio_client(params, errlog=err) as (r2, w2), ClientSession(r2, w2) as s2:
+                        with pytest.raises(MCPError) as refused:
+                            with anyio.fail_after(30):
+                                await s2.initialize()
+                    said = refused.value.error.message
+                    assert said.startswith("jupyter-scratchpad could not start: the scratch store at"), said
+                    assert "a jupyter-scratchpad mcp serve" in said and "--store" in said
+                    assert not (await s.call_tool("scratch_list", {})).is_error  # the first one serves on
+
+    anyio.run(run)
+    assert "is open in process" in errlog.read_text()  # (and stderr still says it)
