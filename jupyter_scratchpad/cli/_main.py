@@ -257,27 +257,69 @@ def _server_name(text: str) -> str:
     return text
 
 
+class _Signalled(BaseException):
+    """An HTTP server's stop by a signal, after uvicorn's graceful shutdown (it re-raises the
+    signal it handled: SIGTERM then killed the process, exit -15, no usage line, an --ephemeral
+    store left behind; SIGINT exited 0)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_signalled(signum: int, _frame: Any) -> None:
+    raise _Signalled(signum)
+
+
+def _serve_http(server: Any, http: tuple[str, int], serving: Callable[[], None]) -> int:
+    """Streamable HTTP until a signal: exits 128 + the signal (143, 130, 129), as stdio does, the
+    store closed on the way out (the ``with`` around this)."""
+    import signal
+    import threading
+
+    import uvicorn
+
+    host, port = http
+    hangup: list[int] = []
+
+    def on_hangup(signum: int, _frame: Any) -> None:  # (uvicorn handles SIGTERM and SIGINT only)
+        hangup.append(signum)
+        os.kill(os.getpid(), signal.SIGTERM)  # its graceful stop, then exit 129
+
+    previous: dict[signal.Signals, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            previous[sig] = signal.signal(sig, _raise_signalled)  # (uvicorn's own while it serves)
+        previous[signal.SIGHUP] = signal.signal(signal.SIGHUP, on_hangup)
+    serving()
+    try:
+        uvicorn.run(server.streamable_http_app(), host=host, port=port, log_level="warning")
+    except _Signalled as stop:
+        return 128 + (hangup[0] if hangup else stop.signum)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 0
+
+
 def _serve(
     server: Any,
     http: tuple[str, int] | None,
     serving: Callable[[], None] = lambda: None,
     last_words: Callable[[], None] | None = None,
+    cleanup: Callable[[], None] | None = None,
 ) -> int:
     import anyio
 
     if http:
-        import uvicorn
-
-        host, port = http
-        serving()
-        uvicorn.run(server.streamable_http_app(), host=host, port=port, log_level="warning")
-        return 0
+        return _serve_http(server, http, serving)
 
     global _SIGNALS
     from ..mcp._shutdown import EOF_GRACE_S, ShutdownSignals, stop_after
 
     signals = _SIGNALS = ShutdownSignals()
     signals.last_words = last_words  # (said by a hard exit after a signal)
+    signals.cleanup = cleanup  # (done by it: an --ephemeral store's directory removed)
     stopping: list[Any] = []  # the timer that stops what is left once stdin closed
 
     async def run() -> None:
@@ -464,7 +506,7 @@ def _serve_and_log(pad: Any, server: Any, http: tuple[str, int] | None) -> int:
             _log_usage(pad)
 
     try:
-        code = _serve(server, http, lambda: _say_run(pad), log_once)
+        code = _serve(server, http, lambda: _say_run(pad), log_once, pad.store.remove_temporary)
         return code
     finally:
         if code != START_FAILED:
@@ -475,12 +517,14 @@ def _say_run(pad: Any) -> None:
     """One line on stderr once the server serves: the run its handles are in (else found only in
     the exit line), for the CLI to read them."""
     store = pad.store.describe()
-    print(
-        f"jupyter-scratchpad: run {pad.run_id!r} (agent {pad.agent_id!r}) in {store}; its handles are read "
-        f"with --run-id {pad.run_id} once this process exits (an embedded store opens in one process at a time)",
-        file=sys.stderr,
-        flush=True,
+    later = (
+        "a temporary store (--ephemeral), removed when this process exits"
+        if pad.store.temporary
+        else f"its handles are read with --run-id {pad.run_id} once this process exits (an embedded store opens "
+        "in one process at a time)"
     )
+    print(f"jupyter-scratchpad: run {pad.run_id!r} (agent {pad.agent_id!r}) in {store}; {later}", file=sys.stderr,
+          flush=True)  # fmt: skip
 
 
 def _log_usage(pad: Any) -> None:

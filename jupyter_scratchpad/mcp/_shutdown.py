@@ -169,6 +169,8 @@ class ShutdownSignals:
         self.wake: Callable[[], None] | None = None
         # said before a hard exit (the usage line), given LAST_WORDS_S at most
         self.last_words: Callable[[], None] | None = None
+        # done before a hard exit, however long it takes (an --ephemeral store's directory removed)
+        self.cleanup: Callable[[], None] | None = None
         self._previous: dict[int, Any] = {}
 
     @property
@@ -198,6 +200,9 @@ class ShutdownSignals:
     def _handle(self, signum: int, _frame: Any) -> None:
         if self.signum is not None:  # a second signal: no more grace
             stop_descendants(grace=0)
+            if self.cleanup is not None:
+                with contextlib.suppress(Exception):
+                    self.cleanup()
             os._exit(128 + self.signum)
         self.signum = signum
         stop_descendants()
@@ -209,6 +214,9 @@ class ShutdownSignals:
                 words = threading.Thread(target=self.last_words, name="scratch-last-words", daemon=True)
                 words.start()
                 words.join(LAST_WORDS_S)
+            if self.cleanup is not None:
+                with contextlib.suppress(Exception):  # (the exit comes whatever it raised)
+                    self.cleanup()
             _flush_and_exit(code)
 
         threading.Thread(target=hard_exit, name="scratch-exit", daemon=True).start()

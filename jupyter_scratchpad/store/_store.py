@@ -459,6 +459,18 @@ class ScratchStore:
             return f"<ScratchStore {self._cat.describe()!r} bodies={str(self.path)!r} {state}>"
         return f"<ScratchStore {str(self.path)!r} {state}>"
 
+    @property
+    def temporary(self) -> bool:
+        """A temporary store (``ScratchStore(None)``): its directory is removed when it closes."""
+        return self._temporary
+
+    def remove_temporary(self) -> None:
+        """A temporary store's directory removed now, open or not: for a process about to end
+        without closing it (a server's hard exit after a signal left it, bodies and all, in
+        /tmp). Nothing for a store that is not temporary."""
+        if self._temporary:
+            shutil.rmtree(self.path, ignore_errors=True)
+
     def describe(self) -> str:
         """Where the store lives, for messages: the directory, or the catalog URL (no password)."""
         return str(self.path) if self.url is None else f"{self._cat.describe()} (bodies in {self.path})"

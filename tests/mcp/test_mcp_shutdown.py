@@ -230,3 +230,59 @@ def test_a_sql_worker_outlives_the_thread_that_started_it() -> None:
         assert _sqlworker._recv(worker.proc.stdout)["rows"] == [[42]]
     finally:
         worker.kill()
+
+
+def _ephemeral_dir(said: str) -> Path:
+    """The temporary store's directory, from the server's start line ('… in /tmp/jupyter-scratchpad-…;')."""
+    where = said.split("jupyter-scratchpad: run '")[1].split(" in ", 1)[1].split(";")[0]
+    assert "jupyter-scratchpad-" in where, said
+    return Path(where)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signalled_ephemeral_server_removes_its_store(env: dict[str, str], tmp_path: Path, sig: int) -> None:
+    # probe Y: "a temporary store, deleted on exit" stayed in /tmp, spilled bodies and all, when
+    # the server was stopped by a signal (only a closed stdin removed it)
+    client = Client(env, tmp_path, "mcp", "serve", "--ephemeral")
+    try:
+        client.call(2, "scratch_write", {"key": "secret", "value": "a private note " * 300})
+        assert not client.reply(2, 60)["result"].get("isError")
+        where = _ephemeral_dir(client.stderr())
+        assert where.is_dir() and "removed when this process exits" in client.stderr()
+        client.proc.send_signal(sig)
+        code = _exit_code_within(client.proc, 10)
+        assert code == 128 + sig, (code, client.stderr())
+        assert not where.exists(), f"{where} left behind; {client.stderr()}"
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=["SIGTERM", "SIGINT", "SIGHUP"])
+def test_an_http_server_stopped_by_a_signal_exits_with_its_code_and_removes_its_store(
+    env: dict[str, str], tmp_path: Path, sig: int
+) -> None:
+    # probe Y: SIGTERM killed it (exit -15, no usage line, the --ephemeral store left); SIGINT exited 0
+    from conftest import free_port, wait_for_port
+
+    port = free_port()
+    errlog = (tmp_path / "stderr.txt").open("wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyter_scratchpad.cli", "mcp", "serve", "--ephemeral", "--http", f"127.0.0.1:{port}"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errlog, env=env,
+    )  # fmt: skip
+    try:
+        wait_for_port(proc, port)
+        said = (tmp_path / "stderr.txt").read_text()
+        where = _ephemeral_dir(said)
+        assert where.is_dir()
+        proc.send_signal(sig)
+        code = _exit_code_within(proc, 20)
+        said = (tmp_path / "stderr.txt").read_text()
+        assert code == 128 + sig, (code, said)
+        assert not where.exists() and "jupyter-scratchpad: usage" in said, said
+        assert "Traceback" not in said, said
+    finally:
+        with contextlib.suppress(OSError):
+            proc.kill()
+        proc.wait(10)
+        errlog.close()
