@@ -461,6 +461,28 @@ TOOL_NAMES: tuple[str, ...] = tuple(TOOLS)
 # Aura's argument names, accepted as aliases.
 _ALIASES = {"file": "handle", "path_expr": "path", "n": "lines"}
 _RUN_NAMES = {"slice": "slice_lines"}
+# A boolean as models write it in a string ("yes" was refused and its suggestion dropped the flag:
+# grep then matched case-sensitively and found nothing).
+_BOOLEAN_WORDS = {"true": True, "false": False, "yes": True, "no": False, "on": True, "off": False,
+                  "1": True, "0": False}  # fmt: skip
+# Other tools' words for our arguments: not accepted (the schemas are strict), but a call given
+# one is answered with the same call in our words (its suggestions were empty: probe Y).
+_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "lines": ("count", "num_lines", "n_lines", "line_count", "num", "number"),
+    "start": ("start_line", "from", "from_line", "first_line", "begin", "line_start"),
+    "end": ("end_line", "to", "to_line", "last_line", "stop", "line_end"),
+    "pattern": ("query", "regex", "regexp", "search", "term", "q"),
+    "path": ("key", "json_path", "jsonpath", "selector", "pointer"),
+    "max_depth": ("depth", "levels", "max_level"),
+    "fields": ("keys", "columns", "select"),
+    "ignore_case": ("case_insensitive", "insensitive", "icase", "nocase"),
+    "context": ("context_lines", "around"),
+    "max_matches": ("max_results", "max_count"),
+    "query": ("sql", "statement"),
+    "value": ("content", "data", "text"),
+    "ttl_s": ("ttl", "ttl_seconds", "expires_in"),
+}
+_SYNONYM_OF = {word: ours for ours, words in _SYNONYMS.items() for word in words}
 
 
 SPEC_FLAVORS = ("openai", "openai-responses", "anthropic", "mcp")
@@ -764,8 +786,8 @@ def _coerce(name: str, value: Any, schema: dict[str, Any]) -> Any:
     kind = schema.get("type")
     if kind == "integer":
         return _as_int(value)
-    if kind == "boolean" and isinstance(value, str) and value.lower() in ("true", "false"):
-        return value.lower() == "true"
+    if kind == "boolean" and isinstance(value, str) and value.strip().lower() in _BOOLEAN_WORDS:
+        return _BOOLEAN_WORDS[value.strip().lower()]
     if kind == "number" and isinstance(value, str):
         try:
             return float(value)
@@ -837,6 +859,8 @@ def _as_lines(tool: _Tool, args: dict[str, Any]) -> list[dict[str, Any]]:
         return []
     offset, limit, start = _int_arg(args.get("offset")), _int_arg(args.get("limit")), _int_arg(args.get("start"))
     if tool.name == "read_handle":  # bytes [start, end)
+        if limit is None:  # (offset/length: the length asked for, not 4,096 bytes)
+            limit = _int_arg(args.get("length"))
         if offset is None and limit is None:
             return []
         lo = max(0, offset or 0)
@@ -856,6 +880,22 @@ def _as_lines(tool: _Tool, args: dict[str, Any]) -> list[dict[str, Any]]:
                            handle=handle, lines=count)]  # fmt: skip
     return [suggestion("slice", f"lines {first:,}-{first + count - 1:,}", handle=handle, start=first,
                        end=first + count - 1)]  # fmt: skip
+
+
+def _in_our_words(tool: _Tool, args: dict[str, Any], unknown: list[str]) -> list[dict[str, Any]]:
+    """The call with other tools' words for our arguments renamed (``start_line`` as ``start``),
+    when that names every argument: one suggestion, else none."""
+    renamed = {k: v for k, v in args.items() if k not in unknown}
+    said = []
+    for key in unknown:
+        ours = _SYNONYM_OF.get(key.lower())
+        if ours is None or ours not in tool.properties or ours in renamed:
+            return []
+        renamed[ours] = args[key]
+        said.append(f"{key!r} is {ours!r}")
+    if any(renamed.get(r) is None for r in tool.required):
+        return []
+    return [suggestion(tool.name, "in its words: " + ", ".join(said), **renamed)]
 
 
 def _json_kind(value: Any) -> str:
@@ -912,7 +952,7 @@ def _normalise_args(tool: _Tool, arguments: Any) -> dict[str, Any]:
             "invalid_argument",
             f"{tool.name} has no argument {', '.join(map(repr, unknown))}; "
             f"it takes: {', '.join(tool.properties) or 'no arguments'}",
-            _as_lines(tool, args),
+            _as_lines(tool, args) or _in_our_words(tool, args, unknown),
             argument=unknown[0],
             allowed=list(tool.properties),
         )

@@ -204,7 +204,13 @@ def scratch_list_suggestions(args: dict[str, Any], estimated: int, limit: int) -
 
 def scratch_delete(ctx: ToolContext, key: str | None = None, handle: str | None = None) -> Output:
     if (key is None) == (handle is None):
-        raise ToolError("invalid_argument", "give exactly one of 'key' (a note) or 'handle' (a spilled output)")
+        both = []  # (given both: each alone, as the call it is)
+        if key is not None and handle is not None:
+            both = [suggestion("scratch_delete", "the note alone", key=key),
+                    suggestion("scratch_delete", "the spilled output alone", handle=handle)]  # fmt: skip
+        else:
+            both = [suggestion("scratch_list", "see the live notes and handles")]
+        raise ToolError("invalid_argument", "give exactly one of 'key' (a note) or 'handle' (a spilled output)", both)
     if handle is not None:
         ctx.entry(handle)  # validates it and gives close matches when unknown
         ctx.store.delete_entry(ctx.pad.scope, "handle", handle)

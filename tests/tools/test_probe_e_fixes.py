@@ -150,7 +150,7 @@ def test_an_optional_number_is_offered_as_the_integer_meant_or_at_its_bound(
     ("args", "fixed"),
     [
         ({"pattern": "ERROR", "context": 51}, {"context": 50}),
-        ({"pattern": "ERROR", "ignore_case": "yes"}, {}),
+        ({"pattern": "ERROR", "ignore_case": "maybe"}, {}),
         ({"pattern": "ERROR", "max_matches": 0}, {"max_matches": 1}),
     ],
 )

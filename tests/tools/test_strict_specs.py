@@ -115,7 +115,7 @@ def test_null_for_an_optional_argument_means_its_default(pad: Scratchpad, log_ha
         ("head", {"lines": 0}, ["'lines'", "integer >= 1"]),
         ("grep", {"pattern": "x", "context": 99}, ["'context'", "<= 50"]),
         ("scratch_list", {"kind": "file"}, ["'kind'", "one of 'handle', 'note'"]),
-        ("grep", {"pattern": "x", "ignore_case": "yes"}, ["'ignore_case'", "boolean"]),
+        ("grep", {"pattern": "x", "ignore_case": "maybe"}, ["'ignore_case'", "boolean"]),
     ],
 )
 def test_an_invalid_argument_says_what_to_fix(
