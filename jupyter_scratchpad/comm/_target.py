@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import threading
 from typing import Any
 
 from ._handlers import handle_request, hello_result
@@ -130,13 +131,28 @@ class KernelBridge:
         if comm is None:
             return
         self._watch()  # %config may have replaced the pad
-        reply = handle_request(self.pad, msg.get("content", {}).get("data"))
+        pad, request = self.pad, msg.get("content", {}).get("data")
+        if _waits_for_counts(pad, request):
+            # A budget waits for the exact token counts of large spills (seconds for 85 MB):
+            # answered here it held the kernel, the page's other requests and the next cell
+            # until then. The reply is sent from a thread once the counts are in.
+            threading.Thread(
+                target=self._answer, args=(comm, pad, request), name="scratchpad-budget", daemon=True
+            ).start()
+            return
+        self._answer(comm, pad, request)
+
+    def _answer(self, comm: Any, pad: Any, request: object) -> None:
+        reply = handle_request(pad, request)
         try:
             reply = _json_safe(reply)
         except (TypeError, ValueError) as exc:  # NaN, or a value JSON cannot hold: a bug of ours
             log.exception("scratchpad reply is not JSON")
             reply = error_reply(reply, "internal_error", f"reply not serialisable: {exc}")
-        comm.send(reply)
+        try:
+            comm.send(reply)
+        except Exception:  # a comm whose page or kernel went away while the counts were awaited
+            log.debug("sending a scratchpad reply failed", exc_info=True)
 
     def _on_close(self, msg: dict[str, Any]) -> None:
         self.comms.pop(msg.get("content", {}).get("comm_id", ""), None)
@@ -157,6 +173,14 @@ class KernelBridge:
             except Exception:  # a comm whose kernel is going away
                 log.debug("closing scratchpad comm failed", exc_info=True)
         self.comms.clear()
+
+
+def _waits_for_counts(pad: Any, request: object) -> bool:
+    """Whether ``request`` is a budget that would wait for token counts still being computed."""
+    if pad is None or not isinstance(request, dict) or request.get("type") != "budget":
+        return False
+    wait = getattr(pad, "wait_for_counts", None)
+    return wait is not None and not wait(timeout_s=0)
 
 
 def register_comm_target(

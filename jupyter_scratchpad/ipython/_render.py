@@ -85,8 +85,9 @@ def _headline(stub: dict[str, Any]) -> str:
     model = f" for {stub['tokens_model']}" if stub.get("tokens_model") else ""
     tokens = f"{stub.get('tokens') or 0:,} tokens{est}{model}"
     if not stub.get("tokens_exact", True):
-        # a large output's exact count lands later (JupyterLab's card then shows it in place); this
-        # text is not updated: it says so, and where the exact count is
+        # a large output's exact count lands later: JupyterLab then rewrites this headline in the
+        # notebook's outputs (labextension/src/tokens.ts, kept to this wording by
+        # tests/comm/test_token_updates.py); elsewhere it stays, so it says where the exact count is
         tokens = f"≥ {tokens} (still counting; %scratch show {stub['handle']} has the exact count)"
     return f"{stub.get('format')}, {fmt_bytes(stub.get('size'))}, {_lines(stub.get('lines') or 0)}, {tokens}"
 
@@ -131,8 +132,13 @@ def stub_html(stub: dict[str, Any], where: str | None = None) -> str:
 
 
 def stub_bundle(stub: dict[str, Any], where: str | None = None) -> dict[str, Any]:
-    """The MIME bundle that replaces a spilled output (all three parts, always)."""
-    return {"text/plain": stub_text(stub, where), "text/html": stub_html(stub, where), STUB_MIME: _jsonable(stub)}
+    """The MIME bundle that replaces a spilled output (all three parts, always).
+
+    ``where`` (why it is held here, e.g. after the 256 lines of a stream shown above) ends the
+    text and HTML, and is the stub JSON's ``where``: JupyterLab's card renders from the JSON alone.
+    """
+    data = {**stub, "where": where} if where else stub
+    return {"text/plain": stub_text(stub, where), "text/html": stub_html(stub, where), STUB_MIME: _jsonable(data)}
 
 
 def _jsonable(stub: dict[str, Any]) -> dict[str, Any]:

@@ -132,6 +132,10 @@ export function renderStubCard(stub: IStub, actions: ICardActions): HTMLElement 
     })
   );
   card.append(bar);
+  if (typeof stub.where === 'string' && stub.where) {
+    // the text/plain part ends with it too: why the output is held here (a stream's lines above)
+    card.append(el('div', 'jp-scratchpad-card-where', stub.where));
+  }
   return card;
 }
 

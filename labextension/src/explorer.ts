@@ -142,6 +142,60 @@ export function createExplorerRendererFactory(
   };
 }
 
+const HEAD_WAIT_MS = 30000;
+
+/** The explorer's Preview tab under `root` when it shows `handle` with nothing in it yet, else null. */
+function emptyPreviewOf(root: HTMLElement, handle: string): HTMLElement | null {
+  const picker = root.querySelector<HTMLSelectElement>('.jp-scratchpad-x-picker');
+  const panel = root.querySelector<HTMLElement>('.jp-scratchpad-x-panel[data-tab="preview"]');
+  const result = panel?.querySelector('.jp-scratchpad-x-result');
+  if (!picker || picker.value !== handle || !panel || panel.hidden || !result) {
+    return null;
+  }
+  return result.childNodes.length === 0 ? panel : null;
+}
+
+/**
+ * Show the head of `handle` in the explorer drawn under `root`: the panel opened on the Preview
+ * tab with an empty body until Head was clicked. Clicks the page's own Head button once the page
+ * is drawn and has `handle` selected (the kernel's selection arrives after the panel opens);
+ * leaves a preview already shown alone. Resolves whether it clicked.
+ */
+export function loadHead(
+  root: HTMLElement,
+  handle: string,
+  waitMs = HEAD_WAIT_MS
+): Promise<boolean> {
+  return new Promise(resolve => {
+    let done = false;
+    const finish = (clicked: boolean) => {
+      done = true;
+      observer.disconnect();
+      clearTimeout(timer);
+      resolve(clicked);
+    };
+    const attempt = () => {
+      if (done) {
+        return;
+      }
+      const panel = emptyPreviewOf(root, handle);
+      const head = panel
+        ? [...panel.querySelectorAll<HTMLButtonElement>('button')].find(
+            b => b.textContent === 'Head'
+          )
+        : undefined;
+      if (head) {
+        finish(true);
+        head.click();
+      }
+    };
+    const observer = new MutationObserver(attempt);
+    const timer = setTimeout(() => finish(false), waitMs);
+    observer.observe(root, { childList: true, subtree: true, attributes: true });
+    attempt();
+  });
+}
+
 /** One explorer panel per notebook, beside it; it closes when the notebook's kernel goes. */
 export class ExplorerPanels {
   /** Open (or show) the explorer of `panel`'s kernel on `handle`; throws what went wrong. */
@@ -154,6 +208,9 @@ export class ExplorerPanels {
     const existing = this._panels.get(panel);
     if (existing && !existing.isDisposed && existing.id.endsWith(result.model_id)) {
       existing.title.label = `Explore ${result.handle ?? ''}`.trim();
+      if (result.handle) {
+        void loadHead(existing.content.node, result.handle);
+      }
       return existing;
     }
     existing?.dispose();
@@ -173,6 +230,9 @@ export class ExplorerPanels {
     widget.title.caption = `Scratchpad explorer of ${panel.title.label}`;
     widget.title.closable = true;
     this._panels.set(panel, widget);
+    if (result.handle) {
+      void loadHead(content.node, result.handle);
+    }
     // Tied to the kernel: a restart, another kernel or a closed notebook ends it.
     const end = () => widget.dispose();
     const onStatus = (_: unknown, status: string) => {

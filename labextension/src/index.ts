@@ -5,6 +5,7 @@
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { Clipboard, Dialog, ICommandPalette, Notification, showDialog } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
+import type { ICodeCellModel } from '@jupyterlab/cells';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { IStatusBar } from '@jupyterlab/statusbar';
 
@@ -12,11 +13,12 @@ import { createStubRendererFactory, ICardActions } from './card';
 import { findCell, insertAndRunBelow } from './cells';
 import { createExplorerRendererFactory, ExplorerPanels } from './explorer';
 import { scratchpadIcon } from './icon';
-import { ScratchpadModel } from './model';
+import { onTokens, ScratchpadModel } from './model';
 import { isHandle, ScratchpadRequestError, Target } from './protocol';
 import { ScratchpadSidebar } from './sidebar';
 import { ISidebarActions } from './sidebarView';
 import { BudgetStatus } from './status';
+import { applyTokensToOutputs } from './tokens';
 
 export * from './protocol';
 
@@ -172,6 +174,54 @@ function followNotebooks(tracker: INotebookTracker, model: ScratchpadModel): voi
   });
 }
 
+/** The code cells' outputs of every notebook attached to kernel `kernelId`. */
+function outputsOn(tracker: INotebookTracker, kernelId: string): ICodeCellModel['outputs'][] {
+  const found: ICodeCellModel['outputs'][] = [];
+  tracker.forEach(panel => {
+    if (panel.sessionContext.session?.kernel?.id === kernelId && panel.model) {
+      for (const cell of panel.model.cells) {
+        if (cell.type === 'code') {
+          found.push((cell as ICodeCellModel).outputs);
+        }
+      }
+    }
+  });
+  return found;
+}
+
+// Landed counts kept per kernel (the newest few hundred handles), for stubs that arrive late.
+const LANDED_KEPT = 500;
+
+/**
+ * A landed exact token count rewrites the stub outputs of its handle in every notebook attached
+ * to that kernel: the card re-renders from the model, and a save keeps the exact count. The
+ * count of an output a little over 64 KB can land before its stub reaches the notebook (both come
+ * on IOPub, the event from the counting thread): a cell's outputs get the counts that landed by
+ * the time it finished.
+ */
+function updateOutputsOnTokens(tracker: INotebookTracker): void {
+  const landed = new Map<string, Map<string, number>>();
+  onTokens((kernel, event) => {
+    const counts = landed.get(kernel.id) ?? new Map<string, number>();
+    landed.set(kernel.id, counts);
+    counts.set(event.handle, event.tokens);
+    if (counts.size > LANDED_KEPT) {
+      counts.delete(counts.keys().next().value!);
+    }
+    const one = new Map([[event.handle, event.tokens]]);
+    for (const outputs of outputsOn(tracker, kernel.id)) {
+      applyTokensToOutputs(outputs, one);
+    }
+  });
+  NotebookActions.executed.connect((_, { notebook, cell }) => {
+    const panel = tracker.find(p => p.content === notebook);
+    const counts = landed.get(panel?.sessionContext.session?.kernel?.id ?? '');
+    if (counts && cell.model.type === 'code') {
+      applyTokensToOutputs((cell.model as ICodeCellModel).outputs, counts);
+    }
+  });
+}
+
 const plugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
   description: 'Stub cards, a scratchpad sidebar and a token-budget status item.',
@@ -221,6 +271,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       });
     }
     followNotebooks(tracker, model);
+    updateOutputsOnTokens(tracker);
   }
 };
 

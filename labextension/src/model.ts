@@ -23,10 +23,22 @@ export interface ISnapshot {
   list: IListResult | null;
   /** `Date.now()` when `list` arrived: time left counts down from there. */
   listReceivedAt: number;
+  /** Why the last list request failed (then `list` is out of date), or null. */
+  listError: string | null;
+  /** Why the last budget request failed, or null. */
   error: string | null;
 }
 
 const clients = new WeakMap<Kernel.IKernelConnection, ScratchpadClient>();
+
+/** Told of every kernel's landed token counts (the plugin: it rewrites the notebooks' outputs). */
+export type TokensHandler = (kernel: Kernel.IKernelConnection, event: ITokensEvent) => void;
+const tokensHandlers = new Set<TokensHandler>();
+
+/** Hear the exact token counts every kernel sends from now on. */
+export function onTokens(handler: TokensHandler): void {
+  tokensHandlers.add(handler);
+}
 
 /** The one client of a kernel connection, shared by every view. */
 export function clientFor(kernel: Kernel.IKernelConnection): ScratchpadClient {
@@ -34,16 +46,37 @@ export function clientFor(kernel: Kernel.IKernelConnection): ScratchpadClient {
   if (!client || client.isDisposed) {
     client = new ScratchpadClient(kernel);
     clients.set(kernel, client);
-    // an exact token count landed: the cards of that handle on the page show it
-    client.events.connect((_, event) => void applyTokens(document, event.handle, event.tokens));
+    // an exact token count landed: the notebooks' outputs of that handle get it (saved with
+    // them), and any other card of it on the page (a console's) shows it
+    client.events.connect((_, event) => {
+      for (const handler of tokensHandlers) {
+        handler(kernel, event);
+      }
+      applyTokens(document, event.handle, event.tokens);
+    });
     kernel.disposed.connect(() => client!.dispose());
   }
   return client;
 }
 
+/** A request's result, or why it failed (in words), without rejecting. */
+async function settle<T>(request: Promise<T>): Promise<{ value: T } | { error: string }> {
+  try {
+    return { value: await request };
+  } catch (reason) {
+    return { error: reason instanceof ScratchpadRequestError ? reason.message : String(reason) };
+  }
+}
+
 export class ScratchpadModel {
-  /** `wantsList()` says whether a view that lists entries is visible now. */
-  constructor(private readonly wantsList: () => boolean) {}
+  /**
+   * `wantsList()` says whether a view that lists entries is visible now; `clientOf` gives a
+   * kernel's client (the one shared client, unless a test gives its own).
+   */
+  constructor(
+    private readonly wantsList: () => boolean,
+    private readonly clientOf: (kernel: Kernel.IKernelConnection) => ScratchpadClient = clientFor
+  ) {}
 
   get snapshot(): ISnapshot {
     return this._snapshot;
@@ -55,7 +88,7 @@ export class ScratchpadModel {
 
   get client(): ScratchpadClient | null {
     const kernel = this._session?.session?.kernel;
-    return kernel ? clientFor(kernel) : null;
+    return kernel ? this.clientOf(kernel) : null;
   }
 
   /** Follow another notebook's session (null: no notebook is active). */
@@ -68,7 +101,7 @@ export class ScratchpadModel {
     if (session) {
       session.kernelChanged.connect(this._onKernelChanged, this);
     }
-    this._snapshot = { ...this._snapshot, budget: null, list: null, error: null };
+    this._snapshot = { ...this._snapshot, budget: null, list: null, listError: null, error: null };
     this.refresh();
   }
 
@@ -105,27 +138,38 @@ export class ScratchpadModel {
     if (state !== 'ready') {
       return this._publish(generation, { state, detail: client.detail, budget: null, list: null });
     }
-    try {
-      const budget = await client.request('budget', {});
-      const list = this.wantsList() ? await client.request('list', {}) : this._snapshot.list;
-      const listReceivedAt =
-        list === this._snapshot.list ? this._snapshot.listReceivedAt : Date.now();
-      return this._publish(generation, {
-        state: client.state,
-        detail: client.detail,
-        budget,
-        list,
-        listReceivedAt,
-        error: null
-      });
-    } catch (reason) {
-      const message = reason instanceof ScratchpadRequestError ? reason.message : String(reason);
-      return this._publish(generation, {
-        state: client.state,
-        detail: client.detail,
-        error: message
-      });
+    // The list is asked first and shown as soon as it comes: the kernel answers in order, and a
+    // budget waits for the exact token counts of large spills (seconds for 85 MB), so asked
+    // first it held the list back until the count was in, or past the timeout (the sidebar
+    // stayed on "Nothing spilled yet" after a first large spill).
+    const listing = this.wantsList() ? settle(client.request('list', {})) : null;
+    const budgeting = settle(client.request('budget', {}));
+    if (listing) {
+      const list = await listing;
+      this._publish(
+        generation,
+        'value' in list
+          ? {
+              state: client.state,
+              detail: client.detail,
+              list: list.value,
+              listReceivedAt: Date.now(),
+              listError: null
+            }
+          : { state: client.state, detail: client.detail, listError: list.error }
+      );
     }
+    const budget = await budgeting;
+    return this._publish(
+      generation,
+      'value' in budget
+        ? { state: client.state, detail: client.detail, budget: budget.value, error: null }
+        : {
+            state: client.state,
+            detail: client.detail,
+            error: `The budget was not updated: ${budget.error}`
+          }
+    );
   }
 
   private _publish(generation: number, change: Partial<ISnapshot>): ISnapshot {
@@ -161,7 +205,7 @@ export class ScratchpadModel {
   }
 
   private _onKernelChanged(): void {
-    this._snapshot = { ...this._snapshot, budget: null, list: null };
+    this._snapshot = { ...this._snapshot, budget: null, list: null, listError: null };
     this.refresh();
   }
 
@@ -177,6 +221,7 @@ export class ScratchpadModel {
     budget: null,
     list: null,
     listReceivedAt: 0,
+    listError: null,
     error: null
   };
   private _changed = new Signal<this, ISnapshot>(this);

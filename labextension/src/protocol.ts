@@ -49,6 +49,8 @@ export interface IStub {
   schema?: string[];
   next: string[];
   expires_at: number;
+  /** why it is held at this place of the cell's outputs, e.g. after the 256 lines of a stream shown above */
+  where?: string;
 }
 
 export interface IEntrySummary {

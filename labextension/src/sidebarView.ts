@@ -156,6 +156,18 @@ export function renderSidebar(
   if (snapshot.error) {
     root.append(el('div', 'jp-scratchpad-sidebar-error', snapshot.error));
   }
+  if (snapshot.listError) {
+    // the list held is out of date: showing it would say "Nothing spilled yet" after a spill
+    root.append(
+      el(
+        'div',
+        'jp-scratchpad-sidebar-error jp-scratchpad-sidebar-list-error',
+        `Could not list the scratchpad: ${snapshot.listError}. Press Refresh to ask again, ` +
+          'or run %scratch list in a cell.'
+      )
+    );
+    return root;
+  }
   const list = snapshot.list;
   if (!list) {
     return root;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 
 import { applyTokens, createStubRendererFactory, ICardActions, renderStubCard } from '../src/card';
-import { IStub, parseEvent, STUB_MIME_TYPE } from '../src/protocol';
+import { IStub, parseEvent, parseStub, STUB_MIME_TYPE } from '../src/protocol';
 
 const messages = JSON.parse(readFileSync(join(__dirname, 'fixtures', 'messages.json'), 'utf8'));
 const stub: IStub = messages.stub;
@@ -144,5 +144,26 @@ describe('a landed token count', () => {
     expect(parseEvent({ ...messages.tokens_event, handle: 'Bad Handle' })).toBeNull();
     expect(parseEvent({ ...messages.tokens_event, tokens: -1 })).toBeNull();
     expect(parseEvent({ ...messages.tokens_event, protocol: '9.0' })).toBeNull();
+  });
+});
+
+describe('a stub held after the lines of a stream', () => {
+  // the kernel's bundle of a held stream (tests/fixtures/token_updates.json, from stub_bundle)
+  const updates = JSON.parse(
+    readFileSync(join(__dirname, 'fixtures', 'token_updates.json'), 'utf8')
+  ) as { name: string; after: Record<string, unknown> }[];
+  const held = updates.find(c => c.name === 'where note')!.after;
+
+  it('says why it is held here, as the text/plain part does', () => {
+    const parsed = parseStub(held[STUB_MIME_TYPE]);
+    expect(typeof parsed).not.toBe('string');
+    const card = renderStubCard(parsed as IStub, actions());
+    const where = card.querySelector('.jp-scratchpad-card-where')?.textContent ?? '';
+    expect(where).toBe('(held after the 256 lines of it shown above)');
+    expect((held['text/plain'] as string).endsWith(`\n${where}`)).toBe(true);
+  });
+
+  it('shows no such line for a stub held where it was', () => {
+    expect(renderStubCard(stub, actions()).querySelector('.jp-scratchpad-card-where')).toBeNull();
   });
 });

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 
 // @ts-expect-error: a plain ES module without types, loaded as the browser loads it
 import explorer, { renderView } from '../../jupyter_scratchpad/widgets/explorer.js';
+import { loadHead } from '../src/explorer';
 import { renderExplorerSummary } from '../src/explorerSummary';
 import { parseExplorerSummary } from '../src/protocol';
 
@@ -356,5 +357,51 @@ describe('a saved explorer without its kernel', () => {
     expect(node.textContent).toContain('No kernel: a saved summary.');
     expect(node.querySelectorAll('li')).toHaveLength(2);
     expect(parseExplorerSummary({ title: 'x' })).toMatch(/model id/);
+  });
+});
+
+describe('an explorer opened from a card', () => {
+  it('shows the head of its handle without a click', async () => {
+    const { model, root, cleanup } = mount();
+    expect(await loadHead(root, ENTRY.handle, 1000)).toBe(true);
+    expect(model.sent.at(-1)).toMatchObject({
+      action: 'preview',
+      args: { tool: 'head', lines: 50 }
+    });
+    model.reply({
+      ok: true,
+      view: { kind: 'lines', start: 1, end: 2, total: 8000, lines: ['{', '  "kind": "PodList",'] }
+    });
+    await tick();
+    expect(
+      root.querySelector('[data-tab="preview"] .jp-scratchpad-x-result')?.textContent
+    ).toContain('"kind": "PodList"');
+    cleanup();
+  });
+
+  it('waits for the page to draw and select the handle, and leaves a shown preview alone', async () => {
+    const root = document.createElement('div');
+    document.body.append(root);
+    const opening = loadHead(root, 'other_handle', 1000);
+    // the widget view draws after the panel opened, on the kernel's selection of another handle
+    const { model, root: page, cleanup } = mount();
+    root.append(page);
+    await tick();
+    expect(model.sent).toEqual([]);
+    // the kernel moves the selection to the handle explored: its head is loaded
+    const other = { ...ENTRY, handle: 'other_handle' };
+    model.state.entries = [ENTRY, other];
+    model.state.handle = other.handle;
+    for (const fn of model.handlers.get('change:handle') ?? []) {
+      fn();
+    }
+    expect(await opening).toBe(true);
+    expect(model.sent.at(-1)).toMatchObject({ action: 'preview', args: { tool: 'head' } });
+    model.reply({ ok: true, view: { kind: 'lines', start: 1, end: 1, total: 1, lines: ['x'] } });
+    await tick();
+    // opened again on the same handle: what is shown stays, no second request
+    expect(await loadHead(root, other.handle, 50)).toBe(false);
+    expect(model.sent).toHaveLength(1);
+    cleanup();
   });
 });

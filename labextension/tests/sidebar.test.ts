@@ -22,6 +22,7 @@ function snapshot(change: Partial<ISnapshot> = {}): ISnapshot {
     budget: messages.budget_reply.result,
     list: messages.list_reply.result,
     listReceivedAt: RECEIVED_AT,
+    listError: null,
     error: null,
     ...change
   };

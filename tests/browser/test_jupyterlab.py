@@ -33,6 +33,7 @@ SCREENSHOT = ARTIFACTS / "jupyterlab-scratchpad.png"  # card, explorer, sidebar 
 END_SCREENSHOT = ARTIFACTS / "jupyterlab-scratchpad-end.png"  # the page as the test left it
 DOCS_SCREENSHOT = Path(__file__).parents[2] / "docs" / "jupyterlab-scratchpad.png"
 RECORDS = 2500
+STUB_MIME = "application/vnd.jupyter.scratchpad.stub+json"
 
 CELLS = [
     "%load_ext jupyter_scratchpad",
@@ -48,6 +49,8 @@ CELLS = [
     "counted = get_ipython().run_line_magic('scratch', f'sql SELECT count(*) AS n FROM {records}')\n"
     "print('rows:', counted['n'][0])",
     "%scratch explore",
+    # A long stream: its first lines are shown, the rest is held and spilled to a card after them.
+    "for i in range(3000):\n    print(f'line {i}', 'lorem ipsum ' * 20)",
 ]
 
 
@@ -164,6 +167,11 @@ def test_card_sql_explorer_panel_sidebar_and_a_reload(page: Page, server: LabSer
     expect(card.locator(".jp-scratchpad-card-preview")).to_contain_text('"kind": "PodList"')
     expect(card.locator(".jp-scratchpad-card-note")).to_contain_text(re.compile(r"preview: lines 1-\d+ and [\d,]+-25,005 of 25,005"))
     expect(card.locator(".jp-scratchpad-card-schema")).to_contain_text("$.items: array(2,500 items)")
+    # The exact token count of this 2 MB spill lands seconds after its card, which showed a "≥"
+    # bound until then: the card shows it, and (below) so do the saved file and a reload.
+    card_tokens = card.locator('[data-fact="tokens"] .jp-scratchpad-card-value')
+    expect(card_tokens).not_to_contain_text("≥")
+    exact_tokens = card_tokens.inner_text()
 
     # %scratch sql over an array relation: every row counted, as a DataFrame (not 200, not 1).
     expect(page.locator(".jp-Notebook .jp-Cell").nth(3).locator(".jp-OutputArea")).to_contain_text(
@@ -173,6 +181,10 @@ def test_card_sql_explorer_panel_sidebar_and_a_reload(page: Page, server: LabSer
     expect(sidebar.locator(f'li.jp-scratchpad-entry[data-handle="{handle}"]')).to_be_visible()
     status = page.locator(".jp-scratchpad-status")
     expect(status).to_have_text(re.compile(r"^Scratchpad: [\d,]+ / [\d,]+ tokens$"))
+
+    # The stream's card says where it belongs, as its text/plain part does (it rendered the JSON only).
+    where = page.locator(".jp-Notebook .jp-Cell").nth(5).locator(".jp-scratchpad-card .jp-scratchpad-card-where")
+    expect(where).to_contain_text(re.compile(r"the rest of the stdout was held after the [\d,]+ lines of it shown above"))
 
     # The explorer of %scratch explore draws in its cell.
     expect(page.locator(".jp-Notebook .jp-scratchpad-explorer").first).to_be_visible()
@@ -186,6 +198,9 @@ def test_card_sql_explorer_panel_sidebar_and_a_reload(page: Page, server: LabSer
     assert cell_count(page) == cells
     assert page.locator(".jp-Notebook .jp-scratchpad-explorer-panel").count() == 0  # not inside the notebook
     expect(explorer.locator(".jp-scratchpad-x-picker")).to_have_value(handle)
+    # It opens on the Preview tab with the head already shown (it was empty until Head was clicked).
+    expect(explorer.locator('.jp-scratchpad-x-panel[data-tab="preview"] .jp-scratchpad-x-result')).to_contain_text(
+        '"kind": "PodList"')
     explorer.locator('.jp-scratchpad-x-tab[data-tab="grep"]').click()
     explorer.locator('[data-tab="grep"] input').first.fill('"Pending"')
     explorer.locator('[data-tab="grep"] button', has_text="Search").click()
@@ -223,6 +238,18 @@ def test_card_sql_explorer_panel_sidebar_and_a_reload(page: Page, server: LabSer
         const notebook = [...window.jupyterapp.shell.widgets('main')].find(w => w.context && w.content);
         await notebook.context.save();
     }""")
+    # The saved file holds the exact count (the kernel's event rewrote the outputs, not just the
+    # card), in the stub and in its text and HTML.
+    saved_text = (server.root / "scratch.ipynb").read_text(encoding="utf-8")
+    assert "still counting" not in saved_text
+    stubs = [o["data"] for c in json.loads(saved_text)["cells"] for o in c.get("outputs", [])
+             if STUB_MIME in o.get("data", {})]
+    saved_stub = next(d for d in stubs if d[STUB_MIME]["handle"] == handle)
+    assert saved_stub[STUB_MIME]["tokens_exact"] is True, saved_stub[STUB_MIME]
+    counted = f"{saved_stub[STUB_MIME]['tokens']:,}"
+    assert exact_tokens.startswith(counted), (exact_tokens, counted)
+    assert f"lines, {counted} tokens" in "".join(saved_stub["text/plain"])
+    assert f"lines, {counted} tokens" in "".join(saved_stub["text/html"])
     # The open sidebar is remembered by the workspace, and open again after a reload (it came back
     # closed: the extension did not hand it to the layout restorer).
     page.wait_for_function(
@@ -243,3 +270,6 @@ def test_card_sql_explorer_panel_sidebar_and_a_reload(page: Page, server: LabSer
     expect(saved.locator(".jp-scratchpad-explorer-summary")).to_contain_text("Scratchpad explorer — run notebook")
     expect(saved).to_contain_text("a saved summary")
     expect(page.locator(".jp-Notebook")).not_to_contain_text("model not found")
+    # The card, rendered again from the saved notebook, shows the exact count (not "≥ 5,120").
+    reopened = page.locator(f'.jp-Notebook .jp-scratchpad-card[data-handle="{handle}"]').first
+    expect(reopened.locator('[data-fact="tokens"] .jp-scratchpad-card-value')).to_have_text(exact_tokens)

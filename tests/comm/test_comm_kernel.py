@@ -146,3 +146,24 @@ def test_the_bridge_through_a_real_kernel(kernel: BlockingKernelClient) -> None:
         check("closed", data)
     _, (kind, _data) = open_comm(kernel)
     assert kind == "comm_close"
+
+
+def test_a_budget_waiting_for_a_count_does_not_hold_the_list_back(kernel: BlockingKernelClient) -> None:
+    # The sidebar stayed on "Nothing spilled yet" after a first large spill: the budget waits for
+    # the spill's exact token count, and answered on the shell thread it held every later request
+    # (the list among them) and the next cell until the count was in, past the page's timeout.
+    run(kernel, "%load_ext jupyter_scratchpad")
+    comm_id, (kind, _hello) = open_comm(kernel)
+    assert kind == "comm_msg"
+    run(kernel, "rows = {'rows': [{'id': i, 'txt': 'lorem ipsum dolor ' * 8} for i in range(250_000)]}\nrows")
+    for data in ({"id": "b1", "type": "budget"}, {"id": "l1", "type": "list"}):
+        message = {"comm_id": comm_id, "data": {"protocol": PROTOCOL_VERSION, **data}}
+        kernel.shell_channel.send(kernel.session.msg("comm_msg", message))
+    first, second = next_reply(kernel, comm_id)[1], next_reply(kernel, comm_id)[1]
+    assert [first["id"], second["id"]] == ["l1", "b1"], "the list waited for the budget's count"
+    check("list_reply", first)
+    assert first["result"]["total_entries"] == 1
+    check("budget_reply", second)
+    # the budget, once the count is in, holds it
+    assert second["result"]["tokens_intercepted"] >= 1_000_000
+    run(kernel, "%unload_ext jupyter_scratchpad")
