@@ -119,6 +119,9 @@ class Scratchpad:
             ),
             turn_depth_bonus=self.policy.turn_depth_bonus if turn_depth_bonus is None else turn_depth_bonus,
         )
+        # ends a budget_exhausted refusal's message: what a person can do about it (a server says
+        # how it is restarted or sized); empty by default
+        self.budget_exhausted_note = ""
         self._usage_lock = threading.Lock()
         self._pending: list[Future[Any]] = []
         # called as listener(handle, tokens) when a large spill's exact count lands (the notebook

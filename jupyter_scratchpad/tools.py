@@ -1268,6 +1268,7 @@ def _too_large(
                 f"the context budget is spent: {budget.remaining:,} of {budget.usable:,} tokens are left and "
                 f"{tool.name} would return about {estimated:,}; no smaller call fits. Answer with what you "
                 "have (a note saved with scratch_write is always confirmed); only this short refusal was charged"
+                + (f". {pad.budget_exhausted_note}" if pad.budget_exhausted_note else "")
             ),
             "estimated_tokens": estimated,
             "remaining_budget_tokens": budget.remaining,

@@ -62,6 +62,12 @@ def _tokens(value: str) -> int:
     return int(value)
 
 
+def _window(text: str) -> int:
+    if not re.fullmatch(r"[0-9][0-9_,]*", text.strip()) or int(text.strip().replace(",", "").replace("_", "")) < 1000:
+        raise argparse.ArgumentTypeError(f"a number of tokens, at least 1000 (128000 or 128,000), not {text[:40]!r}")
+    return int(text.strip().replace(",", "").replace("_", ""))
+
+
 def _count(option: str) -> Callable[[str], int]:
     def check(text: str) -> int:
         if not re.fullmatch(r"[0-9]+", text.strip()):
@@ -123,6 +129,14 @@ def _store_args(p: argparse.ArgumentParser, reads: bool = False, server: bool = 
     g.add_argument("--agent-id", type=_named("--agent-id"), default="main", help="the agent (default main)")
     g.add_argument("--model", default="gpt-4o", help="the model whose tokens are counted (default gpt-4o)")
     g.add_argument("--policy", metavar="TOML", help="spill policy in Aura's TOML layout")
+    if server:
+        g.add_argument(
+            "--context-window",
+            metavar="N",
+            type=_window,
+            help="the model's context window in tokens, which sizes the session's budget (default: the model's, "
+            "e.g. 128,000 for gpt-4o); the budget lasts as long as this process",
+        )
 
 
 _JSON_HELP = "print JSON for machines: a tool's result as {ok, data, error}, a listing as one object per line"
@@ -194,7 +208,17 @@ def _pad(store: Any, args: argparse.Namespace, default_run: str) -> Any:
     kwargs: dict[str, Any] = {"model": args.model}
     if policy is not None:
         kwargs["policy"] = policy
+    if getattr(args, "context_window", None) is not None:
+        kwargs["context_window"] = args.context_window
     return store.scratchpad(args.run_id or default_run, args.agent_id, **kwargs)
+
+
+# Said after a server's budget_exhausted: a client keeps one server for many conversations, and
+# the refusal said only "answer with what you have" (probe Y), with nothing a person could do.
+SERVER_BUDGET_NOTE = (
+    "This server's budget is the whole session's (it does not know when a conversation ends): a "
+    "person restarts the server to start it again, or gives it another size with --context-window N"
+)
 
 
 def _reading_pad(store: Any, args: argparse.Namespace) -> Any:
@@ -427,6 +451,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     with _open_store(args) as store:
         pad = _pad(store, args, f"mcp-{uuid.uuid4().hex[:12]}")
+        pad.budget_exhausted_note = SERVER_BUDGET_NOTE
         args.serving = True
         return _serve_and_log(pad, build_server(pad, prefix=args.prefix), args.http)
 
@@ -464,6 +489,7 @@ def _cmd_proxy(args: argparse.Namespace) -> int:
         upstreams = [Upstream(args.name, command=command[0], args=command[1:], timeout_s=timeout)]
     with _open_store(args) as store:
         pad = _pad(store, args, f"proxy-{uuid.uuid4().hex[:12]}")
+        pad.budget_exhausted_note = SERVER_BUDGET_NOTE
         for warning in _passes_through(pad.policy, args.policy, [u.name for u in upstreams]):
             print(f"jupyter-scratchpad: warning: {warning}", file=sys.stderr, flush=True)
         args.serving = True

@@ -250,3 +250,39 @@ def test_a_second_server_on_a_held_store_answers_initialize_with_the_reason(
 
     anyio.run(run)
     assert "is open in process" in errlog.read_text()  # (and stderr still says it)
+
+
+def test_a_servers_budget_is_sized_by_context_window_and_its_refusal_says_what_a_person_can_do(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    # probe Y: a client keeps one server for many conversations; once its 102,400 tokens were read
+    # every later read was budget_exhausted, with no flag to size it and nothing said to a person
+    store_dir = tmp_path / "store"
+    with ScratchStore(store_dir) as store:
+        handle = store.scratchpad("r1", "main").spill(BIG, tool="k8s_list_pods").handle
+
+    async def run() -> None:
+        cmd, args = cli("mcp", "serve", "--store", str(store_dir), "--run-id", "r1", "--context-window", "12,000")
+        with (tmp_path / "stderr.txt").open("w") as err:
+            async with stdio_client(StdioServerParameters(command=cmd, args=args, env=env), errlog=err) as (r, w):
+                async with ClientSession(r, w) as s:
+                    await s.initialize()
+                    usage = json.loads((await s.call_tool("scratchpad_usage", {})).content[0].text)
+                    assert usage["budget"]["usable"] == 9_600, usage  # (12,000 less the 20% margin)
+                    refused = None
+                    for start in range(1, 20_000, 400):
+                        got = await s.call_tool("slice", {"handle": handle, "start": start, "end": start + 399})
+                        said = got.content[0].text
+                        if got.is_error and '"budget_exhausted"' in said:
+                            refused = json.loads(said)
+                            break
+                    assert refused is not None, "the budget never ran out"
+                    assert "restarts the server" in refused["message"] and "--context-window N" in refused["message"]
+
+    anyio.run(run)
+
+
+def test_context_window_is_a_number_of_tokens(tmp_path: Path, env: dict[str, str]) -> None:
+    cmd, args = cli("mcp", "serve", "--ephemeral", "--context-window", "lots")
+    done = subprocess.run([cmd, *args], env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2 and "--context-window" in done.stderr and "at least 1000" in done.stderr
