@@ -627,9 +627,14 @@ SPILL_PRINT_WAIT_S = 5.0  # how long it waits for it before printing the stub (e
 
 
 def _cmd_spill(args: argparse.Namespace) -> int:
-    data = sys.stdin.buffer.read()
-    if not data:
+    if sys.stdin.isatty():
         raise UsageError("spill reads the output from stdin: some-command | jupyter-scratchpad spill --tool NAME")
+    data = sys.stdin.buffer.read()
+    if not data:  # (a pipe whose command printed nothing, or failed: said as such, nothing stored)
+        raise UsageError(
+            "stdin was empty: nothing to store (did the command before the | print nothing, or fail?); "
+            "some-command | jupyter-scratchpad spill --tool NAME"
+        )
     with _open_store(args) as store:
         pad = _pad(store, args, "default")
         r = pad.intercept(data, args.tool, force=not args.policy_decides, ttl_s=args.ttl)

@@ -179,6 +179,14 @@ def test_small_mistakes_are_said_not_guessed(spilled: tuple[dict[str, str], str]
     assert wrote.returncode == 0 and typo.exists()
 
 
+def test_an_empty_pipe_into_spill_is_said_as_such(spilled: tuple[dict[str, str], str]) -> None:
+    # probe Y: `failing-command | jupyter-scratchpad spill` answered with how to use spill
+    env, h = spilled
+    out = _run(env, "spill", "--tool", "k8s", stdin=b"")
+    assert out.returncode == 2 and "stdin was empty: nothing to store" in out.stderr, out.stderr
+    assert h in _run(env, "ls").stdout  # (what was stored stays)
+
+
 @pytest.mark.parametrize("suffix", [".json", ".jsonl", ".parquet", ".csv"])
 def test_export_writes_files_others_can_read(spilled: tuple[dict[str, str], str], tmp_path: Path,
                                              suffix: str) -> None:
