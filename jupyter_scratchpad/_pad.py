@@ -635,10 +635,11 @@ class Scratchpad:
         *,
         params: Mapping[str, Any] | Sequence[Any] | None = None,
         max_rows: int | None = SQL_DF_MAX_ROWS,
+        time_limit_s: float | None = None,
     ) -> Any:
         """Every row of a sandboxed SQL query as a pandas DataFrame: read as the person, whole and
-        not charged to the agent's budget."""
-        return _person.sql_df(self, query, limit, params=params, max_rows=max_rows)
+        not charged to the agent's budget (``time_limit_s``: stopped then; none by default)."""
+        return _person.sql_df(self, query, limit, params=params, max_rows=max_rows, time_limit_s=time_limit_s)
 
     def dataframe(self, handle: str, path: str = "$") -> Any:
         """The array at ``path`` of a handle as a pandas DataFrame: read as the person, whole and

@@ -50,14 +50,46 @@ T = TypeVar("T")
 INTERRUPT_WAIT_S = 10.0  # for a query to stop once interrupted (then the caller gets control back)
 
 
-def _interruptible(conn: Any, work: Callable[[], T]) -> T:
+class QueryTimeout(InvalidArgumentError):
+    """A person's query stopped at the time limit it was given (``sql_df(time_limit_s=…)``)."""
+
+
+def _interruptible(conn: Any, work: Callable[[], T], time_limit_s: float | None = None) -> T:
     """``work()`` (a query on ``conn``) in a thread while this one waits in Python, so Ctrl-C
     (the kernel's interrupt) reaches it at once and stops the query (``conn.interrupt()``).
 
     Run in the calling thread, a SIGINT was seen only when DuckDB polled for it, and it lost
     some: in 2 of 4 runs a query over range(1e14) ran on through a Ctrl-C every half second.
-    Off the main thread (no signal arrives there) the work runs where it is.
+    Off the main thread (no signal arrives there) the work runs where it is. ``time_limit_s``:
+    the query is interrupted then, and ``QueryTimeout`` raised (the explorer's queries run in a
+    comm handler, where the kernel's Interrupt never arrives: a slow one held the kernel for minutes).
     """
+    if time_limit_s is None:
+        return _interruptible_now(conn, work)
+    fired = threading.Event()
+
+    def stop() -> None:
+        fired.set()
+        conn.interrupt()
+
+    timer = threading.Timer(time_limit_s, stop)
+    timer.daemon = True
+    timer.start()
+    try:
+        return _interruptible_now(conn, work)
+    except BaseException:
+        if fired.is_set():
+            raise QueryTimeout(
+                f"the query ran longer than {time_limit_s:g} s and was stopped",
+                code="timeout",
+                time_limit_s=time_limit_s,
+            ) from None
+        raise
+    finally:
+        timer.cancel()
+
+
+def _interruptible_now(conn: Any, work: Callable[[], T]) -> T:
     if threading.current_thread() is not threading.main_thread():
         return work()
     box: dict[str, Any] = {}
@@ -97,6 +129,7 @@ def sql_df(
     *,
     params: Mapping[str, Any] | Sequence[Any] | None = None,
     max_rows: int | None = SQL_DF_MAX_ROWS,
+    time_limit_s: float | None = None,
 ) -> Any:
     """Every row of ``query`` (DuckDB SQL over the pad's handles) as a pandas DataFrame.
 
@@ -104,6 +137,7 @@ def sql_df(
     without it, a result of more than ``max_rows`` rows is refused with what to do instead
     (``max_rows=None``: no bound at all). ``params`` are bound as DuckDB parameters (``$name``
     with a mapping, ``?`` with a sequence), never pasted into the text. Nothing is charged.
+    ``time_limit_s``: the query is stopped then (``QueryTimeout``); none by default (Ctrl-C stops it).
     """
     import duckdb
 
@@ -135,7 +169,7 @@ def sql_df(
         return _fetch(pd, cursor, limit if limit is not None else max_rows)
 
     try:
-        frame, more = _interruptible(conn, run)
+        frame, more = _interruptible(conn, run, time_limit_s)
     except duckdb.Error as exc:
         raise _query_error(exc, query, every, relations, ctx, unreadable) from None
     except RuntimeError as exc:  # Ctrl-C: DuckDB's "Query interrupted" is an interrupt, not a bug of ours

@@ -11,6 +11,7 @@ Views (``kind``): ``lines`` (numbered lines), ``windows`` (grep's match windows)
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from typing import Any
@@ -365,12 +366,36 @@ def _rows(n: int) -> str:
     return f"{n:,} row{'' if n == 1 else 's'}"
 
 
+# A person's query from the explorer runs in the kernel's comm handler, where the kernel's
+# Interrupt never arrives: it is stopped after this long (a cross join held the kernel, its cells,
+# the sidebar and every other tab for six minutes: probe Z). A cell's %scratch sql has no limit.
+EXPLORER_SQL_LIMIT_S = 30.0
+
+
+def _person_sql(pad: Scratchpad, query: str, limit: int | None = None) -> Any:
+    """``pad.sql_df`` within the explorer's time limit; a query stopped there says where to run it."""
+    from .._person import QueryTimeout
+
+    try:
+        return pad.sql_df(query, limit, time_limit_s=EXPLORER_SQL_LIMIT_S)
+    except QueryTimeout:
+        raise ActionError(
+            {
+                "error": "timeout",
+                "message": f"the query ran longer than {EXPLORER_SQL_LIMIT_S:g} s and was stopped (the kernel "
+                "waits on the explorer meanwhile); run it in a cell, where it has no limit and the kernel's "
+                "Interrupt stops it: %%scratch sql",
+                "suggestions": [],
+            }
+        ) from None
+
+
 def _count(pad: Scratchpad, query: str) -> int | None:
     """The rows of ``query`` (read as the person, not charged); None when it cannot be wrapped
-    (SHOW, PIVOT …) or is wrong."""
+    (SHOW, PIVOT …), is wrong, or takes longer than the explorer waits."""
     try:
-        return int(pad.sql_df(f"SELECT count(*) AS n FROM {_wrap(query)}")["n"][0])
-    except ScratchpadError:
+        return int(_person_sql(pad, f"SELECT count(*) AS n FROM {_wrap(query)}")["n"][0])
+    except (ScratchpadError, ActionError):
         return None
 
 
@@ -409,17 +434,21 @@ def sql(pad: Scratchpad, handle: str | None, args: dict[str, Any], as_agent: boo
     offset = _int(args, "offset", 0, 0, 10**12)
     if as_agent:
         return _agent_sql(pad, query, size, offset)
-    total = _count(pad, query)
-    frame = None
-    if total is not None:
-        try:
-            frame = pad.sql_df(f"SELECT * FROM {_wrap(query)} LIMIT {size} OFFSET {offset}")
-        except ScratchpadError:
-            total = None
+    # the page first, then the total only when the page does not tell it (a query ran twice,
+    # its count first: a slow one took twice its time before a row was shown)
+    frame, total = None, None
+    unpaged = "the statement cannot be wrapped"
+    with contextlib.suppress(ScratchpadError):
+        frame = _person_sql(pad, f"SELECT * FROM {_wrap(query)} LIMIT {size} OFFSET {offset}")
+    if frame is not None:
+        total = offset + len(frame) if 0 < len(frame) < size or (offset == 0 and len(frame) == 0) else None
+        total = _count(pad, query) if total is None else total
+        if total is None:  # (the page is shown; its rows could not be counted in time)
+            unpaged = f"counting its rows took longer than {EXPLORER_SQL_LIMIT_S:g} s"
     if frame is None:
         # Not wrappable (SHOW, PIVOT …), or simply wrong: run it as typed, so its own error (or rows) show.
         try:
-            frame = pad.sql_df(query, size)
+            frame = _person_sql(pad, query, size)
         except ScratchpadError as exc:
             raise ActionError(_sql_error(exc)) from None
         total, offset = None, 0
@@ -430,7 +459,7 @@ def sql(pad: Scratchpad, handle: str | None, args: dict[str, Any], as_agent: boo
     # the range of the rows sent ("rows 1-500 of 600" named 226 rows that were not sent), and the
     # page after them: Next went on at offset + page size, and those rows were never seen
     if total is None:
-        summary = f"{_rows(shown)} (not paged: the statement cannot be wrapped)"
+        summary = f"{_rows(shown)} (not paged: {unpaged})"
         if left:
             summary += f" ({left:,} more rows did not fit one page)"
     elif cells:

@@ -385,3 +385,56 @@ def test_every_reply_is_bounded_as_sent(
     assert [s for s in sizes if s[1] > MAX_PAGE_CHARS] == []
     assert all(len(json.dumps(reply, ensure_ascii=False).encode()) <= MAX_PAGE_CHARS for reply in replies)
     assert all(size > MAX_PAGE_CHARS * 0.9 for _, size in sizes), sizes  # a page still fills its reply
+
+
+SLOW = "SELECT sum(hash(a.i * b.i)) AS s FROM range(200000) a(i), range(200000) b(i)"
+
+
+def test_a_slow_query_in_the_explorer_is_stopped_at_its_time_limit(
+    make_explorer: Callable[..., Explorer], pad: Scratchpad, pods_handle: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # probe Z: the explorer's query ran in the kernel's comm handler, where Interrupt never
+    # arrives, for six minutes: no cell ran, no tab or sidebar answered meanwhile
+    import time
+
+    from jupyter_scratchpad.widgets import _actions
+
+    monkeypatch.setattr(_actions, "EXPLORER_SQL_LIMIT_S", 1.0)
+    explorer = make_explorer(pods_handle)
+    started = time.monotonic()
+    reply = ask(explorer, "sql", query=SLOW, page_size=5)
+    took = time.monotonic() - started
+    assert not reply["ok"] and reply["error"]["error"] == "timeout", reply
+    assert "longer than 1 s" in reply["error"]["message"] and "%%scratch sql" in reply["error"]["message"]
+    assert took < 15, took  # (1 s, and the interrupted query's stop; it ran on for minutes)
+    after = ask(explorer, "sql", query="SELECT 42 AS n")
+    assert after["ok"] and after["view"]["summary"] == "rows 1-1 of 1"  # (the explorer answers on)
+
+
+def test_a_cell_query_has_no_time_limit_unless_given(pad: Scratchpad, pods_handle: str) -> None:
+    from jupyter_scratchpad._person import QueryTimeout
+
+    with pytest.raises(QueryTimeout, match="longer than 0.5 s"):
+        pad.sql_df(SLOW, time_limit_s=0.5)
+    assert pad.sql_df("SELECT 1 AS n")["n"][0] == 1
+
+
+def test_a_page_that_tells_its_total_runs_the_query_once(
+    make_explorer: Callable[..., Explorer], pad: Scratchpad, pods_handle: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # each query ran twice (its count(*) first): a slow one took twice its time before a row showed
+    ran: list[str] = []
+    real = Scratchpad.sql_df
+
+    def counted(self: Scratchpad, query: str, *args: Any, **kwargs: Any) -> Any:
+        ran.append(query)
+        return real(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(Scratchpad, "sql_df", counted)
+    explorer = make_explorer(pods_handle)
+    view = ask(explorer, "sql", query="SELECT 1 AS a UNION ALL SELECT 2", page_size=20)["view"]
+    assert view["total"] == 2 and view["summary"] == "rows 1-2 of 2"
+    assert len(ran) == 1 and not any("count(*)" in q for q in ran), ran
+    ran.clear()
+    full = ask(explorer, "sql", query=f"SELECT unnest(items) AS i FROM {pods_handle}", page_size=20)["view"]
+    assert full["total"] == 4000 and len(ran) == 2  # (a full page: the total is counted)
