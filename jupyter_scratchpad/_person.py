@@ -208,6 +208,12 @@ def _query_error(
         instead = [s for handle in unreadable[:2] for s in _sql._instead_of_sql(ctx, handle)]
         return InvalidArgumentError(message, code=kind, relations=relations, suggestions=instead)
     elif kind == "sql_error":
+        try:  # a handle that expired: said as the tools say it ("expired 4 s ago … spill it again")
+            _sql._raise_if_expired(ctx, query, message)
+        except ToolError as gone:
+            return InvalidArgumentError(
+                gone.message, code=gone.code, relations=relations, suggestions=gone.suggestions, **gone.fields
+            )
         message, fixed = _sql.missing_relation(query, message, every, relations)
     read = _sql._relation_read(query, every) or relations[0]
     suggestions = [suggestion("sql", "list the columns of a relation", query=f"DESCRIBE {read}")]
