@@ -234,7 +234,95 @@ def _specific_first(found: list[tuple[str, str]]) -> list[tuple[re.Pattern[str],
     return [(template_pattern(template), server) for template, server in ranked]
 
 
-async def _connect(stack: AsyncExitStack, up: Upstream, on_message: Any = None) -> ClientSession:
+# One message of an upstream (an SSE event of an HTTP upstream) the proxy reads: the SDK's own
+# 1 MiB default failed every HTTP result over about 500 KB of text (JSON escapes double it), where
+# the proxy exists for large results. Past this an HTTP call fails at once with a short tool error
+# (``_upstream_failed``); a stdio upstream's lines are read whole, as before.
+UPSTREAM_MESSAGE_MAX_BYTES = 64 << 20
+_TOO_LARGE = "exceeded the"  # (the SDK's words for an SSE event over the bound: "... exceeded the N byte limit")
+
+
+@dataclass
+class _Down:
+    """Why an upstream's connection ended (an HTTP upstream that went away), once it has."""
+
+    why: dict[str, BaseException] = field(default_factory=dict)
+    url: dict[str, str] = field(default_factory=dict)
+    ready: set[str] = field(default_factory=set)  # initialized: its end is logged (before, the start's error says it)
+
+    def said(self, server: str) -> str | None:
+        """The short tool error for a call to ``server`` once its connection has ended, else None."""
+        if server not in self.why:
+            return None
+        return (
+            f"upstream server {server!r} is unreachable (url {clip_middle(self.url.get(server, '?'), 200)!r}; "
+            f"{_why(self.why[server])}): the proxy's connection to it ended, so none of its tools, resources "
+            "or prompts answer now; the scratchpad's tools and stored handles still work. Check that the server "
+            "is running at that URL, then restart the proxy to connect to it again"
+        )
+
+
+@asynccontextmanager
+async def _contained_http(up: Upstream, down: _Down) -> AsyncIterator[tuple[Any, Any]]:
+    """The streams of a streamable-HTTP connection to ``up``, its failures kept in it.
+
+    The SDK's ``streamable_http_client`` runs each request's POST in its own task group: a POST
+    that cannot connect (the upstream went away) fails that group, which cancelled the task that
+    entered it (the proxy's lifespan) and raised the ``ConnectError`` through it: the proxy died,
+    and the call waited meanwhile. Here the client runs in a task of its own, relayed to the
+    session through streams of ours: when it fails, the reason is kept in ``down`` (logged in one
+    line) and the session's stream ends, as a stdio upstream's does when its process ends, so its
+    calls fail at once and everything else goes on."""
+    from mcp.client.streamable_http import streamable_http_client
+
+    assert up.url is not None
+    url = down.url[up.name] = up.url
+    to_session, read = anyio.create_memory_object_stream[Any](0)
+    write, from_session = anyio.create_memory_object_stream[Any](0)
+    stop = anyio.Event()
+
+    async def pump(source: Any, sink: Any) -> None:
+        with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+            async for item in source:
+                await sink.send(item)
+
+    async def host(*, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+        started = False
+        try:
+            async with streamable_http_client(url, max_sse_event_size=UPSTREAM_MESSAGE_MAX_BYTES) as (t_read, t_write):
+                task_status.started()
+                started = True
+                async with anyio.create_task_group() as relay:
+                    relay.start_soon(pump, t_read, to_session)
+                    relay.start_soon(pump, from_session, t_write)
+                    await stop.wait()
+                    relay.cancel_scope.cancel()
+        except Exception as exc:  # (anyio's ExceptionGroup of the transport's task group: its first cause)
+            cause = first_raised(exc, Exception) or exc
+            down.why[up.name] = cause
+            if not stop.is_set() and up.name in down.ready:
+                log.warning("upstream %r (url %r) is unreachable: %s", up.name, url, _why(cause))
+        finally:
+            if not stop.is_set() and up.name not in down.why:
+                down.why[up.name] = ConnectionError("the connection ended")
+            to_session.close()  # (the session reads the end of its stream: its calls fail at once)
+            from_session.close()
+            if not started:
+                task_status.started()
+
+    async with anyio.create_task_group() as tg, read, write:
+        await tg.start(host)
+        try:
+            yield read, write
+        finally:
+            stop.set()
+            # (the SDK ends its session with a DELETE: an upstream gone is not waited for)
+            tg.cancel_scope.deadline = anyio.current_time() + 5
+
+
+async def _connect(
+    stack: AsyncExitStack, up: Upstream, on_message: Any = None, down: _Down | None = None
+) -> ClientSession:
     if up.command is not None:
         use_line_aligned_reader()  # (the SDK's own reader is quadratic in a message's size: _lines.py)
         use_tolerant_parser()  # (a reply it cannot parse fails its call at once, not at the timeout: _wire.py)
@@ -246,10 +334,8 @@ async def _connect(stack: AsyncExitStack, up: Upstream, on_message: Any = None) 
         )
         read, write = await stack.enter_async_context(stdio_client(params, errlog=_errlog()))
     else:
-        from mcp.client.streamable_http import streamable_http_client
-
-        assert up.url is not None
-        read, write = await stack.enter_async_context(streamable_http_client(up.url))
+        down = down if down is not None else _Down()
+        read, write = await stack.enter_async_context(_contained_http(up, down))
     # (the session's timeout bounds initialize and the listings; a tool call has its own, reset by progress)
     # (its replies bounded and repaired before the SDK reads them: _upstream.py)
     session: ClientSession = await stack.enter_async_context(
@@ -260,11 +346,15 @@ async def _connect(stack: AsyncExitStack, up: Upstream, on_message: Any = None) 
     try:
         await session.initialize()
     except MCPError as exc:  # ("Method not found" alone, from a command that echoes its input back)
+        if down is not None and up.name in down.why:  # (an HTTP upstream nobody answers at: why, not "closed")
+            raise down.why[up.name] from None
         raise InitializeRefused(
             f"it answered initialize with an error ({' '.join(str(exc).split())[:200]}), where an MCP server "
             "answers with its capabilities: is the command an MCP server speaking JSON-RPC on its stdout? "
             "(one that echoes its input, as cat does, answers so)"
         ) from None
+    if down is not None:
+        down.ready.add(up.name)
     return session
 
 
@@ -996,6 +1086,12 @@ def _upstream_failed(route: _Route, exc: BaseException) -> str:
             f"upstream server {route.server!r} answered {route.upstream_name!r}, but its reply is not valid "
             f"JSON-RPC ({why}), so it could not be read. Retry it or ask for less; the proxy's log has the details"
         )
+    if "SSE" in said and _TOO_LARGE in said:  # an HTTP upstream's reply over the bound: not read, nothing stored
+        return (
+            f"upstream server {route.server!r} answered {route.upstream_name!r} with a reply over the proxy's "
+            f"bound for one upstream message ({UPSTREAM_MESSAGE_MAX_BYTES:,} bytes), so it was not read and "
+            "nothing of it was stored. Ask for less (a narrower query, a page, a filter)"
+        )
     if "closed" in said.lower():  # the SDK's word for a server whose process ended
         return (
             f"upstream server {route.server!r} is gone ({said}): its process ended or closed the connection, "
@@ -1017,6 +1113,16 @@ def _tool_error(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
 
+class _Gone(Exception):
+    """A request to an upstream whose connection ended: the message says which and what to do."""
+
+
+def _gone(down: _Down, server: str, exc: Exception) -> Exception:
+    """``exc``, or the short words for an upstream whose connection ended (not "Connection closed")."""
+    said = down.said(server)
+    return _Gone(said) if said is not None and not isinstance(exc, _Gone) else exc
+
+
 def _bounded_protocol_error(exc: Exception, limit: int) -> Exception:
     """An upstream's protocol error passed on with its code and a bounded message (an upstream
     answered a resource read with a 100,000-character message); any other failure in one line."""
@@ -1024,6 +1130,8 @@ def _bounded_protocol_error(exc: Exception, limit: int) -> Exception:
 
     if isinstance(exc, MCPError):
         return MCPError(code=exc.code, message=bound_error_text(exc.message, limit))
+    if isinstance(exc, _Gone):
+        return MCPError(code=types.INTERNAL_ERROR, message=bound_error_text(str(exc), limit))
     return MCPError(code=types.INTERNAL_ERROR, message=f"the upstream server failed: {_why(exc)}")
 
 
@@ -1065,6 +1173,7 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
         raise ValueError(f"upstream names must be unique: {names}")
     holder: dict[str, _State] = {}
     timeouts = {u.name: u.timeout_s for u in upstreams}
+    down = _Down()  # the HTTP upstreams whose connection ended, and why
 
     @asynccontextmanager
     async def lifespan(_server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
@@ -1081,7 +1190,7 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
                     listed: list[tuple[str, list[types.Tool], list[types.Prompt]]] = []
                     for up in upstreams:
                         starting[:] = [up]
-                        session = state.sessions[up.name] = await _connect(stack, up, _on_message(up.name, tg))
+                        session = state.sessions[up.name] = await _connect(stack, up, _on_message(up.name, tg), down)
                         listed.append((up.name, *await _listing(session)))
                     starting.clear()
                     started.set()
@@ -1196,6 +1305,8 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
             if ours in TOOL_NAMES and (not prefix or params.name.startswith(prefix)):
                 return await run_tool(pad, ours, params.arguments, prefix)
             return unknown_tool(pad, params.name, [t.name for t in (await list_tools(ctx, None)).tools])
+        if (gone := down.said(route.server)) is not None:  # (at once: its connection ended)
+            return _tool_error(gone)
         token = (ctx.meta or {}).get("progress_token") if getattr(ctx, "meta", None) else None
         limit = timeouts[route.server]
         waiting = anyio.CancelScope(deadline=anyio.current_time() + limit if limit is not None else float("inf"))
@@ -1229,7 +1340,7 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
                     route.upstream_name, params.arguments or {}, read_timeout_seconds=_NEVER, progress_callback=progress
                 )
         except Exception as exc:  # it exited, or answered with a protocol error: a tool error, bounded
-            return _tool_error(_upstream_failed(route, exc))
+            return _tool_error(down.said(route.server) or _upstream_failed(route, exc))
         if result is None:
             return _tool_error(_upstream_silent(route, limit))
         out: types.CallToolResult = await anyio.to_thread.run_sync(
@@ -1302,9 +1413,11 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
         if server is None:
             raise bad_uri(f"unknown resource {uri[:200]!r}: no upstream listed it or has a template it fits")
         try:
+            if (gone := down.said(server)) is not None:
+                raise _Gone(gone)
             result = await state().sessions[server].read_resource(uri)
         except Exception as exc:
-            raise _bounded_protocol_error(exc, pad.policy.error_max_bytes) from None
+            raise _bounded_protocol_error(_gone(down, server, exc), pad.policy.error_max_bytes) from None
         out: types.ReadResourceResult = await anyio.to_thread.run_sync(
             lambda: resource_through_policy(pad, server, result, prefix)
         )
@@ -1320,9 +1433,11 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
             known = ", ".join(sorted(state().prompts)[:20]) or "none"
             raise bad_uri(f"unknown prompt {params.name[:100]!r}; the prompts: {known}")
         try:
+            if (gone := down.said(route.server)) is not None:
+                raise _Gone(gone)
             result = await route.session.get_prompt(route.upstream_name, params.arguments)
         except Exception as exc:
-            raise _bounded_protocol_error(exc, pad.policy.error_max_bytes) from None
+            raise _bounded_protocol_error(_gone(down, route.server, exc), pad.policy.error_max_bytes) from None
         out: types.GetPromptResult = await anyio.to_thread.run_sync(
             lambda: prompt_through_policy(pad, route, result, prefix)
         )

@@ -414,7 +414,7 @@ def test_a_slow_query_in_the_explorer_is_stopped_at_its_time_limit(
 def test_a_cell_query_has_no_time_limit_unless_given(pad: Scratchpad, pods_handle: str) -> None:
     from jupyter_scratchpad._person import QueryTimeout
 
-    with pytest.raises(QueryTimeout, match="longer than 0.5 s"):
+    with pytest.raises(QueryTimeout, match=r"longer than 0\.5 s"):
         pad.sql_df(SLOW, time_limit_s=0.5)
     assert pad.sql_df("SELECT 1 AS n")["n"][0] == 1
 
