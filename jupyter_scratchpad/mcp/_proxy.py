@@ -321,7 +321,11 @@ async def _contained_http(up: Upstream, down: _Down) -> AsyncIterator[tuple[Any,
 
 
 async def _connect(
-    stack: AsyncExitStack, up: Upstream, on_message: Any = None, down: _Down | None = None
+    stack: AsyncExitStack,
+    up: Upstream,
+    on_message: Any = None,
+    down: _Down | None = None,
+    instructions: dict[str, str] | None = None,
 ) -> ClientSession:
     if up.command is not None:
         use_line_aligned_reader()  # (the SDK's own reader is quadratic in a message's size: _lines.py)
@@ -344,7 +348,7 @@ async def _connect(
     from mcp.shared.exceptions import MCPError
 
     try:
-        await session.initialize()
+        initialized = await session.initialize()
     except MCPError as exc:  # ("Method not found" alone, from a command that echoes its input back)
         if down is not None and up.name in down.why:  # (an HTTP upstream nobody answers at: why, not "closed")
             raise down.why[up.name] from None
@@ -355,7 +359,28 @@ async def _connect(
         ) from None
     if down is not None:
         down.ready.add(up.name)
+    said = getattr(initialized, "instructions", None)
+    if instructions is not None and isinstance(said, str) and said.strip():
+        instructions[up.name] = said
     return session
+
+
+# An upstream's instructions (its usage rules, auth hints) are passed on after ours, each under
+# its server's name and bounded: they reach the model's context (a proxy dropped them: probe Y).
+UPSTREAM_INSTRUCTIONS_MAX_CHARS = 4000
+
+
+def joined_instructions(ours: str, theirs: dict[str, str]) -> str:
+    """Our instructions, then each upstream's under its server's name, each cut to
+    ``UPSTREAM_INSTRUCTIONS_MAX_CHARS`` with a note of what was cut."""
+    parts = [ours]
+    for server, text in theirs.items():
+        text = text.strip()
+        if len(text) > UPSTREAM_INSTRUCTIONS_MAX_CHARS:
+            cut = len(text) - UPSTREAM_INSTRUCTIONS_MAX_CHARS
+            text = f"{text[:UPSTREAM_INSTRUCTIONS_MAX_CHARS]} [… {cut:,} characters of its instructions cut]"
+        parts.append(f"From the upstream server {server!r}: {text}")
+    return "\n\n".join(parts)
 
 
 class InitializeRefused(Exception):
@@ -1188,12 +1213,16 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
                 async with AsyncExitStack() as stack:
                     state = _State()
                     listed: list[tuple[str, list[types.Tool], list[types.Prompt]]] = []
+                    theirs: dict[str, str] = {}
                     for up in upstreams:
                         starting[:] = [up]
-                        session = state.sessions[up.name] = await _connect(stack, up, _on_message(up.name, tg), down)
+                        session = state.sessions[up.name] = await _connect(
+                            stack, up, _on_message(up.name, tg), down, theirs
+                        )
                         listed.append((up.name, *await _listing(session)))
                     starting.clear()
                     started.set()
+                    _server.instructions = joined_instructions(INSTRUCTIONS, theirs)
                     _index(state, listed, prefix)
                     holder["state"] = state
                     listings.update((name, (tools, prompts)) for name, tools, prompts in listed)

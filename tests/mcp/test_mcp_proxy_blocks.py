@@ -286,3 +286,24 @@ def test_a_huge_image_in_a_result_is_stored_and_a_small_one_passes(tmp_path: Pat
             assert not called.is_error, called
 
     through_mixed(env, tmp_path / "store", check)
+
+
+def test_the_upstreams_instructions_come_after_ours_under_its_name(tmp_path: Path, env: dict[str, str]) -> None:
+    # probe Y: the client's instructions were only the proxy's own; the upstream's rules were gone
+    params = proxy_params(env, tmp_path / "store", "--name", "mixed", "--", sys.executable, str(MIXED))
+
+    async def run() -> None:
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+            init = await s.initialize()
+            said = init.instructions or ""
+            assert said.startswith("Large tool outputs are kept out of the context as handles."), said
+            assert "From the upstream server 'mixed': MIXED-RULES: call report_with_chart at most once" in said
+
+    anyio.run(run)
+
+
+def test_an_upstreams_instructions_are_bounded() -> None:
+    from jupyter_scratchpad.mcp._proxy import UPSTREAM_INSTRUCTIONS_MAX_CHARS, joined_instructions
+
+    said = joined_instructions("ours", {"big": "x" * 1_000_000})
+    assert len(said) < UPSTREAM_INSTRUCTIONS_MAX_CHARS + 200 and "996,000 characters of its instructions cut" in said

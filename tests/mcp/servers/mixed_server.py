@@ -15,7 +15,7 @@ from mcp.server.mcpserver import Context, MCPServer
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4).decode()
 ROWS = [{"id": i, "status": "ok" if i % 3 else "failed", "detail": f"event number {i}"} for i in range(6000)]
 
-server = MCPServer("mixed")
+server = MCPServer("mixed", instructions="MIXED-RULES: call report_with_chart at most once per task.")
 
 
 @server.tool()
