@@ -457,7 +457,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _cmd_proxy(args: argparse.Namespace) -> int:
-    from ..mcp import Upstream, build_proxy, upstreams_from_toml
+    from ..mcp import Upstream, build_proxy, upstreams_from_client_config, upstreams_from_toml
     from ..mcp._proxy import DEFAULT_TIMEOUT_S, timeout_of
 
     try:
@@ -477,12 +477,19 @@ def _cmd_proxy(args: argparse.Namespace) -> int:
         raise UsageError("give exactly one upstream: --config servers.toml, --url URL, or -- COMMAND ARGS…")
     if args.config:
         try:
-            Path(args.config).open("rb").close()  # (else the policy loader said "cannot read policy file")
-        except OSError as exc:
+            text = Path(args.config).read_bytes().decode("utf-8", "replace")  # (else the policy loader said
+        except OSError as exc:  # "cannot read policy file")
             raise UsageError(f"cannot read --config {args.config}: {exc.strerror or exc}") from None
-        upstreams = upstreams_from_toml(args.config, default_timeout_s=timeout)
-        if not args.policy:
-            args.policy = args.config  # the same file holds [mcp.servers.<name>.scratchpad]
+        try:  # a client's JSON ({"mcpServers": …}) as it is, so a no-code setup reuses its own file
+            found = upstreams_from_client_config(args.config, text, default_timeout_s=timeout)
+        except ValueError as exc:
+            raise UsageError(f"--config {args.config}: {exc}") from None
+        if found is not None:
+            upstreams = found
+        else:
+            upstreams = upstreams_from_toml(args.config, default_timeout_s=timeout)
+            if not args.policy:
+                args.policy = args.config  # the same file holds [mcp.servers.<name>.scratchpad]
     elif args.url:
         upstreams = [Upstream(args.name, url=args.url, timeout_s=timeout)]
     else:

@@ -6,7 +6,7 @@ Run them with ``jupyter-scratchpad mcp serve`` and ``jupyter-scratchpad mcp prox
 
 from __future__ import annotations
 
-from ._proxy import Upstream, UpstreamError, build_proxy, upstreams_from_toml
+from ._proxy import Upstream, UpstreamError, build_proxy, upstreams_from_client_config, upstreams_from_toml
 from ._server import PAGE_BYTES, build_server, call_result
 
 __all__ = [
@@ -16,5 +16,6 @@ __all__ = [
     "build_proxy",
     "build_server",
     "call_result",
+    "upstreams_from_client_config",
     "upstreams_from_toml",
 ]

@@ -25,6 +25,7 @@ client, and serves one MCP server to its own client:
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import re
@@ -73,7 +74,14 @@ from ._upstream import (
 )
 from ._wire import UNREADABLE_REPLY, UnreadableLine, use_tolerant_parser
 
-__all__ = ["Upstream", "UpstreamError", "build_proxy", "first_raised", "upstreams_from_toml"]
+__all__ = [
+    "Upstream",
+    "UpstreamError",
+    "build_proxy",
+    "first_raised",
+    "upstreams_from_client_config",
+    "upstreams_from_toml",
+]
 
 log = logging.getLogger("jupyter_scratchpad.mcp")
 SEPARATOR = "__"
@@ -145,6 +153,46 @@ def upstreams_from_toml(
 
     data, _where = _load(Path(path))
     servers = (data.get("mcp") or {}).get("servers") or {}
+    return _upstreams(servers, default_timeout_s, f"{path}: no [mcp.servers.<name>] table with a command or url")
+
+
+def client_config(text: str) -> dict[str, Any] | None:
+    """The servers of an MCP client's JSON configuration (``{"mcpServers": {...}}``, as Claude
+    Desktop, Cursor and others write it; VS Code's ``{"servers": {...}}``), in the layout of
+    ``[mcp.servers.<name>]``; None when ``text`` is not such JSON."""
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"not valid JSON ({exc}): a client's configuration is {{\"mcpServers\": {{...}}}}") from None
+    servers = data.get("mcpServers", data.get("servers")) if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        raise ValueError(
+            'a JSON configuration holds its servers in "mcpServers" (or VS Code\'s "servers"): '
+            '{"mcpServers": {"git": {"command": "mcp-server-git", "args": ["--repository", "."]}}}'
+        )
+    # (a client's own keys: "type" is said by command or url here; "disabled" servers are left out)
+    return {
+        name: {k: v for k, v in table.items() if k not in ("type", "disabled")} if isinstance(table, dict) else table
+        for name, table in servers.items()
+        if not (isinstance(table, dict) and table.get("disabled") is True)
+    }
+
+
+def upstreams_from_client_config(
+    path: str | os.PathLike[str], text: str, default_timeout_s: float | None = DEFAULT_TIMEOUT_S
+) -> list[Upstream] | None:
+    """The upstreams of an MCP client's JSON configuration file (see ``client_config``), or None
+    when the file is not JSON (then it is read as TOML)."""
+    servers = client_config(text)
+    if servers is None:
+        return None
+    return _upstreams(servers, default_timeout_s, f'{path}: no server in its "mcpServers"')
+
+
+def _upstreams(servers: dict[str, Any], default_timeout_s: float | None, empty: str) -> list[Upstream]:
+    """``[mcp.servers.<name>]`` tables (from TOML, or a client's JSON) as upstreams, checked."""
     out = []
     for name, table in servers.items():
         if not isinstance(table, dict):
@@ -178,7 +226,7 @@ def upstreams_from_toml(
             )
         )
     if not out:
-        raise ValueError(f"{path}: no [mcp.servers.<name>] table with a command or url")
+        raise ValueError(empty)
     return out
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import anyio
 import mcp_types as types
+import pytest
 from conftest import INITIALIZE_LINE, cli, filesystem_server, free_port, wait_for_port
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -307,3 +308,44 @@ def test_an_upstreams_instructions_are_bounded() -> None:
 
     said = joined_instructions("ours", {"big": "x" * 1_000_000})
     assert len(said) < UPSTREAM_INSTRUCTIONS_MAX_CHARS + 200 and "996,000 characters of its instructions cut" in said
+
+
+def test_a_clients_json_configuration_is_read_as_it_is(tmp_path: Path, env: dict[str, str]) -> None:
+    # probe Y: a no-code user points --config at the file their client already has:
+    # "servers_claude.json is not valid TOML: Invalid statement (at line 1, column 1)"
+    config = tmp_path / "claude_desktop_config.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "mixed": {"command": sys.executable, "args": [str(MIXED)], "type": "stdio"},
+        "off": {"command": "no-such-server", "disabled": True},
+    }}))  # fmt: skip
+    params = proxy_params(env, tmp_path / "store", "--config", str(config))
+
+    async def run() -> None:
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            names = {t.name for t in (await s.list_tools()).tools}
+            assert "report_with_chart" in names and "schema" in names
+            got = await s.call_tool("report_with_chart", {})
+            assert not got.is_error and "scratchpad" in got.content[0].text.lower()
+
+    anyio.run(run)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('{"mcpServers": {"git": ', "not valid JSON"),
+        ('{"tools": {}}', '"mcpServers"'),
+        ('{"mcpServers": {}}', 'no server in its "mcpServers"'),
+        ('{"mcpServers": {"git": {"command": "x", "args": "--repository ."}}}', "args must be a list"),
+    ],
+)
+def test_a_wrong_json_configuration_says_what_it_should_hold(
+    tmp_path: Path, env: dict[str, str], text: str, said: str
+) -> None:
+    config = tmp_path / "servers.json"
+    config.write_text(text)
+    cmd, argv = cli("mcp", "proxy", "--ephemeral", "--config", str(config))
+    done = subprocess.run([cmd, *argv], env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2 and said in done.stderr, done.stderr
+    assert "TOML" not in done.stderr and "Traceback" not in done.stderr
