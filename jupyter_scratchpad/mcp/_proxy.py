@@ -869,7 +869,8 @@ def _texts_through_policy(
     """
     result = bounded_links(without_big_meta(result))
     if result.is_error:  # a small error is the upstream's own, unchanged
-        return bounded_error(result, pad.policy.error_max_bytes)
+        bounded = bounded_error(result, pad.policy.error_max_bytes)
+        return bounded if bounded is result else _error_stored(pad, route, result, bounded, prefix)
     read = [b for b in result.content if _text_of(b) is not None]  # (in their order)
     texts = [b for b in read if isinstance(b, types.TextContent)]
     others = [b for b in result.content if _text_of(b) is None]
@@ -895,6 +896,35 @@ def _texts_through_policy(
         return result
     stub = types.TextContent(type="text", text=stub_text(out, prefix))
     return result.model_copy(update={"content": [stub, *others], "structured_content": None})
+
+
+def _error_stored(
+    pad: Scratchpad, route: _Route, result: types.CallToolResult, bounded: types.CallToolResult, prefix: str
+) -> types.CallToolResult:
+    """A cut error (its head and tail shown) whose whole text is stored as a handle, named after
+    the cut: the middle of a 750 KB stack trace, often the part that says why, could not be read.
+    A store that fails leaves the cut error as it was (never more of it)."""
+    joined = "\n".join(t for b in result.content if (t := _text_of(b)) is not None)
+    if len(joined.encode("utf-8", "surrogatepass")) <= pad.policy.error_max_bytes:
+        return bounded  # (only its other blocks or structured content were left out: nothing to read back)
+    try:
+        out = pad.intercept(joined, tool=route.upstream_name, server=route.server, force=True)
+    except Exception:  # (fail closed: the bounded error alone)
+        log.warning("storing a cut upstream error failed", exc_info=True)
+        return bounded
+    if not out.spilled or out.handle is None:
+        return bounded
+    x = prefix
+    note = (
+        f"[the whole error ({len(joined):,} characters) is stored as handle {out.handle}: "
+        f'{x}grep handle="{out.handle}" pattern="Error|Exception|Caused by", or {x}slice it]'
+    )
+    # (the cut error and the note within the bound together)
+    bounded = bounded_error(result, max(1024, pad.policy.error_max_bytes - len(note.encode()) - 1))
+    first = bounded.content[0]
+    text = first.text if isinstance(first, types.TextContent) else ""
+    return bounded.model_copy(update={"content": [types.TextContent(type="text", text=f"{text}\n{note}"),
+                                                  *bounded.content[1:]]})  # fmt: skip
 
 
 def stub_text(out: Any, prefix: str = "") -> str:

@@ -89,13 +89,18 @@ def test_size_hint_progress_and_errors(tmp_path: Path, env: dict[str, str]) -> N
             counted = await s.call_tool("slow_count", {"steps": 3}, progress_callback=on_progress)
             assert counted.content[0].text == "counted to 3"
             assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
-            # a huge error: bounded, never spilled, still an error
+            # a huge error: bounded and still an error; its whole text stored, named after the cut
+            # (probe Y: the middle of a 750 KB trace, often the part that says why, was unreadable)
             err = await s.call_tool("explode", {})
             text = err.content[0].text
             assert err.is_error and text.startswith("Traceback:") and "bytes of this error cut" in text
             assert len(text.encode()) <= 8192 and "[scratchpad]" not in text
+            handle = re.search(r"is stored as handle (\S+):", text)
+            assert handle is not None, text[-400:]
+            middle = await s.call_tool("slice", {"handle": handle.group(1), "start": 5000, "end": 5001})
+            assert not middle.is_error and middle.content[0].text.strip(), middle
             usage = await s.call_tool("scratchpad_usage", {})
-            assert usage.structured_content["spills"] == 0 and usage.structured_content["run_id"] == "r"
+            assert usage.structured_content["spills"] == 1 and usage.structured_content["run_id"] == "r"
 
     anyio.run(run)
 
