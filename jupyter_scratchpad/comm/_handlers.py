@@ -112,9 +112,20 @@ def _target(request: dict[str, Any]) -> tuple[str, str]:
     return ("handle", request["handle"]) if "handle" in request else ("note", request["key"])
 
 
+def _refresh_explorers() -> None:
+    """Refresh the open explorers, as the kernel does after each cell: a handle deleted or
+    extended from the sidebar (no cell ran) must not stay in an explorer's picker."""
+    try:
+        from ..widgets import refresh_all
+    except ImportError:  # no anywidget: no explorer is open
+        return
+    refresh_all()
+
+
 def _delete(pad: Scratchpad, request: dict[str, Any]) -> dict[str, Any]:
     kind, key = _target(request)
     deleted = pad.store.delete_entry(pad.scope, kind, key)
+    _refresh_explorers()
     return {"kind": kind, "key": key, "deleted": deleted}
 
 
@@ -126,6 +137,7 @@ def _extend(pad: Scratchpad, request: dict[str, Any]) -> dict[str, Any]:
     # "Extend" keeps an entry longer: an expiry already later than now + ttl_s is left as it is.
     if entry is None or entry.expires_at < now + ttl_s:
         entry = pad.store.touch(pad.scope, kind, key, ttl_s)
+    _refresh_explorers()
     return {
         "kind": kind,
         "key": key,

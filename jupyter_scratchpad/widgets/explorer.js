@@ -84,6 +84,9 @@ function row(...children) {
 // A match's path in the document (grep of a JSON entry): a link that shows the value at it.
 // It tells the explorer by an event, so a view stays plain DOM that any page can render.
 export const PATH_EVENT = "jp-scratchpad-path";
+// A read as the model was charged to the budget: the page's other budget read-outs (JupyterLab's
+// status bar and sidebar) refresh on it, instead of waiting for the next cell.
+export const CHARGED_EVENT = "jp-scratchpad-charged";
 
 function pathLink(path) {
   const link = el("a", "jp-scratchpad-x-path", path);
@@ -149,6 +152,10 @@ export function renderView(view) {
 
 // -- the explorer ----------------------------------------------------------------------------
 
+const GONE_CODE = "kernel_gone";
+export const GONE_MESSAGE =
+  "The kernel restarted (or stopped): this explorer is no longer live. Run %scratch explore again.";
+
 function render({ model, el: root }) {
   root.classList.add("jp-scratchpad-explorer");
   const defaults = model.get("defaults") || {};
@@ -161,11 +168,26 @@ function render({ model, el: root }) {
     settle(msg);
   };
   model.on("msg:custom", onMessage);
+  // The kernel end is gone (a restart, a shutdown): this page is a picture, no longer live.
+  let gone = false;
+  const goneReply = (id) => ({ type: "reply", id, ok: false, error: { error: GONE_CODE, message: GONE_MESSAGE } });
   const request = (action, args = {}) =>
     new Promise((resolve) => {
       counter += 1;
-      pending.set(counter, resolve);
-      model.send({ type: "request", id: counter, action, args });
+      const id = counter;
+      if (gone) {
+        resolve(goneReply(id));
+        return;
+      }
+      pending.set(id, resolve);
+      try {
+        model.send({ type: "request", id, action, args });
+      } catch {
+        // "Cannot send": the comm went with its kernel (a shutdown says nothing before this)
+        pending.delete(id);
+        resolve(goneReply(id));
+        markGone();
+      }
     });
 
   // Header: title, the "as the model" switch, the budget meter.
@@ -204,6 +226,18 @@ function render({ model, el: root }) {
   // Progress: a request waiting on long work in the kernel (a first SQL load of a large handle).
   const progressLine = el("div", "jp-scratchpad-x-progress");
 
+  // A restart disconnects the widget models (comm_live_update); a send on a closed comm throws.
+  // Either way: say so, settle what waits, and disable the controls (no click hangs on "…").
+  function markGone() {
+    gone = true; // (idempotent: a later failed request draws the same notice again)
+    root.dataset.state = "gone";
+    for (const [id, settle] of pending) settle(goneReply(id));
+    pending.clear();
+    progressLine.replaceChildren();
+    notice.replaceChildren(el("div", "jp-scratchpad-x-error jp-scratchpad-x-gone", GONE_MESSAGE));
+    for (const node of root.querySelectorAll("button, input, select, textarea")) node.disabled = true;
+  }
+
   const tabBar = el("div", "jp-scratchpad-x-tabs");
   const panels = {};
   const results = {};
@@ -226,6 +260,9 @@ function render({ model, el: root }) {
     notice.replaceChildren();
     results[tab].replaceChildren(el("div", "jp-scratchpad-x-summary", "…"));
     const reply = await request(action, args);
+    if (model.get("as_agent") && reply.error?.error !== GONE_CODE) {
+      root.dispatchEvent(new CustomEvent(CHARGED_EVENT, { bubbles: true, detail: { action } }));
+    }
     if (!reply.ok) {
       results[tab].replaceChildren(); // a stale page must not look like this query's answer
       showError(reply.error || {});
@@ -236,6 +273,10 @@ function render({ model, el: root }) {
   }
 
   function showError(error) {
+    if (error.error === GONE_CODE) {
+      markGone();
+      return;
+    }
     const message = el("div", "jp-scratchpad-x-error", `${error.error || "error"}: ${error.message || ""}`);
     notice.replaceChildren(message);
     for (const s of (error.suggestions || []).slice(0, 8)) {
@@ -251,6 +292,13 @@ function render({ model, el: root }) {
   const [linesWrap, linesBox] = input("lines", defaults.preview_lines || 50, { type: "number", min: 1 });
   const [startWrap, startBox] = input("from line", 1, { type: "number", min: 1 });
   let shown = null;
+  // Next stops at the last page (after Tail, or a page that reached the end).
+  const previewNext = button("Next", "the page after", () => preview("slice", (shown ? shown.end : 0) + 1));
+  const forgetPreviewPage = () => {
+    shown = null;
+    previewNext.disabled = false;
+    previewNext.title = "the page after";
+  };
   const preview = async (tool, start) => {
     const args = { tool, lines: Number(linesBox.value) };
     if (tool === "slice") args.start = start;
@@ -258,6 +306,9 @@ function render({ model, el: root }) {
     if (view) {
       shown = view;
       startBox.value = view.start;
+      const last = typeof view.end === "number" && typeof view.total === "number" && view.end >= view.total;
+      previewNext.disabled = last;
+      previewNext.title = last ? "the last page: no lines after it" : "the page after";
     }
   };
   panels.preview.append(
@@ -269,7 +320,7 @@ function render({ model, el: root }) {
       button("Show range", "lines from `from line`", () => preview("slice", Number(startBox.value))),
       button("Prev", "the page before", () =>
         preview("slice", Math.max(1, (shown ? shown.start : 1) - Number(linesBox.value)))),
-      button("Next", "the page after", () => preview("slice", (shown ? shown.end : 0) + 1)),
+      previewNext,
     ),
     results.preview,
   );
@@ -515,6 +566,7 @@ function render({ model, el: root }) {
       drawEntries();
       for (const [name] of TABS) if (name !== "sql") results[name].replaceChildren();
       forgetIterPage();
+      forgetPreviewPage();
     }],
     ["change:relations", drawEntries],
     ["change:entries_left", drawEntries],
@@ -522,6 +574,8 @@ function render({ model, el: root }) {
     ["change:progress", drawProgress],
     ["change:title", drawTitle],
     ["change:as_agent", () => (agentBox.checked = model.get("as_agent"))],
+    // set false after the view is drawn only when the kernel restarts (the widget manager's disconnect)
+    ["comm_live_update", markGone],
   ];
   for (const [event, fn] of handlers) model.on(event, fn);
 

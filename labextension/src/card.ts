@@ -124,9 +124,14 @@ export function renderStubCard(stub: IStub, actions: ICardActions): HTMLElement 
         void actions.explore(stub.handle, card);
       }
     ),
-    button('Schema', 'schema', `Insert and run %scratch schema ${stub.handle} below`, () => {
-      void actions.schema(stub.handle, card);
-    }),
+    button(
+      'Schema',
+      'schema',
+      `Run %scratch schema ${stub.handle}: in a new cell below (in a console, there)`,
+      () => {
+        void actions.schema(stub.handle, card);
+      }
+    ),
     button('Copy handle', 'copy', 'Copy the handle to the clipboard', () => {
       void actions.copyHandle(stub.handle, card);
     })

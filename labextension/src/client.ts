@@ -127,7 +127,13 @@ export class ScratchpadClient {
 
   private _open(): Promise<ConnectionState> {
     if (!this.kernel.handleComms) {
-      this._setState('unsupported', 'this kernel connection does not handle comms');
+      // JupyterLab hands a kernel's comms to one connection only (the first notebook or console
+      // opened on it); the kernel supports them, this page's other connection to it does not.
+      this._setState(
+        'unsupported',
+        'another notebook or console on this page is connected to the same kernel and handles its ' +
+          'comms: use the scratchpad sidebar and explorer from there'
+      );
       return Promise.resolve(this._state);
     }
     this._setState('connecting', 'connecting to the kernel');

@@ -9,12 +9,13 @@
 
 import { MainAreaWidget } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
-import { MimeModel } from '@jupyterlab/rendermime';
+import { IRenderMimeRegistry, MimeModel } from '@jupyterlab/rendermime';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Panel, Widget } from '@lumino/widgets';
 
 import { el } from './dom';
 import { renderExplorerSummary } from './explorerSummary';
+import { KernelHosts } from './hosts';
 import { clientFor } from './model';
 import {
   EXPLORER_MIME_TYPE,
@@ -27,9 +28,11 @@ export const WIDGET_MIME_TYPE = 'application/vnd.jupyter.widget-view+json';
 export const EXPLORER_PANEL_CLASS = 'jp-scratchpad-explorer-panel';
 export const EXPLORER_OUTPUT_CLASS = 'jp-scratchpad-explorer-output';
 
-/** The notebook's renderer of widget model `modelId` (null when widgets are not available). */
-export function widgetRenderer(panel: NotebookPanel, modelId: string): Widget | null {
-  const rendermime = panel.content.rendermime;
+/**
+ * A renderer of widget model `modelId` from a notebook's (or console's) renderers, so with its
+ * widget manager: null when widgets are not available.
+ */
+export function widgetRenderer(rendermime: IRenderMimeRegistry, modelId: string): Widget | null {
   if (!rendermime.getFactory(WIDGET_MIME_TYPE)) {
     return null;
   }
@@ -48,7 +51,10 @@ export function widgetRenderer(panel: NotebookPanel, modelId: string): Widget | 
  * that explorer.
  */
 export class ExplorerOutput extends Widget implements IRenderMime.IRenderer {
-  constructor(private readonly tracker: INotebookTracker) {
+  constructor(
+    private readonly tracker: INotebookTracker,
+    private readonly hosts: KernelHosts = new KernelHosts(tracker)
+  ) {
     super();
     this.addClass(EXPLORER_OUTPUT_CLASS);
   }
@@ -68,7 +74,20 @@ export class ExplorerOutput extends Widget implements IRenderMime.IRenderer {
   }
 
   protected onAfterAttach(): void {
+    // the live view is attached to this node by hand (not a child): it follows this widget
+    if (this._live && !this._live.isAttached && this.node.isConnected) {
+      Widget.attach(this._live, this.node);
+    }
     void this._tryLive();
+  }
+
+  protected onBeforeDetach(): void {
+    // Detached now, while it is still in the page: a notebook that closes takes this node out of
+    // the page before disposing it, and disposing a view still marked attached then threw
+    // "Widget is not attached".
+    if (this._live?.isAttached) {
+      Widget.detach(this._live);
+    }
   }
 
   private async _tryLive(): Promise<void> {
@@ -108,7 +127,12 @@ export class ExplorerOutput extends Widget implements IRenderMime.IRenderer {
         ? 'The kernel runs an older jupyter-scratchpad: a saved summary.'
         : `The kernel did not say (${(reason as Error).message}): a saved summary.`;
     }
-    const view = widgetRenderer(panel, summary.model_id);
+    // a notebook opened on a kernel another notebook already uses draws through that one
+    const host = this.hosts.commHost(kernel);
+    const view = widgetRenderer(
+      (host ?? { rendermime: panel.content.rendermime }).rendermime,
+      summary.model_id
+    );
     if (!view) {
       return 'Jupyter widgets are not installed here: a saved summary.';
     }
@@ -132,13 +156,14 @@ export class ExplorerOutput extends Widget implements IRenderMime.IRenderer {
 
 /** The factory: before the widget view (rank -10 in a notebook), so a saved output reads. */
 export function createExplorerRendererFactory(
-  tracker: INotebookTracker
+  tracker: INotebookTracker,
+  hosts: KernelHosts = new KernelHosts(tracker)
 ): IRenderMime.IRendererFactory {
   return {
     safe: true,
     mimeTypes: [EXPLORER_MIME_TYPE],
     defaultRank: -20,
-    createRenderer: () => new ExplorerOutput(tracker)
+    createRenderer: () => new ExplorerOutput(tracker, hosts)
   };
 }
 
@@ -196,8 +221,27 @@ export function loadHead(
   });
 }
 
+/**
+ * An explorer panel opened again (Explore on another card): its Preview tab, the last error
+ * gone, the head of `handle` loaded again. Resolves whether Head was clicked.
+ */
+export function showHeadAgain(
+  root: HTMLElement,
+  handle: string,
+  waitMs = HEAD_WAIT_MS
+): Promise<boolean> {
+  root.querySelector<HTMLButtonElement>('.jp-scratchpad-x-tab[data-tab="preview"]')?.click();
+  root.querySelector('.jp-scratchpad-x-notice')?.replaceChildren();
+  root
+    .querySelector('.jp-scratchpad-x-panel[data-tab="preview"] .jp-scratchpad-x-result')
+    ?.replaceChildren();
+  return loadHead(root, handle, waitMs);
+}
+
 /** One explorer panel per notebook, beside it; it closes when the notebook's kernel goes. */
 export class ExplorerPanels {
+  constructor(private readonly hosts: KernelHosts) {}
+
   /** Open (or show) the explorer of `panel`'s kernel on `handle`; throws what went wrong. */
   async open(panel: NotebookPanel, handle: string): Promise<MainAreaWidget> {
     const kernel = panel.sessionContext.session?.kernel;
@@ -209,12 +253,18 @@ export class ExplorerPanels {
     if (existing && !existing.isDisposed && existing.id.endsWith(result.model_id)) {
       existing.title.label = `Explore ${result.handle ?? ''}`.trim();
       if (result.handle) {
-        void loadHead(existing.content.node, result.handle);
+        void showHeadAgain(existing.content.node, result.handle);
       }
       return existing;
     }
     existing?.dispose();
-    const view = widgetRenderer(panel, result.model_id);
+    // drawn by the widget manager of the notebook (or console) whose connection handles the
+    // kernel's comms: this one, or another opened on the same kernel before it
+    const host = this.hosts.commHost(kernel);
+    const view = widgetRenderer(
+      (host ?? { rendermime: panel.content.rendermime }).rendermime,
+      result.model_id
+    );
     if (!view) {
       throw new ScratchpadRequestError(
         'not_loaded',
@@ -243,10 +293,13 @@ export class ExplorerPanels {
     panel.sessionContext.kernelChanged.connect(end);
     panel.sessionContext.statusChanged.connect(onStatus);
     panel.disposed.connect(end);
+    const owner = host && host.widget !== panel ? host.widget : null;
+    owner?.disposed.connect(end); // its widget manager goes with it
     widget.disposed.connect(() => {
       panel.sessionContext.kernelChanged.disconnect(end);
       panel.sessionContext.statusChanged.disconnect(onStatus);
       panel.disposed.disconnect(end);
+      owner?.disposed.disconnect(end);
       if (this._panels.get(panel) === widget) {
         this._panels.delete(panel);
       }

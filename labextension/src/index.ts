@@ -12,8 +12,9 @@ import { IStatusBar } from '@jupyterlab/statusbar';
 import { createStubRendererFactory, ICardActions } from './card';
 import { findCell, insertAndRunBelow } from './cells';
 import { createExplorerRendererFactory, ExplorerPanels } from './explorer';
+import { KernelHosts } from './hosts';
 import { scratchpadIcon } from './icon';
-import { onTokens, ScratchpadModel } from './model';
+import { clientFor, onTokens, ScratchpadModel, setCommKernelFinder } from './model';
 import { isHandle, ScratchpadRequestError, Target } from './protocol';
 import { ScratchpadSidebar } from './sidebar';
 import { ISidebarActions } from './sidebarView';
@@ -24,6 +25,8 @@ export * from './protocol';
 
 const PLUGIN_ID = 'jupyter-scratchpad:plugin';
 const EXTEND_TTL_S = 3600;
+// what the explorer's page (explorer.js) dispatches after a read charged to the budget
+const CHARGED_EVENT = 'jp-scratchpad-charged';
 
 namespace CommandIDs {
   export const explore = 'scratchpad:explore';
@@ -83,15 +86,47 @@ async function explore(
   }
 }
 
-/** Run `%scratch schema HANDLE` in a new cell below the card's cell (or the active one). */
-async function schemaBelow(
+/**
+ * Run `%scratch schema HANDLE` where the card is: in a console, in that console; in a notebook,
+ * in a new cell below the card's cell (or the active one). Checked first, as Explore is: with
+ * no kernel, a kernel without the extension or without that handle, a toast says why, and no
+ * kernel is started, no document edited.
+ */
+async function schemaHere(
   tracker: INotebookTracker,
+  hosts: KernelHosts,
   handle: string,
   node?: HTMLElement
 ): Promise<void> {
-  const target = cellFor(tracker, handle, 'run %scratch schema on', node);
-  if (target) {
-    await insertAndRunBelow(target[0], target[1], `%scratch schema ${handle}`);
+  const code = `%scratch schema ${handle}`;
+  const consolePanel = node && isHandle(handle) ? hosts.consoleHolding(node) : null;
+  const target = consolePanel ? null : cellFor(tracker, handle, 'run %scratch schema on', node);
+  if (!consolePanel && !target) {
+    return;
+  }
+  const session = consolePanel ? consolePanel.sessionContext : target![0].sessionContext;
+  const where = consolePanel ? 'the console' : 'the notebook';
+  const kernel = session.session?.kernel;
+  const cannot = `Could not run ${code}`;
+  if (!kernel) {
+    warn(`${cannot}: ${where} has no kernel (a handle lives in the kernel that spilled it).`);
+    return;
+  }
+  const client = clientFor(kernel);
+  if ((await client.connect()) !== 'ready') {
+    warn(`${cannot}: ${client.detail}.`);
+    return;
+  }
+  try {
+    await client.request('stub', { handle }); // not_found: expired, deleted or another run's
+  } catch (reason) {
+    warn(`${cannot}: ${(reason as Error).message}`);
+    return;
+  }
+  if (consolePanel) {
+    await consolePanel.console.inject(code);
+  } else {
+    await insertAndRunBelow(target![0], target![1], code);
   }
 }
 
@@ -134,7 +169,8 @@ function addCommands(
   tracker: INotebookTracker,
   model: ScratchpadModel,
   sidebar: ScratchpadSidebar,
-  panels: ExplorerPanels
+  panels: ExplorerPanels,
+  hosts: KernelHosts
 ): void {
   app.commands.addCommand(CommandIDs.explore, {
     label: 'Scratchpad: Explore a Handle',
@@ -142,7 +178,7 @@ function addCommands(
   });
   app.commands.addCommand(CommandIDs.schema, {
     label: 'Scratchpad: Schema of a Handle',
-    execute: args => schemaBelow(tracker, String(args.handle ?? ''))
+    execute: args => schemaHere(tracker, hosts, String(args.handle ?? ''))
   });
   app.commands.addCommand(CommandIDs.openSidebar, {
     label: 'Scratchpad: Show the Sidebar',
@@ -236,10 +272,17 @@ const plugin: JupyterFrontEndPlugin<void> = {
     palette: ICommandPalette | null,
     restorer: ILayoutRestorer | null
   ) => {
-    const panels = new ExplorerPanels();
+    const hosts = new KernelHosts(tracker, function* () {
+      for (const area of ['main', 'down'] as const) {
+        yield* app.shell.widgets(area);
+      }
+    });
+    // a second notebook on a kernel already in use talks through the first one's connection
+    setCommKernelFinder(id => hosts.commKernel(id));
+    const panels = new ExplorerPanels(hosts);
     const cardActions: ICardActions = {
       explore: (handle, node) => explore(app, tracker, panels, handle, node),
-      schema: (handle, node) => schemaBelow(tracker, handle, node),
+      schema: (handle, node) => schemaHere(tracker, hosts, handle, node),
       copyHandle: handle => {
         Clipboard.copyToSystem(handle);
         Notification.info(`Copied ${handle}`, { autoClose: 2000 });
@@ -247,7 +290,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     };
     // Notebooks clone this registry when they open, so the card reaches every notebook.
     rendermime.addFactory(createStubRendererFactory(cardActions));
-    rendermime.addFactory(createExplorerRendererFactory(tracker));
+    rendermime.addFactory(createExplorerRendererFactory(tracker, hosts));
 
     let sidebar: ScratchpadSidebar | null = null;
     const model = new ScratchpadModel(() => sidebar?.isVisible ?? false);
@@ -257,7 +300,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     // the workspace remembers it: open before a reload, open after (it came back closed)
     restorer?.add(sidebar, sidebar.id);
 
-    addCommands(app, tracker, model, sidebar, panels);
+    addCommands(app, tracker, model, sidebar, panels, hosts);
     for (const command of Object.values(CommandIDs)) {
       palette?.addItem({ command, category: 'Scratchpad' });
     }
@@ -271,6 +314,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
       });
     }
     followNotebooks(tracker, model);
+    // a read "as the model" in an explorer was charged: the status bar and sidebar follow now
+    document.addEventListener(CHARGED_EVENT, () => model.refresh());
     updateOutputsOnTokens(tracker);
   }
 };

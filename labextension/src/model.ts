@@ -40,8 +40,34 @@ export function onTokens(handler: TokensHandler): void {
   tokensHandlers.add(handler);
 }
 
-/** The one client of a kernel connection, shared by every view. */
+/** The kernel connection of kernel `id` that handles its comms, on this page (the plugin says). */
+export type CommKernelFinder = (id: string) => Kernel.IKernelConnection | null;
+let commKernelFinder: CommKernelFinder = () => null;
+
+/** Tell the clients how to find the comm-handling connection of a kernel (the plugin does). */
+export function setCommKernelFinder(finder: CommKernelFinder): void {
+  commKernelFinder = finder;
+}
+
+/**
+ * The connection that handles `kernel`'s comms: itself, or (a second notebook or console opened
+ * on a kernel already in use: JupyterLab gives only the first connection to a kernel its comms)
+ * the one that does, or null when none is found.
+ */
+export function commKernelOf(kernel: Kernel.IKernelConnection): Kernel.IKernelConnection | null {
+  if (kernel.handleComms) {
+    return kernel;
+  }
+  const found = commKernelFinder(kernel.id);
+  return found && found.handleComms && !found.isDisposed && found.id === kernel.id ? found : null;
+}
+
+/**
+ * The one client of a kernel, shared by every view: the client of the connection that handles
+ * the kernel's comms, whichever connection (notebook) asks.
+ */
 export function clientFor(kernel: Kernel.IKernelConnection): ScratchpadClient {
+  kernel = commKernelOf(kernel) ?? kernel;
   let client = clients.get(kernel);
   if (!client || client.isDisposed) {
     client = new ScratchpadClient(kernel);
@@ -141,7 +167,7 @@ export class ScratchpadModel {
     // The list is asked first and shown as soon as it comes: the kernel answers in order, and a
     // budget waits for the exact token counts of large spills (seconds for 85 MB), so asked
     // first it held the list back until the count was in, or past the timeout (the sidebar
-    // stayed on "Nothing spilled yet" after a first large spill).
+    // stayed on "No live spilled outputs" after a first large spill).
     const listing = this.wantsList() ? settle(client.request('list', {})) : null;
     const budgeting = settle(client.request('budget', {}));
     if (listing) {

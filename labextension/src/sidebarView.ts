@@ -62,7 +62,7 @@ const NOT_READY: Record<string, string> = {
   'not-loaded':
     'The kernel has not loaded jupyter-scratchpad. Run %load_ext jupyter_scratchpad in a cell.',
   incompatible: 'The kernel runs another version of jupyter-scratchpad.',
-  unsupported: 'This kernel does not support comms.',
+  unsupported: "This notebook's connection to the kernel does not handle comms.",
   error: 'The kernel did not answer.'
 };
 
@@ -136,7 +136,13 @@ export function renderSidebar(
   root.append(header);
 
   if (snapshot.state !== 'ready') {
-    const message = el('div', 'jp-scratchpad-sidebar-message', NOT_READY[snapshot.state]);
+    const message = el(
+      'div',
+      'jp-scratchpad-sidebar-message',
+      snapshot.state === 'unsupported'
+        ? `${NOT_READY.unsupported} ${snapshot.detail[0].toUpperCase()}${snapshot.detail.slice(1)}.`
+        : NOT_READY[snapshot.state]
+    );
     message.title = snapshot.detail;
     root.append(message);
     return root;
@@ -157,7 +163,7 @@ export function renderSidebar(
     root.append(el('div', 'jp-scratchpad-sidebar-error', snapshot.error));
   }
   if (snapshot.listError) {
-    // the list held is out of date: showing it would say "Nothing spilled yet" after a spill
+    // the list held is out of date: showing it would say "No live spilled outputs" after a spill
     root.append(
       el(
         'div',
@@ -178,7 +184,7 @@ export function renderSidebar(
   );
   root.append(
     list.entries.length === 0
-      ? el('div', 'jp-scratchpad-sidebar-empty', 'Nothing spilled yet.')
+      ? el('div', 'jp-scratchpad-sidebar-empty', 'No live spilled outputs.')
       : entries(snapshot, actions, elapsed_s)
   );
   appendNotShown(

@@ -84,7 +84,7 @@ describe('sidebar refresh', () => {
     const kernel = new InOrderKernel();
     const model = modelOn(kernel);
     await model.refreshNow();
-    expect(shown(model)).toContain('Nothing spilled yet');
+    expect(shown(model)).toContain('No live spilled outputs');
 
     kernel.list = SPILLED;
     let timedOut: (reason: Error) => void = () => undefined;
@@ -93,7 +93,7 @@ describe('sidebar refresh', () => {
     await until(() => model.snapshot.list?.total_entries === 1);
     expect(kernel.sent.slice(-2)).toEqual(['list', 'budget']);
     expect(shown(model)).toContain(SPILLED.entries[0].handle);
-    expect(shown(model)).not.toContain('Nothing spilled yet');
+    expect(shown(model)).not.toContain('No live spilled outputs');
 
     // the count outlasts the client's timeout: the list stays, the budget says it failed
     timedOut(new ScratchpadRequestError('timeout', 'the kernel did not answer budget in time'));
@@ -108,7 +108,7 @@ describe('sidebar refresh', () => {
     const kernel = new InOrderKernel();
     const model = modelOn(kernel);
     await model.refreshNow();
-    expect(shown(model)).toContain('Nothing spilled yet');
+    expect(shown(model)).toContain('No live spilled outputs');
 
     kernel.list = new ScratchpadRequestError('timeout', 'the kernel did not answer list in time');
     await model.refreshNow();
@@ -116,7 +116,7 @@ describe('sidebar refresh', () => {
     expect(text).toContain(
       'Could not list the scratchpad: the kernel did not answer list in time. Press Refresh'
     );
-    expect(text).not.toContain('Nothing spilled yet');
+    expect(text).not.toContain('No live spilled outputs');
 
     kernel.list = SPILLED; // the next refresh that works shows the list again
     await model.refreshNow();

@@ -120,6 +120,21 @@ describe('sidebar', () => {
     ]);
   });
 
+  it('never says a kernel lacks comms when another connection of the page handles them', () => {
+    const detail =
+      'another notebook or console on this page is connected to the same kernel and handles its ' +
+      'comms: use the scratchpad sidebar and explorer from there';
+    const node = renderSidebar(
+      snapshot({ state: 'unsupported', detail, budget: null, list: null }),
+      recorder(),
+      0
+    );
+    expect(node.textContent).not.toMatch(/does not support comms/);
+    expect(node.textContent).toMatch(
+      /Another notebook or console on this page .* use the scratchpad sidebar/
+    );
+  });
+
   it('says clearly when the kernel has not loaded the extension', () => {
     const node = renderSidebar(
       snapshot({ state: 'not-loaded', budget: null, list: null }),
@@ -132,10 +147,10 @@ describe('sidebar', () => {
     expect(node.querySelector('li')).toBeNull();
   });
 
-  it('says when nothing is spilled, and shows a request error', () => {
+  it('says when no spilled output is live (none yet, or all deleted), and shows a request error', () => {
     const empty = { ...messages.list_reply.result, entries: [], notes: [], total_entries: 0 };
     const node = renderSidebar(snapshot({ list: empty, error: 'timed out' }), recorder(), 0);
-    expect(node.textContent).toMatch(/Nothing spilled yet/);
+    expect(node.textContent).toMatch(/No live spilled outputs\./);
     expect(node.querySelector('.jp-scratchpad-sidebar-error')?.textContent).toBe('timed out');
   });
 });

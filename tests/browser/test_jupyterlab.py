@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from jupyter_core.paths import jupyter_path
 from lab_server import LabServer, lab_server, write_notebook
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
 pytestmark = pytest.mark.browser
 
@@ -107,8 +107,8 @@ def test_the_installed_extension_is_the_one_built_here() -> None:
         )
 
 
-def open_notebook(page: Page, server: LabServer) -> None:
-    page.goto(f"{server.url}/lab/tree/scratch.ipynb?reset")
+def open_notebook(page: Page, server: LabServer, path: str = "scratch.ipynb") -> None:
+    page.goto(f"{server.url}/lab/tree/{path}?reset")
     page.wait_for_function("() => window.jupyterapp !== undefined")
     page.evaluate("() => window.jupyterapp.restored")
     assert page.evaluate("() => window.jupyterapp.isPluginActivated('jupyter-scratchpad:plugin')"), (
@@ -273,3 +273,209 @@ def test_card_sql_explorer_panel_sidebar_and_a_reload(page: Page, server: LabSer
     # The card, rendered again from the saved notebook, shows the exact count (not "≥ 5,120").
     reopened = page.locator(f'.jp-Notebook .jp-scratchpad-card[data-handle="{handle}"]').first
     expect(reopened.locator('[data-fact="tokens"] .jp-scratchpad-card-value')).to_have_text(exact_tokens)
+
+
+# -- kernels shared, restarted, stopped; the sidebar's delete; Schema where the card is ---------
+
+# Two spills (records, then words) and an explorer in a cell.
+SMALL_CELLS = [
+    "%load_ext jupyter_scratchpad",
+    "[{'id': i, 'phase': 'Running' if i % 7 else 'Pending'} for i in range(2500)]",
+    "[{'n': i, 'word': 'alpha beta gamma ' * 3} for i in range(3000)]",
+    "%scratch explore",
+]
+GONE = "The kernel restarted (or stopped): this explorer is no longer live. Run %scratch explore again."
+NOTEBOOK_JS = "(path) => [...window.jupyterapp.shell.widgets('main')].find(w => w.context && w.content && w.context.path === path)"
+
+
+def console_errors(page: Page) -> list[str]:
+    """The page's console errors and uncaught exceptions from now on (a list that fills up)."""
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    return errors
+
+
+def in_notebook(page: Page, path: str, body: str, arg: object = None) -> object:
+    """Evaluate ``body`` (an async function body of ``nb``, the notebook panel of ``path``, and ``arg``)."""
+    return page.evaluate(
+        f"async ([path, arg]) => {{ const nb = ({NOTEBOOK_JS})(path); {body} }}", [path, arg])
+
+
+def wait_idle(page: Page, path: str) -> None:
+    page.wait_for_function(
+        f"""(path) => {{
+            const nb = ({NOTEBOOK_JS})(path);
+            const k = nb && nb.sessionContext.session && nb.sessionContext.session.kernel;
+            return k && k.status === 'idle';
+        }}""",
+        arg=path,
+        timeout=STEP_TIMEOUT_MS,
+    )
+
+
+def open_and_run(page: Page, server: LabServer, path: str, cells: list[str], cards: int) -> list[str]:
+    """Write ``path``, open it, run it; the handles of its ``cards`` cards, oldest first."""
+    write_notebook(server.root / path, cells)
+    open_notebook(page, server, path)
+    in_notebook(page, path, "await window.jupyterapp.commands.execute('notebook:run-all-cells');")
+    found = page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-scratchpad-card")
+    expect(found).to_have_count(cards)
+    return [found.nth(i).get_attribute("data-handle") or "" for i in range(cards)]
+
+
+def toast(page: Page) -> Locator:
+    return page.locator(".Toastify")
+
+
+def test_a_second_notebook_on_a_kernel_in_use_talks_through_the_first(page: Page, server: LabServer) -> None:
+    # JupyterLab hands a kernel's comms to the first connection only: the second notebook's
+    # sidebar, status bar, Explore and %scratch explore go through the first one's.
+    write_notebook(server.root / "second.ipynb", ["%scratch explore"])
+    records, words = open_and_run(page, server, "first.ipynb", SMALL_CELLS, 2)
+    page.evaluate("async () => { await window.jupyterapp.commands.execute('docmanager:open', {path: 'second.ipynb'}); }")
+    wait_idle(page, "second.ipynb")
+    first_kernel = in_notebook(page, "first.ipynb", "return nb.sessionContext.session.kernel.id;")
+    in_notebook(page, "second.ipynb", """
+        window.jupyterapp.shell.activateById(nb.id);
+        await nb.sessionContext.changeKernel({id: arg});
+    """, first_kernel)
+    assert in_notebook(page, "second.ipynb", "return nb.sessionContext.session.kernel.handleComms;") is False
+
+    page.locator('.jp-SideBar [data-id="jp-scratchpad-sidebar"]').click()
+    sidebar = page.locator("#jp-scratchpad-sidebar")
+    expect(sidebar).to_contain_text("second.ipynb")
+    expect(sidebar.locator(f'li.jp-scratchpad-entry[data-handle="{words}"]')).to_be_visible()
+    expect(sidebar).not_to_contain_text("does not support comms")
+    expect(page.locator(".jp-scratchpad-status")).to_have_text(re.compile(r"^Scratchpad: [\d,]+ / [\d,]+ tokens$"))
+
+    # Explore from the sidebar, the second notebook active: a panel on that handle, its head shown.
+    sidebar.locator(f'li.jp-scratchpad-entry[data-handle="{records}"] [data-action="explore"]').click()
+    explorer = page.locator(".jp-scratchpad-explorer-panel .jp-scratchpad-explorer")
+    expect(explorer.locator(".jp-scratchpad-x-picker")).to_have_value(records)
+    expect(explorer.locator('.jp-scratchpad-x-panel[data-tab="preview"] .jp-scratchpad-x-result')).to_contain_text(
+        '"phase"')
+
+    # %scratch explore in the second notebook draws the live explorer, not only its text.
+    in_notebook(page, "second.ipynb", "await window.jupyterapp.commands.execute('notebook:run-all-cells');")
+    live = page.locator('.jp-scratchpad-explorer-output[data-state="live"]')
+    expect(live).to_have_count(2)  # the first notebook's and the second's
+
+
+def test_the_sidebars_delete_moves_the_panel_and_explore_again_shows_the_head(
+    page: Page, server: LabServer
+) -> None:
+    records, words = open_and_run(page, server, "panel.ipynb", SMALL_CELLS, 2)
+    cards = page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-scratchpad-card")
+    cards.nth(0).locator('[data-action="explore"]').click()
+    explorer = page.locator(".jp-scratchpad-explorer-panel .jp-scratchpad-explorer")
+    picker = explorer.locator(".jp-scratchpad-x-picker")
+    expect(picker).to_have_value(records)
+
+    # Deleted from the sidebar (no cell runs): the open panel moves to the newest live handle.
+    page.locator('.jp-SideBar [data-id="jp-scratchpad-sidebar"]').click()
+    sidebar = page.locator("#jp-scratchpad-sidebar")
+    sidebar.locator(f'li.jp-scratchpad-entry[data-handle="{records}"] [data-action="delete"]').click()
+    page.locator(".jp-Dialog .jp-mod-warn").click()
+    expect(sidebar.locator(f'li.jp-scratchpad-entry[data-handle="{records}"]')).to_have_count(0)
+    expect(picker).to_have_value(words)
+    expect(picker.locator(f'option[value="{records}"]')).to_have_count(0)
+
+    # An SQL error, then Explore on a card again: Preview, the error gone, the head shown.
+    explorer.locator('.jp-scratchpad-x-tab[data-tab="sql"]').click()
+    explorer.locator('[data-tab="sql"] textarea').fill("SELECT * FROM no_such_relation")
+    explorer.locator('[data-tab="sql"] button', has_text="Run").click()
+    notice = explorer.locator(".jp-scratchpad-x-notice")
+    expect(notice).to_contain_text("sql_error")
+    cards.nth(1).locator('[data-action="explore"]').click()
+    expect(explorer.locator('.jp-scratchpad-x-panel[data-tab="preview"]')).to_be_visible()
+    expect(explorer.locator('.jp-scratchpad-x-panel[data-tab="sql"]')).to_be_hidden()
+    expect(notice).to_have_text("")
+    expect(explorer.locator('.jp-scratchpad-x-panel[data-tab="preview"] .jp-scratchpad-x-result')).to_contain_text(
+        "alpha beta gamma")
+
+    # A read as the model is charged: the status bar follows the explorer's meter, no cell run.
+    meter = explorer.locator(".jp-scratchpad-x-meter-text")
+    before = meter.inner_text()
+    explorer.locator('[data-role="as-agent"]').check()
+    explorer.locator('[data-tab="preview"] button', has_text="Head").click()
+    expect(meter).not_to_have_text(before)
+    used = re.search(r"used ([\d,]+) /", meter.inner_text())
+    assert used, meter.inner_text()
+    expect(page.locator(".jp-scratchpad-status")).to_have_text(re.compile(rf"^Scratchpad: {used.group(1)} / "))
+
+    # Every spill deleted: the sidebar does not say "nothing spilled yet".
+    sidebar.locator(f'li.jp-scratchpad-entry[data-handle="{words}"] [data-action="delete"]').click()
+    page.locator(".jp-Dialog .jp-mod-warn").click()
+    expect(sidebar).to_contain_text("No live spilled outputs.")
+
+
+def test_schema_checks_first_and_runs_in_the_console_it_was_clicked_in(page: Page, server: LabServer) -> None:
+    (records,) = open_and_run(page, server, "schema.ipynb", SMALL_CELLS[:2], 1)
+    in_notebook(page, "schema.ipynb", "await nb.context.save();")
+    shutil.copyfile(server.root / "schema.ipynb", server.root / "copied.ipynb")
+
+    # A card in a console (on the notebook's kernel): Schema runs there, the notebook is untouched.
+    in_notebook(page, "schema.ipynb", """
+        window.jupyterapp.shell.activateById(nb.id);
+        await window.jupyterapp.commands.execute('notebook:create-console');
+    """)
+    console = page.locator(".jp-ConsolePanel")
+    expect(console).to_be_visible()
+    page.evaluate("""async () => {
+        const c = [...window.jupyterapp.shell.widgets('main')].find(w => w.console);
+        await c.sessionContext.ready;
+        await c.console.inject("[{'c': i, 'pad': 'z' * 10} for i in range(6000)]");
+    }""")
+    console_card = console.locator(".jp-scratchpad-card")
+    expect(console_card).to_have_count(1)
+    console_handle = console_card.get_attribute("data-handle")
+    console_card.locator('[data-action="schema"]').click()
+    expect(console.locator(".jp-CodeConsole-content")).to_contain_text(f"%scratch schema {console_handle}")
+    expect(console.locator(".jp-CodeConsole-content .jp-OutputArea").last).to_contain_text("array")
+    assert in_notebook(page, "schema.ipynb", "return nb.content.widgets.length;") == 2
+    assert in_notebook(page, "schema.ipynb", "return nb.context.model.dirty;") is False
+
+    # The same card in a notebook whose kernel has not loaded the extension: a toast, no new cell.
+    page.evaluate("async () => { await window.jupyterapp.commands.execute('docmanager:open', {path: 'copied.ipynb'}); }")
+    wait_idle(page, "copied.ipynb")
+    copied_id = in_notebook(page, "copied.ipynb", "return nb.id;")
+    copied = page.locator(f'[id="{copied_id}"] .jp-scratchpad-card[data-handle="{records}"]')
+    copied.locator('[data-action="schema"]').click()
+    expect(toast(page)).to_contain_text(f"Could not run %scratch schema {records}: the kernel has not loaded")
+    assert in_notebook(page, "copied.ipynb", "return nb.content.widgets.length;") == 2
+
+    # No kernel at all: a toast; no kernel is started, no cell added.
+    in_notebook(page, "copied.ipynb", "await nb.sessionContext.shutdown();")
+    copied.locator('[data-action="schema"]').click()
+    expect(toast(page)).to_contain_text("the notebook has no kernel")
+    page.wait_for_timeout(3000)
+    assert in_notebook(page, "copied.ipynb", "return Boolean(nb.sessionContext.session);") is False
+    assert in_notebook(page, "copied.ipynb", "return nb.content.widgets.length;") == 2
+    assert in_notebook(page, "copied.ipynb", "return nb.context.model.dirty;") is False
+
+
+def test_a_restart_marks_the_explorer_in_a_cell_and_closing_the_notebook_logs_no_error(
+    page: Page, server: LabServer
+) -> None:
+    errors = console_errors(page)
+    open_and_run(page, server, "restart.ipynb", SMALL_CELLS, 2)
+    in_cell = page.locator('.jp-scratchpad-explorer-output[data-state="live"] .jp-scratchpad-explorer')
+    expect(in_cell).to_be_visible()
+    in_notebook(page, "restart.ipynb", "await nb.sessionContext.restartKernel();")
+    expect(in_cell.locator(".jp-scratchpad-x-notice")).to_have_text(GONE)
+    expect(in_cell.locator('[data-tab="preview"] button', has_text="Head")).to_be_disabled()
+    wait_idle(page, "restart.ipynb")
+
+    # Again with the extension, an explorer panel open: closing the notebook ends both quietly.
+    in_notebook(page, "restart.ipynb", "await window.jupyterapp.commands.execute('notebook:run-all-cells');")
+    expect(page.locator('.jp-scratchpad-explorer-output[data-state="live"]')).to_have_count(1)
+    page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-scratchpad-card").first.locator(
+        '[data-action="explore"]').click()
+    panel = page.locator(".jp-scratchpad-explorer-panel .jp-scratchpad-explorer")
+    expect(panel).to_be_visible()
+    in_notebook(page, "restart.ipynb", "await nb.context.save(); nb.close();")
+    expect(page.locator(".jp-scratchpad-explorer-panel")).to_have_count(0)
+    expect(page.locator(".jp-NotebookPanel")).to_have_count(0)
+    page.wait_for_timeout(1000)
+    assert not [e for e in errors if "Widget is not attached" in e or "Cannot send" in e], errors
