@@ -452,8 +452,16 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     with _open_store(args) as store:
         pad = _pad(store, args, f"mcp-{uuid.uuid4().hex[:12]}")
         pad.budget_exhausted_note = SERVER_BUDGET_NOTE
+
+        def new_pad() -> Any:  # (over HTTP, each client session after the first: a run and budget of its own)
+            more = _pad(store, args, f"mcp-{uuid.uuid4().hex[:12]}")
+            more.budget_exhausted_note = SERVER_BUDGET_NOTE
+            _say_run(more)
+            return more
+
         args.serving = True
-        return _serve_and_log(pad, build_server(pad, prefix=args.prefix), args.http)
+        server = build_server(pad, prefix=args.prefix, new_pad=new_pad if args.http else None)
+        return _serve_and_log(pad, server, args.http)
 
 
 def _cmd_proxy(args: argparse.Namespace) -> int:

@@ -256,26 +256,69 @@ def read_page(pad: Scratchpad, uri: str) -> types.ReadResourceResult:
     )
 
 
-def build_server(pad: Scratchpad, *, prefix: str = "") -> Server[Any]:
-    """An MCP server over ``pad``: our tools (names prefixed by ``prefix``) and the handles as resources."""
+class SessionPads:
+    """The pad of each MCP session over HTTP (its ``mcp-session-id``): the first session's is
+    ``pad``, each later one's ``new_pad()``, a budget of its own (and, as the caller makes it, a
+    run). One HTTP server serves many clients: they shared one run, its notes and one budget
+    (probe Y). Without ``new_pad``, or without a session id (stdio: one client), it is ``pad``.
+    The newest ``MAX_SESSIONS`` sessions are remembered."""
+
+    MAX_SESSIONS = 256
+
+    def __init__(self, pad: Scratchpad, new_pad: Callable[[], Scratchpad] | None = None) -> None:
+        from collections import OrderedDict
+
+        self.pad = pad
+        self.new_pad = new_pad
+        self._pads: OrderedDict[str, Scratchpad] = OrderedDict()
+        self._lock = threading.Lock()
+        self._first_given = False
+
+    def __call__(self, ctx: Any) -> Scratchpad:
+        request = getattr(ctx, "request", None)
+        headers = getattr(request, "headers", None)
+        session = headers.get("mcp-session-id") if headers is not None else None
+        if self.new_pad is None or not isinstance(session, str):
+            return self.pad
+        with self._lock:
+            found = self._pads.get(session)
+            if found is None:
+                found = self.new_pad() if self._first_given else self.pad
+                self._first_given = True
+                self._pads[session] = found
+                while len(self._pads) > self.MAX_SESSIONS:
+                    self._pads.popitem(last=False)
+            self._pads.move_to_end(session)
+            return found
+
+
+def build_server(
+    pad: Scratchpad, *, prefix: str = "", new_pad: Callable[[], Scratchpad] | None = None
+) -> Server[Any]:
+    """An MCP server over ``pad``: our tools (names prefixed by ``prefix``) and the handles as
+    resources. ``new_pad``: each MCP session after the first gets a pad of its own from it."""
+    pads = SessionPads(pad, new_pad)
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=our_tools(prefix))
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        mine = pads(ctx)
         name = params.name[len(prefix) :] if prefix and params.name.startswith(prefix) else params.name
         if name == USAGE_TOOL and params.name == prefix + USAGE_TOOL:
-            return await run_usage(pad, params.arguments, prefix)
+            return await run_usage(mine, params.arguments, prefix)
         if name not in TOOL_NAMES or not params.name.startswith(prefix):
-            return unknown_tool(pad, params.name, [t.name for t in our_tools(prefix)])
-        return await run_tool(pad, name, params.arguments, prefix)
+            return unknown_tool(mine, params.name, [t.name for t in our_tools(prefix)])
+        return await run_tool(mine, name, params.arguments, prefix)
 
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
-        page, after = listing_page(await anyio.to_thread.run_sync(lambda: resources_of(pad)), params)
+        mine = pads(ctx)
+        page, after = listing_page(await anyio.to_thread.run_sync(lambda: resources_of(mine)), params)
         return types.ListResourcesResult(resources=page, next_cursor=after)
 
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-        return await anyio.to_thread.run_sync(lambda: read_page(pad, str(params.uri)))
+        mine = pads(ctx)
+        return await anyio.to_thread.run_sync(lambda: read_page(mine, str(params.uri)))
 
     async def list_resource_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
         return types.ListResourceTemplatesResult(resource_templates=[page_template()])

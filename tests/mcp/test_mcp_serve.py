@@ -107,6 +107,50 @@ def test_serve_over_streamable_http(tmp_path: Path, env: dict[str, str]) -> None
             proc.stderr.close()
 
 
+@pytest.mark.parametrize("run_id", [None, "shared"])
+def test_each_http_client_session_has_its_own_budget_and_without_run_id_its_own_run(
+    tmp_path: Path, env: dict[str, str], run_id: str | None
+) -> None:
+    # probe Y: two clients of one `mcp serve --http` shared one run, its notes and one budget
+    from mcp.client.streamable_http import streamable_http_client
+
+    port = free_port()
+    cmd, args = cli("mcp", "serve", "--ephemeral", "--http", f"127.0.0.1:{port}", *(["--run-id", run_id] if run_id else []))
+    errlog = (tmp_path / "stderr.txt").open("w+b")
+    proc = subprocess.Popen([cmd, *args], env=env, stdout=subprocess.DEVNULL, stderr=errlog)
+    try:
+        wait_for_port(proc, port, timeout_s=30)
+
+        async def usage(s: ClientSession) -> dict:
+            return json.loads((await s.call_tool("scratchpad_usage", {})).content[0].text)
+
+        async def run() -> None:
+            url = f"http://127.0.0.1:{port}/mcp"
+            async with streamable_http_client(url) as (r, w), ClientSession(r, w) as a:
+                await a.initialize()
+                assert not (await a.call_tool("scratch_write", {"key": "a", "value": "from a"})).is_error
+                assert not (await a.call_tool("sql", {"query": "SELECT range AS n FROM range(200)"})).is_error
+                used_a = (await usage(a))["budget"]["used"]
+                async with streamable_http_client(url) as (r2, w2), ClientSession(r2, w2) as b:
+                    await b.initialize()
+                    mine = await usage(b)
+                    assert mine["budget"]["used"] < used_a  # (its own budget: a's reads are not in it)
+                    seen = (await b.call_tool("scratch_read", {"key": "a"})).content[0].text
+                    if run_id is None:
+                        assert mine["run_id"] != (await usage(a))["run_id"] and "from a" not in seen
+                    else:  # (the run asked for is shared: its notes too)
+                        assert mine["run_id"] == run_id == (await usage(a))["run_id"] and "from a" in seen
+                assert (await usage(a))["budget"]["used"] >= used_a  # (b's reads are not in a's)
+
+        anyio.run(run)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        errlog.close()
+    said = (tmp_path / "stderr.txt").read_text()
+    assert said.count("jupyter-scratchpad: run '") == 2, said  # (each session's run said)
+
+
 def test_cli_reads_as_the_person(tmp_path: Path, env: dict[str, str]) -> None:
     store_dir = tmp_path / "store"
     with ScratchStore(store_dir) as store:
