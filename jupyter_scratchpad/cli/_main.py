@@ -675,11 +675,36 @@ def _with_stub(r: Any, stub: dict[str, Any], pad: Any) -> Any:
     return dataclasses.replace(r, stub=stub, content=render_stub_text(stub, pad.tokenizer.count))
 
 
+_CALL = re.compile(r"(\w+)\((.*)\)")
+_ARG = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|-?\d+)')
+
+
+def _in_cli_next(args: argparse.Namespace, text: str, stub: dict[str, Any] | None) -> str:
+    """A stub as a person reads it here: its closing "Next, with this handle: …" line (tool calls,
+    a model's) as the command lines that run them (its calls that are whole, without a "…")."""
+    if not stub or not isinstance(stub.get("next"), list):
+        return text
+    head, sep, last = text.rpartition("\n")
+    if not sep or not last.startswith("Next, with this handle:"):
+        return text
+    lines = []
+    for call in stub["next"]:
+        found = _CALL.fullmatch(str(call))
+        if found is None or "…" in call:
+            continue
+        try:
+            arguments = {k: json.loads(v) for k, v in _ARG.findall(found.group(2))}
+        except ValueError:
+            continue
+        lines.append("  " + _cli_hint(args, {"tool": found.group(1), "arguments": arguments}))
+    return f"{head}\nNext:\n" + "\n".join(lines) if lines else text
+
+
 def _print_spill(args: argparse.Namespace, r: Any) -> None:
     if args.json:
         print(json.dumps({"spilled": r.spilled, "handle": r.handle, "stub": r.stub, "failure": r.failure}, default=str))
     elif r.spilled:
-        print(r.content)
+        print(_in_cli_next(args, str(r.content), r.stub))
     else:  # under the policy's threshold: the output itself, as a pipe would pass it
         sys.stdout.write(r.content if isinstance(r.content, str) else bytes(r.content).decode("utf-8", "replace"))
     sys.stdout.flush()  # (the stub reaches a pipe before the wait for the count)
@@ -702,7 +727,8 @@ def _cmd_show(args: argparse.Namespace) -> int:
     with _open_store(args, create=False) as store:
         pad = _reading_pad(store, args)
         stub = pad.stub(args.handle)
-        print(json.dumps(stub, default=str) if args.json else render_stub_text(stub, pad.tokenizer.count))
+        text = render_stub_text(stub, pad.tokenizer.count)
+        print(json.dumps(stub, default=str) if args.json else _in_cli_next(args, text, stub))
         return 0
 
 

@@ -331,3 +331,18 @@ def test_cli_grep_takes_the_magics_flags_and_no_option_is_abbreviated(spilled: t
     assert len(shown) == 2 and all('"phase": "Running"' in line for line in shown), out.stdout
     short = _run(env, "grep", h, "Running", "--max-tok", "5")
     assert short.returncode == 2 and "unrecognized arguments: --max-tok" in short.stderr
+
+
+def test_a_stubs_next_steps_here_are_command_lines_that_run(spilled: tuple[dict[str, str], str]) -> None:
+    # probe Y: the CLI's stub said `schema → item_schema path="$.items" → iterate_over / get_in`, a
+    # model's tool syntax, where a person at a shell runs commands
+    env, h = spilled
+    shown = _run(env, "show", h)
+    assert shown.returncode == 0 and "Next, with this handle" not in shown.stdout
+    steps = [line.strip() for line in shown.stdout.split("\nNext:\n")[1].splitlines()]
+    assert steps and all(s.startswith("jupyter-scratchpad ") and "…" not in s for s in steps), steps
+    assert any(" item-schema " in s for s in steps)
+    for step in steps:
+        words = shlex.split(step)[1:]
+        ran = _run(env, *words)
+        assert ran.returncode == 0, (step, ran.stderr)
