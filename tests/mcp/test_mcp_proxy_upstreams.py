@@ -173,8 +173,9 @@ def test_an_errors_attachments_are_bounded(tmp_path: Path, env: dict[str, str]) 
         assert "log line 59999: request failed" in text and "bytes of this error cut" in text
         assert "[the error's image block (" in text and "was left out]" in text
         assert [b.type for b in res.content] == ["text", "image"]  # the small icon fits, kept as it was
+        assert "[the whole error (" in text and "is stored as handle" in text  # (its text, the cut middle too)
         usage = await s.call_tool("scratchpad_usage", {})
-        assert usage.structured_content["spills"] == 0
+        assert usage.structured_content["spills"] == 1
 
     through_mixed(env, tmp_path / "store", check)
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import psutil
 import pytest
+from conftest import free_port, wait_for_port
 
 STUBBORN = Path(__file__).parent / "servers" / "stubborn_server.py"  # ignores SIGTERM, stays 60 s after EOF
 # runs until DuckDB's memory ceiling (far past the 10 s limit the parent enforces by killing the worker)
@@ -262,8 +263,6 @@ def test_an_http_server_stopped_by_a_signal_exits_with_its_code_and_removes_its_
     env: dict[str, str], tmp_path: Path, sig: int
 ) -> None:
     # probe Y: SIGTERM killed it (exit -15, no usage line, the --ephemeral store left); SIGINT exited 0
-    from conftest import free_port, wait_for_port
-
     port = free_port()
     errlog = (tmp_path / "stderr.txt").open("wb")
     proc = subprocess.Popen(
