@@ -222,22 +222,29 @@ def test_a_refresh_whose_row_is_deleted_before_its_read_back_stores_the_output_a
     assert pad.get(str(again.handle)) == BIG  # written anew: it opens
 
 
+def _deleted_once_stored(store: ScratchStore, monkeypatch: pytest.MonkeyPatch, times: int | None) -> list[Any]:
+    """``store.put_body`` as it runs while another process deletes each stored handle at once (the
+    first ``times`` of them; None: all): the body ids stored, in order."""
+    put_body = store.put_body
+    calls: list[Any] = []
+
+    def stored_then_deleted(scope: Any, **kw: Any) -> Any:
+        entry, created = put_body(scope, **kw)
+        calls.append(entry.body_id)
+        if times is None or len(calls) <= times:
+            store.delete_entry(scope, "handle", entry.key)
+        return entry, created
+
+    monkeypatch.setattr(store, "put_body", stored_then_deleted)
+    return calls
+
+
 def test_a_handle_deleted_between_its_store_and_its_stub_is_stored_again(
     backend_store: ScratchStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = backend_store
     pad = store.scratchpad("r", "a")
-    put_body = store.put_body
-    calls = []
-
-    def stored_then_deleted(scope: Any, **kw: Any) -> Any:
-        entry, created = put_body(scope, **kw)
-        calls.append(entry.body_id)
-        if len(calls) == 1:  # another process deletes the handle before the stub is read
-            store.delete_entry(scope, "handle", entry.key)
-        return entry, created
-
-    monkeypatch.setattr(store, "put_body", stored_then_deleted)
+    calls = _deleted_once_stored(store, monkeypatch, times=1)  # before the stub is read
     r = pad.intercept(BIG, tool="dump")
     assert r.spilled and r.failure is None, r.content[:300]
     assert len(calls) == 2 and calls[0] != calls[1]
@@ -250,16 +257,7 @@ def test_a_spill_that_loses_its_handle_every_time_fails_closed_after_bounded_tri
 ) -> None:
     store = backend_store
     pad = store.scratchpad("r", "a")
-    put_body = store.put_body
-    calls = []
-
-    def always_deleted(scope: Any, **kw: Any) -> Any:
-        entry, created = put_body(scope, **kw)
-        calls.append(entry.key)
-        store.delete_entry(scope, "handle", entry.key)
-        return entry, created
-
-    monkeypatch.setattr(store, "put_body", always_deleted)
+    calls = _deleted_once_stored(store, monkeypatch, times=None)  # every time
     r = pad.intercept(BIG, tool="dump")
     assert not r.spilled and r.failure is not None and "removed while it was being read" in r.failure
     assert len(r.content) < 2000  # a pointer, never the flood
