@@ -25,7 +25,6 @@ client, and serves one MCP server to its own client:
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import re
@@ -162,8 +161,10 @@ def client_config(text: str) -> dict[str, Any] | None:
     ``[mcp.servers.<name>]``; None when ``text`` is not such JSON."""
     if not text.lstrip().startswith("{"):
         return None
+    from ..store._jsontext import loads_any_depth
+
     try:
-        data = json.loads(text)
+        data = loads_any_depth(text)  # (json.loads raised RecursionError, a traceback, on a deep one)
     except ValueError as exc:
         raise ValueError(f"not valid JSON ({exc}): a client's configuration is {{\"mcpServers\": {{...}}}}") from None
     servers = data.get("mcpServers", data.get("servers")) if isinstance(data, dict) else None

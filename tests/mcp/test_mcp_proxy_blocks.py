@@ -343,7 +343,9 @@ def test_a_clients_json_configuration_is_read_as_it_is(tmp_path: Path, env: dict
         ('{"tools": {}}', '"mcpServers"'),
         ('{"mcpServers": {}}', 'no server in its "mcpServers"'),
         ('{"mcpServers": {"git": {"command": "x", "args": "--repository ."}}}', "args must be a list"),
+        ('{"mcpServers": ' + "[" * 200_000 + "]" * 200_000 + "}", '"mcpServers"'),  # (a RecursionError traceback)
     ],
+    ids=["cut-short", "no-servers", "empty", "args-a-string", "nested-deep"],
 )
 def test_a_wrong_json_configuration_says_what_it_should_hold(
     tmp_path: Path, env: dict[str, str], text: str, said: str
