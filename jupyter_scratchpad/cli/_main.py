@@ -450,18 +450,27 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from ..mcp import build_server
 
     with _open_store(args) as store:
-        pad = _pad(store, args, f"mcp-{uuid.uuid4().hex[:12]}")
-        pad.budget_exhausted_note = SERVER_BUDGET_NOTE
-
-        def new_pad() -> Any:  # (over HTTP, each client session after the first: a run and budget of its own)
-            more = _pad(store, args, f"mcp-{uuid.uuid4().hex[:12]}")
-            more.budget_exhausted_note = SERVER_BUDGET_NOTE
-            _say_run(more)
-            return more
-
+        pad, new_pad = _server_pads(store, args, "mcp")
         args.serving = True
-        server = build_server(pad, prefix=args.prefix, new_pad=new_pad if args.http else None)
-        return _serve_and_log(pad, server, args.http)
+        return _serve_and_log(pad, build_server(pad, prefix=args.prefix, new_pad=new_pad), args.http)
+
+
+def _server_pads(store: Any, args: argparse.Namespace, kind: str) -> tuple[Any, Callable[[], Any] | None]:
+    """A server's pad and, over HTTP, what makes each later client session's: a budget of its own
+    and, without --run-id, a run of its own, said on stderr (two clients shared one run, its notes
+    and one budget)."""
+
+    def new_pad() -> Any:
+        made = _pad(store, args, f"{kind}-{uuid.uuid4().hex[:12]}")
+        made.budget_exhausted_note = SERVER_BUDGET_NOTE
+        return made
+
+    def said() -> Any:
+        made = new_pad()
+        _say_run(made)
+        return made
+
+    return new_pad(), said if args.http else None
 
 
 def _cmd_proxy(args: argparse.Namespace) -> int:
@@ -503,12 +512,11 @@ def _cmd_proxy(args: argparse.Namespace) -> int:
     else:
         upstreams = [Upstream(args.name, command=command[0], args=command[1:], timeout_s=timeout)]
     with _open_store(args) as store:
-        pad = _pad(store, args, f"proxy-{uuid.uuid4().hex[:12]}")
-        pad.budget_exhausted_note = SERVER_BUDGET_NOTE
+        pad, new_pad = _server_pads(store, args, "proxy")
         for warning in _passes_through(pad.policy, args.policy, [u.name for u in upstreams]):
             print(f"jupyter-scratchpad: warning: {warning}", file=sys.stderr, flush=True)
         args.serving = True
-        return _serve_and_log(pad, build_proxy(pad, upstreams, prefix=args.prefix), args.http)
+        return _serve_and_log(pad, build_proxy(pad, upstreams, prefix=args.prefix, new_pad=new_pad), args.http)
 
 
 def _passes_through(policy: Any, source: str | None, servers: list[str]) -> list[str]:

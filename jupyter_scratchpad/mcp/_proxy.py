@@ -50,6 +50,7 @@ from ._lines import use_line_aligned_reader
 from ._server import (
     INSTRUCTIONS,
     USAGE_TOOL,
+    SessionPads,
     bad_uri,
     listing_page,
     our_tools,
@@ -261,7 +262,8 @@ class _State:
     # None until listed (a read of a URI no listing named lists them)
     templates: list[tuple[re.Pattern[str], str]] | None = None
     resources_listed: bool = False
-    resource_listing: list[types.Resource] | None = None  # what resources/list pages through
+    # what resources/list pages through, per pad (each HTTP session lists its own handles)
+    resource_listing: dict[int, list[types.Resource]] = field(default_factory=dict)
     sessions: dict[str, ClientSession] = field(default_factory=dict)
 
 
@@ -1268,8 +1270,16 @@ CLIENTS_KEPT = 64  # client sessions (HTTP has one per client) told that the too
 _NEVER = 1e9  # seconds: the SDK's own per-request clock stays out of a tool call (its scope is ours, reset by progress)
 
 
-def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "") -> Server[Any]:
-    """The proxy server: connects to ``upstreams`` when a client session starts."""
+def build_proxy(
+    pad: Scratchpad,
+    upstreams: list[Upstream],
+    *,
+    prefix: str = "",
+    new_pad: Callable[[], Scratchpad] | None = None,
+) -> Server[Any]:
+    """The proxy server: connects to ``upstreams`` when a client session starts. ``new_pad``: each
+    MCP session after the first (over HTTP) spills into a pad of its own from it, its own budget
+    and run; the upstreams are one set, shared by every session."""
     if not upstreams:
         raise ValueError("the proxy needs at least one upstream server")
     names = [u.name for u in upstreams]
@@ -1278,6 +1288,7 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
     holder: dict[str, _State] = {}
     timeouts = {u.name: u.timeout_s for u in upstreams}
     down = _Down()  # the HTTP upstreams whose connection ended, and why
+    pads = SessionPads(pad, new_pad)
 
     @asynccontextmanager
     async def lifespan(_server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
@@ -1405,6 +1416,7 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         seen(ctx)
+        pad = pads(ctx)
         route = state().tools.get(params.name)
         if route is None:
             ours = params.name[len(prefix) :] if prefix and params.name.startswith(prefix) else params.name
@@ -1473,10 +1485,16 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
 
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
         st = state()
-        if getattr(params, "cursor", None) is None or st.resource_listing is None:  # (a first page: listed again)
-            st.resource_listing = await upstream_resources()
-            st.resource_listing += await anyio.to_thread.run_sync(lambda: resources_of(pad))
-        page, after = listing_page(st.resource_listing, params)
+        pad = pads(ctx)
+        listing = st.resource_listing.get(id(pad))
+        if getattr(params, "cursor", None) is None or listing is None:  # (a first page: listed again)
+            listing = await upstream_resources()
+            listing += await anyio.to_thread.run_sync(lambda: resources_of(pad))
+            st.resource_listing.pop(id(pad), None)
+            st.resource_listing[id(pad)] = listing
+            while len(st.resource_listing) > SessionPads.MAX_SESSIONS:  # (the newest sessions')
+                st.resource_listing.pop(next(iter(st.resource_listing)))
+        page, after = listing_page(listing, params)
         return types.ListResourcesResult(resources=page, next_cursor=after)
 
     async def upstream_templates() -> tuple[list[types.ResourceTemplate], list[tuple[str, str]]]:
@@ -1514,6 +1532,7 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
         return next(iter(st.sessions)) if len(st.sessions) == 1 else None
 
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        pad = pads(ctx)
         uri = str(params.uri)
         if uri.startswith("scratchpad://"):
             return await anyio.to_thread.run_sync(lambda: read_page(pad, uri))
@@ -1536,6 +1555,7 @@ def build_proxy(pad: Scratchpad, upstreams: list[Upstream], *, prefix: str = "")
         return types.ListPromptsResult(prompts=page, next_cursor=after)
 
     async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        pad = pads(ctx)
         route = state().prompts.get(params.name)
         if route is None:
             known = ", ".join(sorted(state().prompts)[:20]) or "none"

@@ -272,6 +272,58 @@ def test_the_proxy_over_streamable_http_both_ways(tmp_path: Path, env: dict[str,
                     p.stderr.close()
 
 
+@pytest.mark.parametrize("run_id", [None, "shared"])
+def test_each_http_client_session_of_the_proxy_spills_into_its_own_run_and_budget(
+    tmp_path: Path, env: dict[str, str], run_id: str | None
+) -> None:
+    # `mcp proxy --http` served every client from one pad: one run (each saw the others' handles and
+    # notes) and one budget, which one client's reads used up for all (`mcp serve --http` had its fix)
+    from mcp.client.streamable_http import streamable_http_client
+
+    port = free_port()
+    cmd, argv = cli("mcp", "proxy", "--store", str(tmp_path / "store"), *(["--run-id", run_id] if run_id else []),
+                    "--http", f"127.0.0.1:{port}", "--name", "mixed", "--", sys.executable, str(MIXED))  # fmt: skip
+    errlog = (tmp_path / "stderr.txt").open("w+b")
+    proxy = subprocess.Popen([cmd, *argv], env=env, stdout=subprocess.DEVNULL, stderr=errlog)
+    try:
+        wait_for_port(proxy, port)
+
+        async def usage(s: ClientSession) -> dict:
+            return json.loads((await s.call_tool("scratchpad_usage", {})).content[0].text)
+
+        async def run() -> None:
+            url = f"http://127.0.0.1:{port}/mcp"
+            async with streamable_http_client(url) as (r, w), ClientSession(r, w) as a:
+                await a.initialize()
+                stub = (await a.call_tool("report_with_chart", {})).content[0]
+                assert isinstance(stub, types.TextContent)
+                handle = handle_of(stub.text)
+                assert not (await a.call_tool("head", {"handle": handle, "lines": 40})).is_error
+                used_a = (await usage(a))["budget"]["used"]
+                async with streamable_http_client(url) as (r2, w2), ClientSession(r2, w2) as b:
+                    await b.initialize()
+                    mine = await usage(b)
+                    assert mine["budget"]["used"] < used_a  # (its own budget: a's reads are not in it)
+                    read = await b.call_tool("head", {"handle": handle, "lines": 3})
+                    listed = [str(x.uri) for x in (await b.list_resources()).resources]
+                    if run_id is None:  # a run of its own: a's handle is not b's to read or list
+                        assert mine["run_id"] != (await usage(a))["run_id"]
+                        assert read.is_error and f"scratchpad://{handle}" not in listed
+                        assert handle in read.content[0].text  # (the refusal names what it could not find)
+                    else:  # the run asked for is shared, its handles with it
+                        assert mine["run_id"] == run_id == (await usage(a))["run_id"]
+                        assert not read.is_error and f"scratchpad://{handle}" in listed
+                assert (await usage(a))["budget"]["used"] >= used_a
+
+        anyio.run(run)
+    finally:
+        proxy.terminate()
+        proxy.wait(timeout=10)
+        errlog.close()
+    said = (tmp_path / "stderr.txt").read_text()
+    assert said.count("jupyter-scratchpad: run '") == 2, said  # (each session's run said)
+
+
 def test_a_huge_image_in_a_result_is_stored_and_a_small_one_passes(tmp_path: Path, env: dict[str, str]) -> None:
     # a 2.8 MB image passed through whole (the same block in an error result was cut to 8 KiB)
     async def check(s: ClientSession) -> None:
