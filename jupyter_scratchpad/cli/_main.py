@@ -683,28 +683,21 @@ def _with_stub(r: Any, stub: dict[str, Any], pad: Any) -> Any:
     return dataclasses.replace(r, stub=stub, content=render_stub_text(stub, pad.tokenizer.count))
 
 
-_CALL = re.compile(r"(\w+)\((.*)\)")
-_ARG = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|-?\d+)')
-
-
 def _in_cli_next(args: argparse.Namespace, text: str, stub: dict[str, Any] | None) -> str:
     """A stub as a person reads it here: its closing "Next, with this handle: …" line (tool calls,
-    a model's) as the command lines that run them (its calls that are whole, without a "…")."""
-    if not stub or not isinstance(stub.get("next"), list):
+    a model's) as the command lines that run its next steps (those without a hole to fill in)."""
+    from ..spill._stub import has_hole, next_steps
+
+    if not stub or not stub.get("handle"):
         return text
     head, sep, last = text.rpartition("\n")
     if not sep or not last.startswith("Next, with this handle:"):
         return text
-    lines = []
-    for call in stub["next"]:
-        found = _CALL.fullmatch(str(call))
-        if found is None or "…" in call:
-            continue
-        try:
-            arguments = {k: json.loads(v) for k, v in _ARG.findall(found.group(2))}
-        except ValueError:
-            continue
-        lines.append("  " + _cli_hint(args, {"tool": found.group(1), "arguments": arguments}))
+    lines = [
+        "  " + _cli_hint(args, {"tool": tool, "arguments": arguments})
+        for tool, arguments in next_steps(stub)
+        if not has_hole(arguments)
+    ]
     return f"{head}\nNext:\n" + "\n".join(lines) if lines else text
 
 

@@ -386,7 +386,7 @@ def build_stub(
         stub["embedded"] = embedded
     if unwrapped:
         stub["unwrapped"] = unwrapped
-    stub["next"] = next_calls(entry, stub)
+    stub["next"] = next_calls(stub)
     return stub
 
 
@@ -432,27 +432,58 @@ def _array_hint(stub: dict[str, Any]) -> str | None:
     return None
 
 
-def next_calls(entry: Entry, stub: dict[str, Any]) -> list[str]:
-    """The calls worth making next, as a model would write them."""
-    h = entry.key
-    if entry.format in ("json", "jsonl"):
+HOLE = "…"
+"""An argument of a next step the caller fills in (a pattern, a path, fields); ``next_steps``
+marks a number to choose with ``Hole`` (written ``start=…``)."""
+
+
+class Hole:
+    """A number the caller picks in a next step (``slice(start=…)``)."""
+
+    def __repr__(self) -> str:
+        return HOLE
+
+
+def next_steps(stub: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The calls worth making next with a stub's handle, each ``(tool, arguments)``; an argument
+    for the caller to fill in is ``Hole()`` or holds ``HOLE``. One list, written for a model
+    (``stub["next"]``) and as command lines for a person (the CLI, which leaves out steps with a
+    hole)."""
+    h = stub["handle"]
+    if stub.get("format") in ("json", "jsonl"):
         path = _array_hint(stub) or "$"
         rel = (stub.get("relations") or [{}])[-1].get("name") or h
         return [
-            f'schema(handle="{h}")',
-            call_repr("item_schema", {"handle": h, "path": path}),
-            call_repr("iterate_over", {"handle": h, "path": path, "fields": "…", "limit": 20}),
-            f'get_in(handle="{h}", path="…")',
-            f'grep(handle="{h}", pattern="…")',
-            f'sql(query="SELECT count(*) FROM {rel}")',
+            ("schema", {"handle": h}),
+            ("item_schema", {"handle": h, "path": path}),
+            ("iterate_over", {"handle": h, "path": path, "fields": HOLE, "limit": 20}),
+            ("get_in", {"handle": h, "path": HOLE}),
+            ("grep", {"handle": h, "pattern": HOLE}),
+            ("sql", {"query": f"SELECT count(*) FROM {rel}"}),
         ]
     return [
-        f'grep(handle="{h}", pattern="…")',
-        f'slice(handle="{h}", start=…, end=…)',
-        f'tail(handle="{h}", lines=50)',
-        f'schema(handle="{h}")',
-        f"sql(query=\"SELECT line_no, line FROM {h} WHERE line LIKE '%…%' LIMIT 20\")",
+        ("grep", {"handle": h, "pattern": HOLE}),
+        ("slice", {"handle": h, "start": Hole(), "end": Hole()}),
+        ("tail", {"handle": h, "lines": 50}),
+        ("schema", {"handle": h}),
+        ("sql", {"query": f"SELECT line_no, line FROM {h} WHERE line LIKE '%{HOLE}%' LIMIT 20"}),
     ]
+
+
+def has_hole(arguments: dict[str, Any]) -> bool:
+    """Whether a next step leaves an argument for its caller to fill in."""
+    return any(isinstance(v, Hole) or (isinstance(v, str) and HOLE in v) for v in arguments.values())
+
+
+def next_calls(stub: dict[str, Any]) -> list[str]:
+    """The next steps as a model reads them: ``iterate_over(handle="h", path="$.items", fields="…",
+    limit=20)``, ``slice(handle="h", start=…, end=…)``."""
+    written = []
+    for tool, arguments in next_steps(stub):
+        holes = {k: v for k, v in arguments.items() if isinstance(v, Hole)}
+        then = ", ".join(f"{k}={HOLE}" for k in holes)
+        written.append(call_repr(tool, {k: v for k, v in arguments.items() if k not in holes}, then))
+    return written
 
 
 def _size(n: int) -> str:
