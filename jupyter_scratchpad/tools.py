@@ -882,10 +882,19 @@ def _as_lines(tool: _Tool, args: dict[str, Any]) -> list[dict[str, Any]]:
                        end=first + count - 1)]  # fmt: skip
 
 
+def _named(names: list[str], most: int = 8) -> str:
+    """``'a', 'b'``, or the first ``most`` and how many more (40,000 names were all said)."""
+    said = ", ".join(repr(n[:80]) for n in names[:most])
+    return said if len(names) <= most else f"{said} and {len(names) - most:,} more"
+
+
 def _in_our_words(tool: _Tool, args: dict[str, Any], unknown: list[str]) -> list[dict[str, Any]]:
     """The call with other tools' words for our arguments renamed (``start_line`` as ``start``),
     when that names every argument: one suggestion, else none."""
-    renamed = {k: v for k, v in args.items() if k not in unknown}
+    if len(unknown) > len(tool.properties):  # (each must be a word for one of ours)
+        return []
+    left_out = set(unknown)
+    renamed = {k: v for k, v in args.items() if k not in left_out}
     said = []
     for key in unknown:
         ours = _SYNONYM_OF.get(key.lower())
@@ -950,7 +959,7 @@ def _normalise_args(tool: _Tool, arguments: Any) -> dict[str, Any]:
     if unknown:
         raise ToolError(
             "invalid_argument",
-            f"{tool.name} has no argument {', '.join(map(repr, unknown))}; "
+            f"{tool.name} has no argument {_named(unknown)}; "
             f"it takes: {', '.join(tool.properties) or 'no arguments'}",
             _as_lines(tool, args) or _in_our_words(tool, args, unknown),
             argument=unknown[0],
