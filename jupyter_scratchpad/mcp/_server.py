@@ -36,7 +36,7 @@ __all__ = [
     "usage_of",
 ]
 
-PAGE_BYTES = 64 * 1024
+PAGE_BYTES = 16 * 1024  # (64 KiB of JSON was ~18,500 tokens, past the per-call cap; 16 KiB is ~5,000)
 _URI = re.compile(r"scratchpad://([a-z0-9_]{1,64})(?:\?page=([-+]?[0-9]{1,40}))?\Z")
 
 INSTRUCTIONS = (
@@ -247,13 +247,43 @@ def read_page(pad: Scratchpad, uri: str) -> types.ReadResourceResult:
             f"in {handle}: scratchpad://{handle}?page={pages} is the last)"
         )
     start, end = _char_start(reader, (page - 1) * PAGE_BYTES, size), _char_start(reader, page * PAGE_BYTES, size)
-    text = reader.read_raw(start, end).decode("utf-8", errors="replace")
+    raw = reader.read_raw(start, end)
+    text = raw.decode("utf-8", errors="replace")
     note = ""
     if page < pages:
         note = f"\n[page {page} of {pages} of {handle}; next: scratchpad://{handle}?page={page + 1}]"
+    count, cap = pad.tokenizer.count, pad.budget.max_extraction_tokens
+    tokens = count(text + note)
+    if tokens > cap:  # (64 KiB of CJK text was 41,870 tokens: a page is bounded like a tool's result)
+        kept = _fitting_bytes(raw, cap - 100, count)
+        text = raw[:kept].decode("utf-8", errors="replace")
+        more = min(end, start + 2 * kept)  # (about as much again fits)
+        note = (
+            f"\n[page {page} of {pages} of {handle} cut at {cap:,} tokens, after its bytes {start:,}-{start + kept:,}; "
+            f'the next part: read_handle(handle="{handle}", start={start + kept}, end={more})'
+            + (f"; next page: scratchpad://{handle}?page={page + 1}]" if page < pages else "]")
+        )
+        tokens = count(text + note)
+    # what a client puts in the context is charged, as a tool's result is (never refused: it was asked for)
+    pad.budget.charge_unconditionally(tokens)
+    pad._record_extraction(tokens)
     return types.ReadResourceResult(
         contents=[types.TextResourceContents(uri=uri, mime_type="text/plain", text=text + note)]
     )
+
+
+def _fitting_bytes(raw: bytes, tokens: int, count: Callable[[str], int]) -> int:
+    """How many of ``raw``'s first bytes (at a character's start) hold at most ``tokens``."""
+    lo, hi = 0, len(raw)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if count(raw[:mid].decode("utf-8", errors="ignore")) <= tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    while 0 < lo < len(raw) and raw[lo] & 0xC0 == 0x80:  # (not inside a character)
+        lo -= 1
+    return lo
 
 
 class SessionPads:

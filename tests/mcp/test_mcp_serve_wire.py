@@ -89,7 +89,7 @@ def test_lone_surrogates_are_read_and_a_too_deep_request_is_answered_at_once(
 
 @pytest.mark.parametrize(
     ("page", "said"),
-    [("999999999999", "page 999999999999 is past the end (1 page of 64 KiB"), ("-1", "page must be ≥ 1"),
+    [("999999999999", "page 999999999999 is past the end (1 page of 16 KiB"), ("-1", "page must be ≥ 1"),
      ("0", "page must be ≥ 1")],
 )  # fmt: skip
 def test_a_page_out_of_range_is_said_as_such(tmp_path: Path, env: dict[str, str], page: str, said: str) -> None:

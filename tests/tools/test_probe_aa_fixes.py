@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import random
+import re
 
 from jupyter_scratchpad import Scratchpad
 
@@ -28,3 +30,38 @@ def test_a_few_unknown_names_are_all_named_and_other_tools_words_still_suggested
     assert fix["arguments"] == {"handle": handle, "start": 10, "end": 12}
     assert pad.call_tool(fix["tool"], fix["arguments"]).ok
     assert json.loads(res.text)["suggestions"][0]["tool"] == "slice"
+
+
+def test_a_resource_page_of_dense_text_is_cut_at_the_cap_charged_and_says_where_the_rest_is(pad: Scratchpad) -> None:
+    # a 64 KiB page of CJK text was 41,870 tokens (the per-call cap is 10,000), and no page was
+    # charged: a client that attaches a resource puts it in the model's context
+    from jupyter_scratchpad.mcp._server import read_page
+
+    rare = random.Random(7)  # (CJK extension A: 2 or more tokens a character)
+    text = "\n".join("".join(chr(rare.randrange(0x3400, 0x4DB5)) for _ in range(60)) for _ in range(3000))
+    handle = pad.intercept(text, tool="zh", force=True).handle
+    before = pad.budget.used
+    page = read_page(pad, f"scratchpad://{handle}?page=2").contents[0].text
+    cap = pad.budget.max_extraction_tokens
+    assert pad.tokenizer.count(page) <= cap
+    charged = pad.budget.used - before
+    assert charged == pad.tokenizer.count(page) and pad.usage()["tokens_extracted"] >= charged
+    m = re.search(rf'read_handle\(handle="{handle}", start=(\d+), end=(\d+)\)', page)
+    assert m is not None and f"scratchpad://{handle}?page=3" in page, page[-400:]
+    start, end = int(m.group(1)), int(m.group(2))
+    rest = pad.call_tool("read_handle", {"handle": handle, "start": start, "end": end})
+    assert rest.ok, rest.text[:300]  # (the part it names fits, and goes on where the page stopped)
+    shown, data = page.rpartition("\n[page 2 of ")[0], text.encode()
+    first = 16 * 1024
+    while data[first] & 0xC0 == 0x80:  # (a page starts at a character's first byte)
+        first -= 1
+    assert data[first:start].decode() == shown  # (the page's text, whole characters, up to where the rest starts)
+
+
+def test_a_resource_page_of_json_fits_whole(pad: Scratchpad) -> None:
+    from jupyter_scratchpad.mcp._server import PAGE_BYTES, read_page
+
+    value = {"items": [{"name": f"pod-{i}", "phase": "Running", "ip": f"10.0.{i % 250}.{i % 200}"} for i in range(5000)]}
+    handle = pad.intercept(value, tool="k8s").handle
+    page = read_page(pad, f"scratchpad://{handle}?page=1").contents[0].text
+    assert "cut at" not in page and len(page.encode()) > PAGE_BYTES - 8
