@@ -425,6 +425,13 @@ def _note(
 
 
 def _array_hint(stub: dict[str, Any]) -> str | None:
+    """The array of records to go through next: the one SQL names as a relation (a Prometheus
+    answer's ``$.data.result``; the sketch's first array was ``$.grid``, an array of arrays), else
+    the sketch's first array."""
+    for relation in stub.get("relations") or []:
+        path = relation.get("path")
+        if isinstance(path, str) and path.startswith("$") and relation.get("rows") != "inside a string":
+            return path
     for line in stub.get("schema") or []:
         path, _, kind = str(line).partition(": ")
         if kind.startswith("array(") and "[*]" not in path and "…" not in path:  # (a clipped key: no path)
@@ -516,7 +523,7 @@ def _next_line(
         sql = f"{x}sql over {h}" + (".rows" if stub.get("csv") else "")
         if stub["format"] in ("json", "jsonl"):
             return f"Next, with this handle: {x}schema → {x}item_schema / {x}get_in; {x}grep; {sql}."
-        return f"Next, with this handle: {x}schema; {x}grep pattern=…; {x}slice start=… end=…; {sql}."
+        return f"Next, with this handle: {x}schema; {x}grep; {x}slice; {sql}."
     if stub["format"] in ("json", "jsonl"):
         path = _array_hint(stub)
         path = path if path and len(path) <= path_chars else None
@@ -529,17 +536,16 @@ def _next_line(
             p = _clean(str(inside[0]["path"]), path_chars)
             return (
                 f'Next, with this handle: {x}schema path="{p}" (a JSON document inside a string) → {x}item_schema / '
-                f"{x}get_in through it ({p}.…); {x}grep path=…; {x}sql over {rel}."
+                f"{x}get_in through it ({p}.…); {x}grep; {x}sql over {rel}."
             )
         return f"Next, with this handle: {x}schema → {steps}; {x}grep; {x}sql over {rel}."
     if stub.get("csv"):
         described = stub["csv"] if csv is None else csv
         return (
-            f"Next, with this handle: {x}sql over {h}.rows ({described}) or {h}(line_no, line); "
-            f"{x}grep pattern=…; {x}slice start=… end=…."
+            f"Next, with this handle: {x}sql over {h}.rows ({described}) or {h}(line_no, line); {x}grep; {x}slice."
         )
     return (
-        f"Next, with this handle: {x}grep pattern=…; {x}slice start=… end=…; {x}tail; {x}sql over {h}(line_no, line)."
+        f"Next, with this handle: {x}grep; {x}slice; {x}tail; {x}sql over {h}(line_no, line)."
     )
 
 
