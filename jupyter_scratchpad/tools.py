@@ -1053,15 +1053,30 @@ def _error_text(err: dict[str, Any], pad: Scratchpad | None) -> tuple[dict[str, 
 # key_path_not_found said its path three times over: 275 tokens where 93 said it all)
 _SAID_IN_THE_MESSAGE = frozenset(
     {"argument", "allowed", "requested_path", "valid_prefix", "failed_segment", "estimated_tokens", "per_call_limit",
-     "remaining_budget_tokens", "page_tokens"}
+     "remaining_budget_tokens", "page_tokens",
+     # the model's own call, which it has (probe AB: a third of an error's tokens were such echoes)
+     "requested_lines", "pattern", "max_matches", "context", "offset", "limit", "window_size", "max_rows"}
 )  # fmt: skip
+
+
+def _said(key: str, value: Any, message: str) -> bool:
+    """Whether an error's field only repeats its message (``"handle": "h"`` after "h is text,
+    not JSON") or says nothing (``"close_matches": []``)."""
+    if key in _SAID_IN_THE_MESSAGE or value is None or value == [] or value == {}:
+        return True
+    if isinstance(value, str) and len(value) >= 3:
+        return value in message
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 100:
+        return f"{value:,}" in message or str(value) in message
+    return False
 
 
 def _for_the_model(err: dict[str, Any]) -> dict[str, Any]:
     """The error as the model reads it: each suggestion as ``tool`` and ``arguments`` (its call
     as it is made), not also as the ``call`` string people read (a third of a refusal's tokens),
     and no field that repeats the message (``_SAID_IN_THE_MESSAGE``)."""
-    out = {k: v for k, v in err.items() if k not in _SAID_IN_THE_MESSAGE}
+    message = str(err.get("message", ""))
+    out = {k: v for k, v in err.items() if k in ("error", "message", "suggestions") or not _said(k, v, message)}
     if out.get("suggestions"):
         out["suggestions"] = [{k: v for k, v in s.items() if k != "call"} for s in out["suggestions"]]
     return out

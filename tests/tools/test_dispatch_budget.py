@@ -95,13 +95,18 @@ def test_mistakes_are_results_not_exceptions(pad: Scratchpad, name: str, args: o
     seen = json.loads(res.text)
     assert all("call" not in s and {"tool", "arguments"} <= s.keys() for s in seen["suggestions"])
     assert all("call" in s for s in res.error["suggestions"])
-    # nor the fields that say again what its message says (res.error keeps them, for programs)
+    # nor the fields that say again what its message says, echo the model's own call or are empty
+    # (res.error keeps them, for programs)
     said = {"argument", "allowed", "requested_path", "valid_prefix", "failed_segment", "estimated_tokens",
-            "per_call_limit", "remaining_budget_tokens", "page_tokens"}  # fmt: skip
-    people = {k: v for k, v in res.error.items() if k not in said}
-    people["suggestions"] = [{k: v for k, v in s.items() if k != "call"} for s in res.error["suggestions"]]
-    assert seen == json.loads(json.dumps(people, default=str))
+            "per_call_limit", "remaining_budget_tokens", "page_tokens", "requested_lines", "pattern",
+            "max_matches", "context", "offset", "limit", "window_size", "max_rows"}  # fmt: skip
     message = res.error["message"]
+    for key, value in res.error.items():
+        if key in seen:
+            assert key == "suggestions" or seen[key] == json.loads(json.dumps(value, default=str)), key
+        else:
+            assert key in said or value in (None, [], {}) or str(value) in message or f"{value:,}" in message, key
+    assert seen["suggestions"] == [{k: v for k, v in s.items() if k != "call"} for s in res.error["suggestions"]]
     assert all(str(n) in message for n in res.error.get("allowed", [])) and str(res.error.get("argument", "")) in message
 
 
