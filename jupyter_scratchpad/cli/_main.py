@@ -566,12 +566,16 @@ def _say_run(pad: Any) -> None:
     """One line on stderr once the server serves: the run its handles are in (else found only in
     the exit line), for the CLI to read them."""
     store = pad.store.describe()
-    later = (
-        "a temporary store (--ephemeral), removed when this process exits"
-        if pad.store.temporary
-        else f"its handles are read with --run-id {pad.run_id} once this process exits (an embedded store opens "
-        "in one process at a time)"
-    )
+    read_with = f"--run-id {pad.run_id}" + (f" --agent-id {pad.agent_id}" if pad.agent_id != "main" else "")
+    if pad.store.temporary:
+        later = "a temporary store (--ephemeral), removed when this process exits"
+    elif pad.store.shared:  # (the CLI reads a shared store while this server runs)
+        later = f"its handles are read with {read_with}"
+    else:
+        later = (
+            f"its handles are read with {read_with} once this process exits (an embedded store opens in one "
+            "process at a time)"
+        )
     print(f"jupyter-scratchpad: run {pad.run_id!r} (agent {pad.agent_id!r}) in {store}; {later}", file=sys.stderr,
           flush=True)  # fmt: skip
 

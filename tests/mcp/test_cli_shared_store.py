@@ -162,7 +162,7 @@ def test_mcp_serve_reads_what_the_cli_spills_while_it_runs(
 
     async def run() -> None:
         server = StdioServerParameters(command=CLI[0], args=[*CLI[1:], "mcp", "serve", *flags], env=base_env)
-        async with stdio_client(server) as (r, w), ClientSession(r, w) as s:
+        async with stdio_client(server, errlog=errlog) as (r, w), ClientSession(r, w) as s:
             await s.initialize()
             # the CLI spills while the server holds the store open: no lock to wait for
             logs = b"".join(b"%d ERROR disk full on node-%d\n" % (i, i % 5) for i in range(8000))
@@ -192,8 +192,14 @@ def test_mcp_serve_reads_what_the_cli_spills_while_it_runs(
             assert note.returncode == 0, note.stderr.decode()
             assert json.loads(note.stdout)["data"] == {"step": 3, "handle": during}
 
-    anyio.run(run)
+    with (tmp_path / "serve-stderr.txt").open("w+") as errlog:
+        anyio.run(run)
+        errlog.seek(0)
+        said = errlog.read()
     _assert_only_shared_store_used(tmp_path)
+    # probe AC: the server's first line said its handles could be read "once this process exits (an
+    # embedded store …)", and without the agent the CLI then refused the run
+    assert f"its handles are read with --run-id {RUN} --agent-id {AGENT}" in said and "once this process exits" not in said
 
 
 def test_a_store_url_that_cannot_be_used_is_one_line(base_env: dict[str, str], tmp_path: Path) -> None:
