@@ -103,7 +103,7 @@ def display_cut(text: str, whole: str, max_chars: int | None = None) -> str:
     return f"{head}[… {hidden:,} of {len(text):,} characters not shown here; {whole}]\n{tail}"
 
 
-_HANDLE = {"type": "string", "description": 'The handle printed in a spill stub (e.g. "list_pods_3f2a9c1b0d4e").'}
+_HANDLE = {"type": "string", "description": "A handle from a spill stub."}  # (in 11 tools: said short)
 _INT = {"type": "integer"}
 _KEY = {"type": "string", "minLength": 1, "maxLength": MAX_KEY_CHARS}
 # "Any JSON value" with a type on every branch (strict transforms reject a schema without one).
@@ -596,8 +596,23 @@ def tool_specs(flavor: str = "openai", *, prefix: str = "") -> list[dict[str, An
                 )
         else:
             key = "input_schema" if flavor == "anthropic" else "inputSchema"
-            specs.append({"name": name, "description": tool.description, key: input_schema(tool.name)})
+            spec = {"name": name, "description": tool.description, key: input_schema(tool.name)}
+            if flavor == "mcp":  # (a client may skip asking its person before a read-only tool runs)
+                spec["annotations"] = _annotations(tool.name)
+            specs.append(spec)
     return specs
+
+
+def _annotations(name: str) -> dict[str, bool]:
+    """MCP's hints for a tool: every one reads the scratchpad alone (no world outside it) and
+    only the notes' write and delete change it."""
+    writes = name in ("scratch_write", "scratch_delete")
+    return {
+        "readOnlyHint": not writes,
+        "destructiveHint": name == "scratch_delete" or name == "scratch_write",  # (a write replaces a note)
+        "idempotentHint": True,
+        "openWorldHint": False,
+    }
 
 
 _VALIDATORS: dict[str, Callable[[Any], Any]] = {}

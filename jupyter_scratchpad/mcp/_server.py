@@ -51,7 +51,12 @@ USAGE_TOOL = "scratchpad_usage"
 
 def our_tools(prefix: str = "") -> list[types.Tool]:
     tools = [
-        types.Tool(name=s["name"], description=s["description"], input_schema=s["inputSchema"])
+        types.Tool(
+            name=s["name"],
+            description=s["description"],
+            input_schema=s["inputSchema"],
+            annotations=types.ToolAnnotations.model_validate(s["annotations"]),
+        )
         for s in tool_specs("mcp", prefix=prefix)
     ]
     usage = types.Tool(
@@ -59,6 +64,9 @@ def our_tools(prefix: str = "") -> list[types.Tool]:
         description="What the scratchpad did in this session: tokens_intercepted (kept out of your context by "
         "spilling), tokens_extracted (read back through the tools), spills, and the context budget.",
         input_schema={"type": "object", "properties": {}, "required": [], "additionalProperties": False},
+        annotations=types.ToolAnnotations(
+            read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+        ),
     )
     return [*tools, usage]
 

@@ -58,3 +58,24 @@ def test_null_for_an_optional_argument_means_its_default(pad: Scratchpad) -> Non
     gone = pad.call_tool("scratch_delete", {"key": None, "handle": h})
     assert gone.ok, gone.text
     assert not pad.call_tool("grep", {"handle": None, "pattern": "x"}).ok  # a required one stays required
+
+
+def test_mcp_specs_carry_hints_only_the_notes_write_and_delete_change_anything() -> None:
+    # probe AB: no annotations, so a client asked its person before every read
+    from jupyter_scratchpad.mcp._server import our_tools
+
+    hints = {t.name: t.annotations for t in our_tools()}
+    assert len(hints) == 16 and all(h is not None and h.open_world_hint is False for h in hints.values())
+    changes = {n for n, h in hints.items() if h is not None and not h.read_only_hint}
+    assert changes == {"scratch_write", "scratch_delete"}
+    assert hints["scratch_delete"].destructive_hint is True and hints["grep"].destructive_hint is False  # type: ignore[union-attr]
+
+
+def test_the_handle_argument_is_described_in_a_few_words() -> None:
+    # the same description in 11 tools was 319 tokens of every turn's tool list
+    from jupyter_scratchpad.tokens import count_tokens
+
+    specs = tool_specs("anthropic")
+    described = {s["input_schema"]["properties"]["handle"]["description"] for s in specs if "handle" in s["input_schema"]["properties"]}
+    (text,) = described
+    assert count_tokens(text) <= 8, text
