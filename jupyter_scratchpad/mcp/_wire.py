@@ -176,7 +176,7 @@ def use_tolerant_parser() -> bool:
     return True
 
 
-def _unreadable_request(exc: Exception) -> tuple[SessionMessage | None, SessionMessage | None]:
+def _unreadable_request(exc: Exception) -> tuple[SessionMessage | None, SessionMessage | list[SessionMessage] | None]:
     """A client's line the SDK refused: ``(message, None)`` when it reads with its lone surrogates
     escaped, ``(None, answer)`` for a request (or a line not even JSON) answered with a JSON-RPC
     error, ``(None, None)`` to drop (a notification: nobody waits for it)."""
@@ -187,6 +187,8 @@ def _unreadable_request(exc: Exception) -> tuple[SessionMessage | None, SessionM
             found = errors(include_url=False)[0]
             if found.get("type") == "json_invalid" and isinstance(found.get("input"), str):
                 line = found["input"]
+            elif isinstance(found.get("input"), list):  # a JSON-RPC batch, which MCP does not take
+                return None, _batch_refused(found["input"])
     if line is None or not line.strip():
         log.warning("a client sent a message that is not valid JSON-RPC (%s); it was dropped", _describe(exc))
         return None, None
@@ -204,6 +206,23 @@ def _unreadable_request(exc: Exception) -> tuple[SessionMessage | None, SessionM
         message += " (nested deeper than the JSON-RPC parser reads)"
     error = types.ErrorData(code=types.PARSE_ERROR, message=message)
     return None, SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=rid, error=error))
+
+
+BATCH_REFUSED = (
+    "a JSON-RPC batch is not read here (MCP sends one message a line since its 2025-06-18 revision): "
+    "send each request on its own line"
+)
+
+
+def _batch_refused(batch: list[Any]) -> list[SessionMessage]:
+    """An error answer to each request in a batch (its caller waited for ever: the batch was
+    dropped in silence), or one with a null id when none has an id."""
+    ids = [_request_id(m) for m in batch[:1000] if isinstance(m, dict) and "method" in m]
+    log.warning("a client sent a JSON-RPC batch of %d messages; each request in it is answered with an error",
+                len(batch))
+    error = types.ErrorData(code=types.INVALID_REQUEST, message=BATCH_REFUSED)
+    answered: list[int | str | None] = [rid for rid in dict.fromkeys(ids) if rid is not None]
+    return [SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=rid, error=error)) for rid in answered or [None]]
 
 
 def _describe(exc: Exception) -> str:
@@ -237,8 +256,8 @@ async def _relay(read: Any, write: Any, send: Any) -> None:
         async for item in read:
             if isinstance(item, Exception):
                 message, answer = _unreadable_request(item)
-                if answer is not None:
-                    await write.send(answer)
+                for each in answer if isinstance(answer, list) else [answer] if answer is not None else []:
+                    await write.send(each)
                 if message is None:
                     continue
                 item = message

@@ -79,6 +79,17 @@ def test_lone_surrogates_are_read_and_a_too_deep_request_is_answered_at_once(
             assert bad["id"] == "b\\ud800" and bad["error"]["code"] == -32700, bad  # type: ignore[index]
             send(b'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"scratch_list","arguments":{}}}')
             assert _answer(proc)["id"] == 6  # still serving
+            # a JSON-RPC batch (MCP dropped them): it was dropped in silence, its caller waiting for ever;
+            # each request in it is answered with an error now
+            send(b'[{"jsonrpc":"2.0","id":7,"method":"tools/list"},{"jsonrpc":"2.0","method":"notifications/x"},'
+                 b'{"jsonrpc":"2.0","id":"eight","method":"ping"}]')  # fmt: skip
+            first, second = _answer(proc), _answer(proc)
+            assert [first["id"], second["id"]] == [7, "eight"]
+            for answer in (first, second):
+                error = answer["error"]
+                assert isinstance(error, dict) and error["code"] == -32600 and "own line" in error["message"]
+            send(b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"scratch_list","arguments":{}}}')
+            assert _answer(proc)["id"] == 9  # still serving
         finally:
             proc.stdin.close()
             proc.wait(30)
