@@ -804,10 +804,8 @@ def _coerce(name: str, value: Any, schema: dict[str, Any]) -> Any:
     if kind == "boolean" and isinstance(value, str) and value.strip().lower() in _BOOLEAN_WORDS:
         return _BOOLEAN_WORDS[value.strip().lower()]
     if kind == "number" and isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return value
+        number = _as_number(value)  # (finite: "NaN" read as nan passed every bound and no suggestion came)
+        return value if number is None else number
     if name == "path" and kind == "string" and _is_key_list(value):  # ["items", 0, "name"]: $.items[0].name
         from .explore._paths import Step, format_path
 

@@ -65,3 +65,12 @@ def test_a_resource_page_of_json_fits_whole(pad: Scratchpad) -> None:
     handle = pad.intercept(value, tool="k8s").handle
     page = read_page(pad, f"scratchpad://{handle}?page=1").contents[0].text
     assert "cut at" not in page and len(page.encode()) > PAGE_BYTES - 8
+
+
+def test_a_ttl_of_nan_as_a_string_is_refused_with_the_write_at_its_default(pad: Scratchpad) -> None:
+    # "NaN" was read as nan, passed the schema's bounds and was refused by the store with no suggestion
+    res = pad.call_tool("scratch_write", {"key": "k", "value": "v", "ttl_s": "NaN"})
+    assert not res.ok and res.error is not None
+    (fix,) = res.error["suggestions"]
+    assert fix["arguments"] == {"key": "k", "value": "v"} and pad.call_tool(fix["tool"], fix["arguments"]).ok
+    assert pad.call_tool("scratch_write", {"key": "k", "value": "v", "ttl_s": "90"}).ok  # (a number as text still is one)
