@@ -301,7 +301,7 @@ class Scratchpad:
             f"Next: %scratch schema {handle}; %scratch head {handle}; %scratch grep {handle} PATTERN; "
             f"%scratch sql SELECT … FROM {handle}."
             if audience() == NOTEBOOK
-            else f"Next, with this handle: schema; head; grep pattern=…; slice start=… end=…; sql over {handle}."
+            else f"Next, with this handle: schema; head; grep; slice; sql over {handle}."
         )
         content = clip_middle(
             f'[scratchpad] The output of {_clean(tool, 120)} ({size}) is stored as handle "{handle}", not in '

@@ -143,6 +143,7 @@ def test_failure_after_store_names_the_live_handle(
     assert len(live) == 1 and r.handle == live[0]
     assert f'"{live[0]}"' in r.content
     assert pad.call_tool("schema", {"handle": live[0]}).ok  # (the handle it names works)
+    assert "…" not in r.content.rsplit("\n", 1)[-1]  # (its Next line had placeholders: grep pattern=…)
     monkeypatch.undo()
     again = pad.intercept(value, tool="t")  # the same bytes, the same entry: now with its stub
     assert again.spilled and again.handle == live[0]
