@@ -143,8 +143,18 @@ def write_body_dir(
     return stats
 
 
+_REMOVE_TRIES = 5
+
+
 def remove_body_dir(directory: Path) -> None:
-    shutil.rmtree(directory, ignore_errors=True)
+    """Remove a body directory. A file written into it meanwhile (a spill's schema worker, in
+    this process or another, saving ``schema-v4-*.json`` beside the body) made the last step,
+    removing the directory, fail: it stayed, holding that file alone, an orphan until a sweep
+    past the grace. It is removed again then (the writers make no directory: it stays gone)."""
+    for _ in range(_REMOVE_TRIES):
+        shutil.rmtree(directory, ignore_errors=True)
+        if not os.path.lexists(directory):
+            return
 
 
 def removed_while_read() -> NotFoundError:

@@ -477,7 +477,10 @@ class PgCatalog(SqlCatalog):
             max_idle=POOL_MAX_IDLE_S,
             kwargs={"autocommit": True, **self._connect_kw},
             configure=self._configure,
-            check=self._check,
+            # no check= here: _getconn checks each connection itself. The pool's own check loop
+            # slept a doubling back-off (1 s, 2 s, 4 s) after each failed check, and after a
+            # restart of PostgreSQL every idle connection fails its check: with 4 of them the
+            # first call failed after 5 s though the server was back (see _getconn)
             timeout=timeout_s,
             # the pool retries a lost connection with a doubling delay; uncapped, after a 40 s
             # outage its next try came up to 22 s after the server was back and every call in
@@ -546,9 +549,41 @@ class PgCatalog(SqlCatalog):
             _DEADLINES.done(token)
 
     def _check(self, conn: Any) -> None:
-        """The pool's check of an idle connection before a call, bounded like a call."""
+        """The check of an idle connection before a call, bounded like a call."""
         with self._deadline(conn):
             self._pool.check_connection(conn)
+
+    def _getconn(self) -> Any:
+        """A pooled connection that passed its check, waiting at most ``_timeout_s`` for one.
+
+        A connection that fails its check is handed back (the pool replaces a broken one), and
+        at the first failure every idle connection is discarded with it: they idled as long, and
+        what broke one (PostgreSQL restarted, the network dropped) broke them all. The next
+        connection is then a fresh one, at once when the server is back; when it is down, the
+        call fails after the usual wait with the pool's "couldn't get a connection".
+        """
+        deadline = time.monotonic() + self._timeout_s
+        failed = 0
+        while True:
+            try:
+                conn = self._pool.getconn(timeout=deadline - time.monotonic())
+            except self._PoolTimeout:
+                raise self._PoolTimeout(f"couldn't get a connection after {self._timeout_s:.2f} sec") from None
+            try:
+                self._check(conn)
+            except BaseException as exc:
+                self._pool.putconn(conn)  # (a broken one is closed and replaced by the pool)
+                if not isinstance(exc, Exception):
+                    raise  # KeyboardInterrupt and the like: no other try
+                failed += 1
+                log.debug("a pooled connection to %s failed its check: %s", self._where, exc)
+                if failed == 1:
+                    drain = getattr(self._pool, "drain", None)  # (psycopg_pool >= 3.3)
+                    (drain or self._pool.check)()
+                else:  # (fresh connections failing too: no busy loop)
+                    time.sleep(max(min(0.05 * 2**failed, deadline - time.monotonic()), 0))
+                continue
+            return conn
 
     def _configure(self, conn: Any) -> None:
         """Every pooled connection acts as the application role (checked once, in ``_check_role``)
@@ -784,13 +819,17 @@ class PgCatalog(SqlCatalog):
     @contextmanager
     def _tx(self, agent_id: str | None) -> Iterator[_PgTx]:
         try:
-            with self._pool.connection() as conn, self._deadline(conn):
-                if self._clock_due():  # once a minute (or after the local clock jumped): one SELECT
-                    self._measure_clock(conn)
-                with conn.transaction():
-                    if agent_id is not None:  # SET LOCAL: ends with this transaction
-                        conn.execute("SELECT set_config('scratchpad.agent_id', %s, true)", [agent_id])
-                    yield _PgTx(conn)
+            conn = self._getconn()
+            try:
+                with conn, self._deadline(conn):  # (a pooled connection's exit does not close it)
+                    if self._clock_due():  # once a minute (or after the local clock jumped): one SELECT
+                        self._measure_clock(conn)
+                    with conn.transaction():
+                        if agent_id is not None:  # SET LOCAL: ends with this transaction
+                            conn.execute("SELECT set_config('scratchpad.agent_id', %s, true)", [agent_id])
+                        yield _PgTx(conn)
+            finally:
+                self._pool.putconn(conn)
         except self._errors as exc:  # the database's and the pool's: one wrapping
             raise self._wrap(exc) from exc
 

@@ -983,6 +983,15 @@ class ScratchStore:
 
     # -- bodies ------------------------------------------------------------------------------
 
+    def _named_by_row(self, entry: Entry) -> bool | None:
+        """Whether the catalog row of handle ``entry`` (expired or not) still names its body;
+        None when the catalog cannot say (a shared store's database away)."""
+        try:
+            row = self.catalog.row(Scope(entry.run_id, entry.agent_id), "handle", entry.key, None)
+        except ScratchpadError:
+            return None
+        return row is not None and Entry.from_row(row).body_id == entry.body_id
+
     def _body_not_here(self, entry: Entry) -> ScratchpadError:
         """A body not found: removed since its entry was read, or (a shared store whose entry
         still names it) never in this directory, when processes were given different ones."""
@@ -1052,6 +1061,10 @@ class ScratchStore:
         except FileNotFoundError:  # (not damage: gone since the entry was read)
             raise self._body_not_here(entry) from None
         except (OSError, ValueError) as exc:
+            if self._named_by_row(entry) is False:
+                # a delete (rows first, then the files: one at a time) took it as it opened: its
+                # pretty-printed body already gone read as "raw holds … where … were written"
+                raise removed_while_read() from None
             raise StoreError(
                 f"the body of {entry.key!r} is missing or damaged ({exc}: a machine crash before "
                 "its bytes reached the disk, or a file changed outside the store); delete the "
