@@ -390,15 +390,16 @@ _TOOLS: tuple[_Tool, ...] = (
     _Tool(
         "sql",
         "DuckDB SQL over your spills: every JSON/JSONL handle is a relation named by its handle (an array of "
-        "objects is one row per object; nested values are structs/lists: use UNNEST and dot access), a "
-        "text handle is (line_no, line), and scratch_notes holds your notes. Read-only sandbox.",
+        "objects is one row per object; nested values are structs/lists: use UNNEST and dot access); a "
+        "document's arrays of records are their own relations, named in its stub (h.items), a CSV's rows "
+        "are h.rows, a text handle is (line_no, line), and scratch_notes holds your notes. Read-only sandbox.",
         _p(
             query={
                 "type": "string",
                 "minLength": 1,
                 "maxLength": _sql.MAX_QUERY_CHARS,
                 "description": f"One SQL statement (at most {_sql.MAX_QUERY_CHARS:,} characters), e.g. "
-                "SELECT status, count(*) FROM h GROUP BY 1.",
+                "SELECT status, count(*) FROM h.items GROUP BY 1.",
             },
             max_rows={**_INT, "minimum": 1, "maximum": 10000, "description": "Rows to return (default 200)."},
         ),

@@ -544,7 +544,7 @@ def check_no_host_metadata(query: str) -> None:
 def _describe_suggestion(name: str | None = None) -> dict[str, Any]:
     if name:
         return suggestion("sql", "list the columns of a relation", query=f"DESCRIBE {name}")
-    return suggestion("scratch_list", "see the relations (one per handle)")
+    return suggestion("scratch_list", "see the live handles")
 
 
 def relation_names(ctx: ToolContext, entries: list[Entry] | None = None) -> list[dict[str, Any]]:
@@ -848,10 +848,14 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
         raise ToolTimeout(budget_s, "the query was stopped (its worker process was ended)") from None
     except SqlWorkerError as exc:
         raise ToolError("sql_error", f"the query's worker process stopped: {exc}"[:300]) from None
+    if _removed_meanwhile(ctx, entries, relations, reply):
+        raise removed_while_read()
     if "error" in reply:
         _raise_query_error(ctx, reply, [e.key for e in entries], query)
     columns = _unique(reply["columns"])
     rows = reply["rows"]
+    if columns == _DESCRIBE_COLUMNS and all(r[2] == "YES" and r[3:] == [None] * 3 for r in rows):
+        columns, rows = columns[:2], [r[:2] for r in rows]  # (the other four say nothing of a view)
     ctx.result_rows, ctx.result_columns = len(rows), len(columns)
     if not columns:
         return Output("(statement ran; it returns no rows)", [], budget_footer("0 rows"))
@@ -865,9 +869,11 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
                 f"\n(and {live:,} handle{'s' if live != 1 else ''}: each is a relation, made when a query "
                 "names it; scratch_list lists them)"
             )
-    more = (
-        f" (more rows exist: only the first {len(rows)} are shown; add LIMIT/OFFSET or aggregate)" if truncated else ""
-    )
+    total = reply.get("total_rows")
+    counted = isinstance(total, int) and total > len(rows)
+    # (a cut result's total, counted in the worker's time left; "more than" when it was not)
+    of = (f"{total:,}" if counted else f"more than {len(rows):,}") + " " if truncated else ""
+    more = f" ({'' if counted else 'not counted; '}add LIMIT/OFFSET or aggregate)" if truncated else ""
     data = [dict(zip(columns, row, strict=True)) for row in rows]
     if text is not None and "<store>" in text:  # a host path was in a cell: redact the data alike
         data = [{k: _redact(ctx, v) if isinstance(v, str) else v for k, v in row.items()} for row in data]
@@ -875,11 +881,16 @@ def sql(ctx: ToolContext, query: str, max_rows: int = SQL_MAX_ROWS) -> Output:
         "columns": columns,
         "rows": len(rows),
         "truncated": truncated,
+        "total_rows": total if counted else None if truncated else len(rows),
         "max_rows": max_rows,
         "inferred_now": reply.get("inferred_now", []),
     }
-    short = f"{len(rows)} row{'s' if len(rows) != 1 else ''}" + (", more exist: LIMIT/OFFSET" if truncated else "")
-    return Output(text, data, budget_footer(f"{len(rows):,} rows × {len(columns)} columns{more}", short), meta)
+    noun = f"{'of ' + of if truncated else ''}row{'s' if len(rows) != 1 or truncated else ''}"
+    short = f"{len(rows)} {noun}" + (": LIMIT/OFFSET" if truncated else "")
+    return Output(text, data, budget_footer(f"{len(rows):,} {noun} × {len(columns)} columns{more}", short), meta)
+
+
+_DESCRIBE_COLUMNS = ["column_name", "column_type", "null", "key", "default", "extra"]
 
 
 # what a forbidden statement's error says first (the agent's tool and a person's sql_df alike);
@@ -896,6 +907,32 @@ def _lists_tables(query: str) -> bool:
     return ("show" in names and "tables" in names) or "duckdb_columns" in names
 
 
+def _removed_meanwhile(
+    ctx: ToolContext, entries: list[Entry], relations: list[dict[str, Any]], reply: dict[str, Any]
+) -> bool:
+    """Whether a handle the query read was removed while it ran (deleted, swept or replaced, by
+    this process or another): its files are gone, or, for a query that failed reading a file, its
+    row no longer names its body (a delete takes the rows first, then the files one by one). The
+    query then failed as "DuckDB cannot read this handle", or with the worker's own error, or (a
+    text handle, read_text of no file) answered over no rows."""
+    for rel in relations:
+        if not os.path.exists(rel["raw_path"]) or not os.path.exists(rel["body_path"]):
+            return True
+    if "error" not in reply or not (reply.get("file_removed") or reply.get("unreadable")):
+        return False
+    suspects = set(reply.get("unreadable") or []) if not reply.get("file_removed") else None
+    for entry in entries:
+        if suspects is not None and entry.key not in suspects:
+            continue
+        try:
+            now = ctx.store.get_entry(ctx.pad.scope, "handle", entry.key)
+        except ScratchpadError:
+            return False
+        if now is None or now.body_id != entry.body_id:
+            return True
+    return False
+
+
 def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str], query: str = "") -> None:
     kind = reply["error"]
     message = _redact(ctx, error_text(str(reply.get("message") or "")))[:400]
@@ -908,7 +945,8 @@ def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str]
     # first would be a guess the model pays for)
     about = read or (named[0] if named else (live[0] if len(live) == 1 else None))
     sugg = [_describe_suggestion(about)] if about else []
-    sugg.append(_describe_suggestion())
+    if not (about and named):  # (a query over live handles: listing the handles tells nothing new)
+        sugg.append(_describe_suggestion())
     if kind == "sql_error" and "configuration has been locked" in message:  # (enable_profiling(), say)
         kind = "sql_forbidden"
     if kind == "sql_forbidden":
@@ -948,9 +986,15 @@ def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str]
         sugg = [*(s for handle in unreadable[:2] for s in _instead_of_sql(ctx, handle)), *sugg]
     if kind == "sql_error":
         _raise_if_expired(ctx, query, message)
-        message, fixed = missing_relation(query, message, every, relations, listed=False, max_rows=20)
+        types = reply.get("types")
+        message, fixed = missing_relation(query, message, every, relations, listed=False, types=types, max_rows=20)
         if fixed is not None:
             sugg = [fixed, *(s for s in sugg if s["arguments"].get("query") != fixed["arguments"]["query"])]
+            meant = _relation_read(fixed["arguments"]["query"], every)
+            if meant and meant != read and "does not exist" not in message:  # (its columns, not h's)
+                sugg = [fixed, _describe_suggestion(meant)]
+        elif types:
+            message = _redact(ctx, _struct_keys_note(query, message, types, read))
     if kind == "sql_error" and message.startswith("Binder Error: Referenced column"):
         raise ToolError(kind, message, sugg)  # (DuckDB names the columns there are; DESCRIBE lists them)
     if "does not exist" not in message and (named or kind != "sql_error"):
@@ -990,14 +1034,22 @@ def relations_to_show(
 
 
 def missing_relation(
-    query: str, message: str, every: list[str], shown: list[str], listed: bool = True, **call: Any
+    query: str,
+    message: str,
+    every: list[str],
+    shown: list[str],
+    listed: bool = True,
+    types: dict[str, list[list[str]]] | None = None,
+    **call: Any,
 ) -> tuple[str, dict[str, Any] | None]:
     """For DuckDB's "does not exist": the message with the relations there are (``listed``; the
     agent's error lists them in its own field), and the same query over the relation most likely
-    meant (a suggestion with ``call``'s extra arguments), or None. Any other message comes back as
-    it is."""
+    meant (a suggestion with ``call``'s extra arguments), or None. ``types`` (the columns of the
+    query's relations, ``{relation: [[column, type]]}``): DuckDB's "not found" of a column of a
+    handle ``h`` whose records are a relation (``h.items``, ``h.rows``) is given the same query
+    over the one that has that column. Any other message comes back as it is."""
     if "does not exist" not in message:
-        return message, None
+        return _in_records(query, message, every, types, call) if types is not None else (message, None)
     found = _MISSING_TABLE.search(message)
     named = {r.lower(): r for r in every}.get(found.group(1).strip('"').lower()) if found else None
     # pragma_table_info('h'): a relation is made where a query names it, not in a string
@@ -1013,10 +1065,11 @@ def missing_relation(
 
 
 def error_text(message: str) -> str:
-    """DuckDB's error in one line: its first, and the columns it offers for a misspelt one
-    ("Candidate bindings: …"); never the query echoed back with a caret under it."""
+    """DuckDB's error in one line: its first, and the columns or struct keys it offers for a
+    misspelt one ("Candidate bindings: …", "Candidate Entries: …"); never the query echoed back
+    with a caret under it."""
     lines = message[:MESSAGE_CHARS].split("\n", 40)  # (a query's error(repeat(' ', 1e6)) is a message too)
-    candidates = next((line.strip() for line in lines[1:] if line.startswith("Candidate bindings:")), "")
+    candidates = next((line.strip() for line in lines[1:] if line.startswith(_CANDIDATES)), "")
     first = lines[0]
     at = first.find('Use "SET ')
     advice = _SET_ADVICE.match(first, at) if at >= 0 else None
@@ -1027,6 +1080,7 @@ def error_text(message: str) -> str:
 
 
 MESSAGE_CHARS = 4_000  # of an error message read at all (the worker sends no more either)
+_CANDIDATES = ("Candidate bindings:", "Candidate Entries:")
 # DuckDB's advice to change a setting ('Use "SET max_expression_depth TO x" to increase ...'):
 # SET is refused here, so the advice is replaced rather than passed on. Matched where the advice
 # starts (its leading r'\s*' made a message of n spaces O(n²): 97 s at 200,000, the GIL held)
@@ -1034,6 +1088,109 @@ _SET_ADVICE = re.compile(r'Use "SET [^"]*" to [^.]*\.?')
 
 
 _MISSING_TABLE = re.compile(r"Table with name (\S+?) does not exist")
+
+
+_MISSING_KEY = re.compile(r'Binder Error: Could not find key "((?:[^"]|"")*)" in struct')
+_SEGMENT = r'(?:"(?:[^"]|"")+"|[A-Za-z_]\w*)(?:\[[^\]]*\])*'
+KEYS_SHOWN = 30
+
+
+def _struct_keys_note(query: str, message: str, types: dict[str, list[list[str]]], read: str | None) -> str:
+    """For DuckDB's 'Could not find key "nam" in struct': the keys of that struct, closest first, in
+    place of DuckDB's few candidates; found by reading the query's ``a.b[1].nam`` against the
+    column types of the relations (the one the query reads first). The message as it is when the
+    struct cannot be told (an unnest's alias, say)."""
+    found = _MISSING_KEY.match(message)
+    if found is None:
+        return message
+    key = found.group(1).replace('""', '"')
+    columns = {r: {str(c).lower(): str(t) for c, t in types[r]} for r in sorted(types, key=lambda r: r != read)}
+    for path in _paths_to_key(query, key):
+        for start, of in itertools.product(range(len(path)), columns.values()):  # (i.metadata.nam: i first)
+            keys = _keys_at(of, path[start:])
+            if keys is not None and key.lower() not in {k.lower() for k in keys}:
+                close = difflib.get_close_matches(key, keys, n=3, cutoff=0.5)
+                ordered = list(dict.fromkeys([*close, *keys]))
+                shown = ", ".join(clip_middle(k, 40) for k in ordered[:KEYS_SHOWN])
+                more = f" … {len(ordered) - KEYS_SHOWN:,} more" if len(ordered) > KEYS_SHOWN else ""
+                what = clip_middle(".".join(path[start:]), 80)
+                return f"{message[: found.end()]} (keys of {what}{', closest first' if close else ''}: {shown}{more})"
+    return message
+
+
+def _paths_to_key(query: str, key: str) -> list[list[str]]:
+    """What comes before ``.key`` where the query uses it (``['status', 'containerStatuses[1]']``),
+    read back a bounded way (a regex over the whole query could take quadratic time)."""
+    quoted = '"' + key.replace('"', '""') + '"'
+    uses = re.finditer(rf"\.(?:{re.escape(quoted)}|{re.escape(key)}(?![\w\"]))", query)
+    out = []
+    for use in itertools.islice(uses, 4):
+        chain = re.search(rf"{_SEGMENT}(?:\.{_SEGMENT})*\Z", query[max(0, use.start() - 400) : use.start()])
+        if chain:
+            out.append(re.findall(_SEGMENT, chain.group(0)))
+    return out
+
+
+def _keys_at(columns: dict[str, str], path: list[str]) -> list[str] | None:
+    """The keys of the struct at ``path`` (``['metadata']``, ``['status', 'containerStatuses[1]']``)
+    of a relation whose columns have these DuckDB types; None when it is not a struct there."""
+    name, _, index = path[0].partition("[")
+    node = _parse_type(columns.get(_unquote(name).lower(), ""))
+    for step, segment in enumerate(path):
+        if step:
+            name, _, index = segment.partition("[")
+            if not isinstance(node, dict):
+                return None
+            node = {k.lower(): v for k, v in node.items()}.get(_unquote(name).lower())
+        for subscript in re.findall(r"\[([^\]]*)\]", "[" + index if index else ""):
+            if not (isinstance(node, tuple) and ":" not in subscript):  # (a slice is still a list)
+                return None
+            node = node[0]
+    return list(node) if isinstance(node, dict) else None
+
+
+def _unquote(name: str) -> str:
+    return name[1:-1].replace('""', '"') if name.startswith('"') else name
+
+
+_TYPE_KEY = re.compile(r'\s*("(?:[^"]|"")*"|[^\s]+)\s+')
+_SCALAR_TYPE = re.compile(r'(?:"(?:[^"]|"")*"|[^,()\["])+')
+
+
+def _parse_type(text: str, depth: int = 0) -> Any:
+    """A DuckDB type's shape: a dict of a STRUCT's keys, ``(element,)`` of a list, None otherwise."""
+    node, _ = _type_at(text, 0, depth)
+    return node
+
+
+def _type_at(text: str, at: int, depth: int) -> tuple[Any, int]:
+    node: Any = None
+    if text.startswith("STRUCT(", at) and depth < 64:
+        at += len("STRUCT(")
+        keys: dict[str, Any] = {}
+        while at < len(text) and text[at] != ")":
+            name = _TYPE_KEY.match(text, at)
+            if name is None:
+                return None, len(text)
+            keys[_unquote(name.group(1))], at = _type_at(text, name.end(), depth + 1)
+            at += 2 if text.startswith(", ", at) else 0
+        node, at = keys, at + 1
+    else:
+        scalar = _SCALAR_TYPE.match(text, at)
+        at = scalar.end() if scalar else at
+        if text.startswith("(", at):  # (MAP(…), DECIMAL(…), UNION(…): nothing to open)
+            depth_here, quote = 0, False
+            while at < len(text):
+                ch = text[at]
+                quote = quote != (ch == '"')
+                depth_here += 0 if quote else (ch == "(") - (ch == ")")
+                at += 1
+                if depth_here == 0:
+                    break
+    while text.startswith("[", at):
+        end = text.find("]", at)
+        node, at = (node,), (len(text) if end < 0 else end + 1)
+    return node, at
 
 
 def _relation_read(query: str, relations: list[str]) -> str | None:
@@ -1064,10 +1221,58 @@ def _query_with_the_relation_meant(query: str, message: str, relations: list[str
     if not close:
         return None
     meant = keys[close[0]]
+    fixed = _swap_relation(query, wrong, meant)
+    return None if fixed is None else (fixed, meant)
+
+
+def _swap_relation(query: str, wrong: str, meant: str) -> str | None:
+    """``query`` with the relation ``wrong`` (as a word, or quoted as one name) read as ``meant``;
+    None unless it is there exactly once, as written."""
     pattern = re.compile(rf'"{re.escape(wrong)}"|(?<![\w.]){re.escape(wrong)}(?![\w])', re.IGNORECASE)
-    if len(pattern.findall(query)) != 1:  # (only where the name is there once, as written)
+    if len(pattern.findall(query)) != 1:
         return None
-    return pattern.sub(meant, query), meant
+    return pattern.sub(lambda _: meant, query)
+
+
+_NOT_FOUND = re.compile(r'Binder Error: Referenced (?:table|column) "((?:[^"]|"")+)" not found')
+
+
+def _in_records(
+    query: str, message: str, every: list[str], types: dict[str, list[list[str]]], call: dict[str, Any]
+) -> tuple[str, dict[str, Any] | None]:
+    """DuckDB's "Referenced table/column "status" not found" of a query over a handle ``h`` whose
+    records are a relation (a PodList's ``h.items``, a CSV's ``h.rows``): the message says which
+    has the column, and the suggestion is the same query over it."""
+    found = _NOT_FOUND.match(message) or _MISSING_KEY.match(message)
+    read = _relation_read(query, every)
+    if found is None or read is None or "." in read:
+        return message, None
+    name = found.group(1).replace('""', '"')
+    under = [r for r in every if r.startswith(read + ".")]
+    if found.re is _MISSING_KEY:  # (metadata.nam over h: h.items's metadata has the key)
+        paths = _paths_to_key(query, name)
+        having = [r for r in under if any(_has_key(types.get(r, []), path, name) for path in paths)]
+        said = ".".join(paths[0] + [name]) if paths else name
+    else:
+        having = [r for r in under if name.lower() in {str(c[0]).lower() for c in types.get(r, [])}]
+        said = name
+        if not having and not types and len(under) == 1:  # (the worker could not say: the one there is)
+            having = under
+    fixed = _swap_relation(query, read, having[0]) if having else None
+    if fixed is None:
+        return message, None
+    if found.re is _MISSING_KEY:  # (DuckDB's candidates are keys of h's struct, not of the one meant)
+        message = f"{message[: found.end()]} ({said} is in {having[0]})"
+    else:
+        message += f" ({said} is a column of {having[0]})"
+    return message, suggestion("sql", f"the same query over {having[0]}", query=fixed, **call)
+
+
+def _has_key(columns: list[list[str]], path: list[str], key: str) -> bool:
+    """Whether the struct at ``path`` of a relation with these columns has ``key``."""
+    types = {str(c).lower(): str(t) for c, t in columns}
+    keys = _keys_at(types, path) if path else None
+    return keys is not None and key.lower() in {k.lower() for k in keys}
 
 
 def _arrays_of(ctx: ToolContext, handle: str) -> tuple[Entry | None, list[Any]]:

@@ -41,6 +41,14 @@ RETIRE_VM_BYTES = ADDRESS_SPACE_BYTES * 2 // 3
 DUCKDB_MEMORY_LIMIT = "1GB"
 CELL_CHARS = 200  # a cell longer than this is clipped, in the text and in the data alike
 RESULT_MAX_BYTES = 4 << 20  # clipped rows past this are not fetched (far above any token cap)
+# A result cut at max_rows is counted (count(*) over the query, on the same locked-down connection)
+# for as long as the query itself took (at least COUNT_MIN_S, at most COUNT_MAX_S), never past the
+# call's time less COUNT_MARGIN_S: a count stopped there says only "more than" the rows fetched.
+# Results that fit are never counted.
+COUNT_MIN_S = 0.25
+COUNT_MAX_S = 1.0
+COUNT_MARGIN_S = 0.5
+TYPES_MAX_CHARS = 256 << 10  # of the relations' column types sent with a Binder error
 _FRAME = struct.Struct("<Q")
 
 
@@ -194,9 +202,12 @@ def run_job(job: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         assert worker.proc.stdin is not None and worker.proc.stdout is not None
         out, inp = worker.proc.stdin, worker.proc.stdout
 
+        # (the worker bounds what it adds to a query, a count of its rows, by the time left)
+        sent = {**job, "time_left_s": max(0.0, deadline - time.monotonic())}
+
         def exchange() -> None:
             try:
-                _send(out, job)
+                _send(out, sent)
                 worker.reply = _recv(inp)
             except BaseException as exc:
                 worker.failure = exc
@@ -384,7 +395,8 @@ def _execute(
     # a handle's tables are loaded on a thread of this process, waited for until this deadline
     # (leaving the query the rest of the job's time); past it the job answers sql_loading
     wait = job.get("build_wait_s")
-    deadline = None if wait is None else time.monotonic() + float(wait)
+    received = time.monotonic()
+    deadline = None if wait is None else received + float(wait)
     if conn is None:
         conn = _connect()
     try:
@@ -400,6 +412,7 @@ def _execute(
         why = {r["name"]: unreadable_reason(r) for r in job["relations"] if r["name"] in failed}
         info = {"unreadable": failed, "inferred_now": fresh, "unreadable_why": why}
         try:
+            started = time.monotonic()
             cursor = conn.execute(job["query"])
             description = cursor.description
             if not description:
@@ -426,18 +439,73 @@ def _execute(
                     break
             if len(rows) > job["max_rows"]:
                 rows, truncated = rows[: job["max_rows"]], True
-            return {"columns": columns, "rows": rows, "truncated": truncated, **info}
+            total = None
+            if truncated and "time_left_s" in job:
+                now = time.monotonic()
+                spend = min(COUNT_MAX_S, max(COUNT_MIN_S, now - started))  # (never doubling a slow query)
+                until = min(now + spend, received + float(job["time_left_s"]) - COUNT_MARGIN_S)
+                total = _count_rows(conn, job["query"], until)
+            return {"columns": columns, "rows": rows, "truncated": truncated, "total_rows": total, **info}
         except duckdb.Error as exc:
             # (the query writes the message: error(repeat('x', 1e8)) added 300 MB to the caller)
             said = str(exc)
             message = said if len(said) <= MESSAGE_CHARS else said[:MESSAGE_CHARS] + "…"
-            return {"error": _kind(exc), "message": message, "exception": type(exc).__name__, **info}
+            kind = _kind(exc)
+            if kind == "sql_error" and said.startswith("Binder Error"):  # (which relation has the name)
+                info["types"] = _column_types(conn)
+            return {"error": kind, "message": message, "exception": type(exc).__name__, **info}
     finally:
         if close:
             conn.close()
 
 
+FILE_REMOVED = "a file of a handle this query reads was removed while it was being read"
 MESSAGE_CHARS = 4_000  # of an error's message sent back (the caller reads no more: _sql.error_text)
+
+
+def _count_rows(conn: Any, query: str, until: float) -> int | None:
+    """How many rows ``query`` returns: ``count(*)`` over it on ``conn`` (the job's own sandbox),
+    stopped (``conn.interrupt()``) at ``until``; None when it was stopped, failed, or no time was
+    left. DuckDB reads only the columns the count needs (a projection's cells are not built)."""
+    import duckdb
+
+    left = until - time.monotonic()
+    if left <= 0.05:
+        return None
+    body = _TRAILING_SEMICOLON.sub("", query)  # (inside the parentheses it is a syntax error)
+    timer = threading.Timer(left, conn.interrupt)
+    timer.start()
+    try:
+        row = conn.execute(f"SELECT count(*) FROM (\n{body}\n)").fetchone()
+    except (duckdb.Error, MemoryError):  # stopped, out of memory, or no subquery (SHOW, say)
+        return None
+    finally:
+        timer.cancel()
+        timer.join()
+    return int(row[0]) if row and isinstance(row[0], int) else None
+
+
+def _column_types(conn: Any) -> dict[str, list[list[str]]]:
+    """The columns of the job's relations (``h``, ``h.items``, ``h.rows``) and their DuckDB types,
+    for an error that names a column or key not there; at most ``TYPES_MAX_CHARS`` of types."""
+    import duckdb
+
+    try:
+        found = conn.execute(
+            "SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() "
+            "WHERE database_name = current_database() ORDER BY schema_name, table_name, column_index"
+        ).fetchall()
+    except duckdb.Error:
+        return {}
+    out: dict[str, list[list[str]]] = {}
+    left = TYPES_MAX_CHARS
+    for schema, table, column, kind in found:
+        relation = str(table) if schema == "main" else f"{schema}.{table}"
+        left -= len(str(column)) + len(str(kind))
+        if left < 0:
+            break
+        out.setdefault(relation, []).append([str(column), str(kind)])
+    return out
 
 
 def _roots(job: dict[str, Any]) -> tuple[str, ...]:
@@ -520,6 +588,8 @@ def _serve(limit: int, retire: int = 0) -> None:  # pragma: no cover - runs in t
             reply = _execute(job, inferred, conn, close=False, prepared=prepared)
         except MemoryError:
             reply = {"error": "sql_out_of_memory", "message": "the query needed more memory than the sandbox has"}
+        except FileNotFoundError:  # a handle's file, removed while the job read it (not errno text, not a path)
+            reply = {"error": "sql_error", "message": FILE_REMOVED, "file_removed": True}
         except Exception as exc:
             reply = {"error": "sql_error", "message": f"{type(exc).__name__}: {exc}"}
         # past the retire mark (and with no table load running): this job is its last

@@ -211,7 +211,7 @@ def test_sql_as_agent_is_the_models_text_with_its_footer_charged(ip: Any, sessio
     assert result.tokens > 0 and session.pad.budget.used == used + result.tokens
     assert len(result.data) == 200 and result.meta["truncated"]
     footer = result.text.splitlines()[-1]
-    assert footer.startswith("--- 200 rows") and "this call" in footer  # (the charged footer, as the model's)
+    assert footer.startswith("--- 200 of 20,000 rows") and "this call" in footer  # (the charged footer, as the model's)
     bundle = ip.display_formatter.format(result)[0]
     assert bundle["text/plain"] == result.text
 

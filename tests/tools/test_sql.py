@@ -125,7 +125,7 @@ def test_inference_sees_every_record(pad: Scratchpad) -> None:
 
 def test_rows_are_bounded(pad: Scratchpad, pods_handle: str) -> None:
     res = pad.call_tool("sql", {"query": "SELECT * FROM range(1000)"})
-    assert res.ok and len(res.data) == 200 and "only the first 200" in res.text
+    assert res.ok and len(res.data) == 200 and "200 of 1,000 rows" in res.text
     big = pad.call_tool("sql", {"query": "SELECT repeat('word ', 200) AS w FROM range(5000)", "max_rows": 5000})
     assert big.error["error"] == "sql_too_large"
     assert "LIMIT" in big.error["suggestions"][0]["arguments"]["query"]
@@ -236,7 +236,9 @@ def test_bad_sql_is_a_result_with_suggestions(pad: Scratchpad, pods_handle: str)
 
 def test_sql_meta_says_when_rows_were_cut(pad: Scratchpad) -> None:
     res = pad.call_tool("sql", {"query": "SELECT * FROM range(300)", "max_rows": 100})
-    assert res.meta == {"columns": ["range"], "rows": 100, "truncated": True, "max_rows": 100, "inferred_now": []}
+    assert res.meta == {
+        "columns": ["range"], "rows": 100, "truncated": True, "total_rows": 300, "max_rows": 100, "inferred_now": []
+    }  # fmt: skip
     assert pad.call_tool("sql", {"query": "SELECT 1 AS one"}).meta["truncated"] is False
 
 
