@@ -1329,7 +1329,9 @@ def sql_suggestions(
     query = without_trailing_comment(str(args.get("query") or ""))
     fit = max(1, int((rows or args.get("max_rows") or SQL_MAX_ROWS) * limit * 0.8 / max(estimated, 1)))
     out = [
-        suggestion("sql", f"about {fit} rows fit", query=f"SELECT * FROM ({query}) AS q LIMIT {fit}"),
+        # (past the default max_rows, the call says so: LIMIT 1630 alone showed 200 rows)
+        suggestion("sql", f"about {fit} rows fit", query=f"SELECT * FROM ({query}) AS q LIMIT {fit}",
+                   **({"max_rows": fit} if fit > SQL_MAX_ROWS else {})),
         suggestion("sql", "aggregate instead of listing", query=f"SELECT count(*) FROM ({query}) AS q"),
     ]
     if (columns or 0) > 12 and estimated / max(rows or 1, 1) > limit * 0.2:  # rows too wide: pick columns

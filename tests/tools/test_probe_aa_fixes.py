@@ -74,3 +74,15 @@ def test_a_ttl_of_nan_as_a_string_is_refused_with_the_write_at_its_default(pad: 
     (fix,) = res.error["suggestions"]
     assert fix["arguments"] == {"key": "k", "value": "v"} and pad.call_tool(fix["tool"], fix["arguments"]).ok
     assert pad.call_tool("scratch_write", {"key": "k", "value": "v", "ttl_s": "90"}).ok  # (a number as text still is one)
+
+
+def test_a_sql_refusal_sized_past_the_default_rows_asks_for_them(pad: Scratchpad) -> None:
+    # "about 1630 rows fit" suggested LIMIT 1630 alone: run as written it showed 200 (max_rows's
+    # default), and the CLI's command line for it showed 200 too
+    res = pad.call_tool("sql", {"query": "SELECT * FROM range(1000000)", "max_rows": 10000})
+    assert not res.ok and res.error is not None and res.error["error"] == "sql_too_large"
+    first = res.error["suggestions"][0]
+    fit = first["arguments"]["max_rows"]
+    assert fit > 200 and first["arguments"]["query"].endswith(f"LIMIT {fit}")
+    got = pad.call_tool("sql", first["arguments"])
+    assert got.ok and got.meta["rows"] == fit and not got.meta["truncated"], got.text[-300:]
