@@ -949,6 +949,16 @@ def _raise_query_error(ctx: ToolContext, reply: dict[str, Any], named: list[str]
         sugg.append(_describe_suggestion())
     if kind == "sql_error" and "configuration has been locked" in message:  # (enable_profiling(), say)
         kind = "sql_forbidden"
+    bad_line = _CSV_LINE.search(message) if kind == "sql_error" else None
+    if bad_line and read and read.endswith(".rows") and read[:-5] in live:
+        # a line DuckDB cannot read as a row (a cut last line): every aggregate over h.rows failed,
+        # and DESCRIBE (its columns are fine) did not help
+        handle, n = read[:-5], int(bad_line.group(1))
+        message += (
+            f" (line {n:,} of {handle} is not a row of its CSV; {read} cannot be read past it, "
+            f"{handle}(line_no, line) holds every line)"
+        )
+        sugg = [suggestion("slice", "the line it cannot read", handle=handle, start=max(1, n - 1), end=n + 1)]
     if kind == "sql_forbidden":
         message = f"{SANDBOX_RULES} ({message})"
     elif kind == "sql_out_of_memory":
@@ -1088,6 +1098,7 @@ _SET_ADVICE = re.compile(r'Use "SET [^"]*" to [^.]*\.?')
 
 
 _MISSING_TABLE = re.compile(r"Table with name (\S+?) does not exist")
+_CSV_LINE = re.compile(r"CSV Error on Line: (\d{1,15})")
 
 
 _MISSING_KEY = re.compile(r'Binder Error: Could not find key "((?:[^"]|"")*)" in struct')

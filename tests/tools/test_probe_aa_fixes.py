@@ -86,3 +86,19 @@ def test_a_sql_refusal_sized_past_the_default_rows_asks_for_them(pad: Scratchpad
     assert fit > 200 and first["arguments"]["query"].endswith(f"LIMIT {fit}")
     got = pad.call_tool("sql", first["arguments"])
     assert got.ok and got.meta["rows"] == fit and not got.meta["truncated"], got.text[-300:]
+
+
+def test_a_csv_line_that_is_not_a_row_is_named_with_the_slice_that_shows_it(pad: Scratchpad) -> None:
+    # a cut last line made every aggregate over h.rows fail, and the only suggestion was a DESCRIBE
+    # (its columns were fine)
+    csv = "a,b\n" + "".join(f"{i},{i}\n" for i in range(60_000)) + 'xyz,"unterminated\n'
+    handle = pad.intercept(csv, tool="export").handle
+    res = pad.call_tool("sql", {"query": f"SELECT sum(a) FROM {handle}.rows"})
+    assert not res.ok and res.error is not None
+    assert f"line 60,002 of {handle} is not a row of its CSV" in res.error["message"]
+    assert f"{handle}(line_no, line) holds every line" in res.error["message"]
+    (shown,) = res.error["suggestions"]
+    got = pad.call_tool(shown["tool"], shown["arguments"])
+    assert got.ok and 'xyz,"unterminated' in got.text
+    lines = pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {handle}"})  # (the lines still are)
+    assert lines.ok and lines.data == [{"n": 60_002}]
