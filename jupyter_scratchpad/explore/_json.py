@@ -16,11 +16,11 @@ import orjson
 
 from .._bounded import clip_middle
 from ..store import Entry
-from ..store._jsontext import dumps_pretty, render_json
+from ..store._jsontext import render_json
 from ._base import Output, TooLarge, ToolContext, ToolError, call_repr, suggestion
 from ._paths import LazyArray, PathError, PathMiss, Step, format_path, kind_of, parse_path, resolve
 from ._segments import holds_lazy
-from ._shape import MAX_ITEM_KEYS, Check, ItemKeyCounts, field_name, item_key_counts
+from ._shape import MAX_ITEM_KEYS, Check, ItemKeyCounts, field_name, item_key_counts, telling_fields
 from ._text import _positive_int, budget_footer, numbered
 
 __all__ = ["get_in", "item_schema", "iterate_over"]
@@ -121,7 +121,9 @@ _FILTER = re.compile(  # (its keys go into SQL unquoted: no "-" in them)
 def _jsonpath_suggestions(entry: Entry, miss: PathMiss, prefix: str, node: Sequence[Any]) -> list[dict[str, Any]]:
     """JSONPath a model may write where an index goes, asked without it: a slice (``[10:12]``) as a
     window of the array, a filter (``[?(@.status.phase=='Failed')]``) as SQL over the array's rows
-    and as a grep for the value."""
+    (the path's rest as the column, ``.metadata.name``; else a few fields that say what an item
+    is) and their count, and for ``==`` a grep for the member (never for ``!=``: a grep finds
+    the lines that have the value, the very items the filter leaves out)."""
     failed = miss.failed.value
     if not isinstance(failed, str) or not node:
         return []
@@ -141,6 +143,7 @@ def _jsonpath_suggestions(entry: Entry, miss: PathMiss, prefix: str, node: Seque
     if not found:
         return []
     field, op, quoted, dquoted, number = found.groups()
+    field = field[1:]
     value = quoted if quoted is not None else dquoted
     relation = entry.key if prefix == "$" else None
     for name, keys in entry.meta.get("sql_arrays") or []:
@@ -148,16 +151,50 @@ def _jsonpath_suggestions(entry: Entry, miss: PathMiss, prefix: str, node: Seque
             relation = f"{entry.key}.{name}"
     if relation is not None:
         literal = number if value is None else "'" + value.replace("'", "''") + "'"
-        sql_op = "=" if op == "==" else "<>" if op == "!=" else op
-        query = f"SELECT * FROM {relation} WHERE {field[1:]} {sql_op} {literal}"
-        out.append(suggestion("sql", f"the items of {prefix} where {field[1:]} {op} {value or number}",
-                              query=query, max_rows=20))  # fmt: skip
-    shown = value if value is not None else number
-    if shown and op in ("==", "!="):
-        pattern = json.dumps(shown) if value is not None else shown  # a string as it is in the body
-        out.append(suggestion("grep", f"the lines with {pattern} in {prefix}", handle=entry.key, path=prefix,
-                              pattern=re.escape(pattern), max_matches=20))  # fmt: skip
+        sql_op = {"==": "=", "!=": "<>"}.get(op, op)
+        where = f"FROM {relation} WHERE {field} {sql_op} {literal}"
+        # what the path asked of each item (its tail: .metadata.name), else the fields that say
+        # what an item is, the filter's own among them (SELECT * was 5 clipped struct columns a row)
+        columns = _sql_tail(miss)
+        if not columns:
+            columns = [f for f in _first_keys(node, 3) if _SQL_FIELD.fullmatch(f)]
+            columns += [] if field in columns else [field]
+        shown = f"{field} {op} {value if value is not None else number}"
+        out.append(suggestion("sql", f"the items of {prefix} where {shown}",
+                              query=f"SELECT {', '.join(columns)} {where} LIMIT 20"))  # fmt: skip
+        out.append(suggestion("sql", f"how many items of {prefix} have {shown}", query=f"SELECT count(*) {where}"))
+    if op == "==":  # (never for !=: a grep finds the lines that have the value, not those without)
+        shown_value = json.dumps(value, ensure_ascii=False) if value is not None else number
+        member = f"{json.dumps(field.rsplit('.', 1)[-1])}: {shown_value}"  # as the body writes it
+        pattern = re.sub(r"([.^$*+?{}\[\]\\|()])", r"\\\1", member) + ",?$"  # (re.escape escapes spaces too)
+        out.append(suggestion("grep", f"the lines with {member} in {prefix}, each with its item's path",
+                              handle=entry.key, path=prefix, pattern=pattern, context=0, max_matches=20))  # fmt: skip
     return out
+
+
+_SQL_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def _sql_tail(miss: PathMiss) -> list[str]:
+    """The rest of a path after its filter (``.metadata.name`` of ``$.items[?(…)].metadata.name``)
+    as one SQL column (``metadata.name``; an index as DuckDB's, from 1); none when there is no
+    rest, or it is not one SQL can name as written."""
+    try:
+        steps = parse_path(miss.requested)
+    except PathError:
+        return []
+    rest = steps[len(miss.valid_prefix) + 1 :]
+    parts: list[str] = []
+    for step in rest:
+        if isinstance(step.value, int) and not step.quoted:
+            if not parts:
+                return []
+            parts[-1] += f"[{step.value + 1 if step.value >= 0 else step.value}]"
+        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(step.value)):
+            parts.append(str(step.value))
+        else:
+            return []
+    return [".".join(parts)] if parts else []
 
 
 def _as_items(entry: Entry, node: Any, path: str) -> Sequence[Any]:
@@ -545,6 +582,69 @@ def _fold_same_shape(rows: list[dict[str, Any]], canonical: str) -> list[dict[st
 
 
 STRING_PAGE_CHARS = 4_000  # a page of a string by characters (chars=true without a limit)
+LEAN_LINE = 100  # characters: a container whose compact JSON is at most this long is one line
+LEAN_PAIR = 60  # ... and an array of arrays each at most this long (time series' [ts, v] pairs)
+LEAN_DEPTH = 2  # levels laid out one member a line; a container deeper is one compact line
+
+
+def lean_json(value: Any) -> str:
+    """JSON as ``get_in`` shows it: the first ``LEAN_DEPTH`` levels one member or item a line,
+    indented by two spaces a level, and compact below (``{"cpu":"100m","memory":"128Mi"}``, a
+    container's whole text on one line); a short container (``LEAN_LINE``), an array of scalars
+    and an array of short arrays (``[[1714521600,"2937"],…]``) are one line at any level.
+    Indented at every level it was 30-44 % layout: a 240-point series took 1,200 lines of ``[``,
+    ``1714521600,``, ``"2937"``, ``],``. Exact numbers, any depth (``render_json`` writes every
+    compact part); never raises."""
+    out: list[str] = []
+    _lean(value, 0, out)
+    return "".join(out)
+
+
+def _short(value: Any, most: int) -> str | None:
+    """The compact JSON of ``value`` when it is at most ``most`` characters, else None; a
+    container far over that is told without rendering it whole (it stops counting past ``most``)."""
+    size, todo = 0, [value]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            size += 1 + len(node)  # (braces, colons and commas, roughly)
+            for key, child in node.items():
+                size += len(str(key)) + 2
+                todo.append(child)
+        elif isinstance(node, list):
+            size += 1 + len(node)
+            todo.extend(node)
+        else:
+            size += len(node) if isinstance(node, str) else 1
+        if size > most:
+            return None
+    text = render_json(value)
+    return text if len(text) <= most else None
+
+
+def _lean(value: Any, depth: int, out: list[str]) -> None:
+    if not isinstance(value, (dict, list)) or not value or depth >= LEAN_DEPTH:
+        out.append(render_json(value))
+        return
+    if isinstance(value, list) and all(
+        not isinstance(v, (dict, list))
+        or (isinstance(v, list) and not any(isinstance(x, (dict, list)) for x in v) and _short(v, LEAN_PAIR))
+        for v in value
+    ):
+        out.append(render_json(value))  # scalars, or short arrays of scalars: one line
+        return
+    short = _short(value, LEAN_LINE)
+    if short is not None:
+        out.append(short)
+        return
+    pad = "\n" + "  " * (depth + 1)
+    out.append("{" if isinstance(value, dict) else "[")
+    for i, (key, child) in enumerate(value.items() if isinstance(value, dict) else enumerate(value)):
+        out.append(("," if i else "") + pad)
+        if isinstance(value, dict):
+            out.append(render_json(str(key)) + ": ")
+        _lean(child, depth + 1, out)
+    out.append("\n" + "  " * depth + ("}" if isinstance(value, dict) else "]"))
 
 
 def get_in(
@@ -592,7 +692,7 @@ def get_in(
     _refuse_huge_early(ctx, node)
     if holds_lazy(node):  # it holds a streamed array and may fit after all: the whole value renders it
         node = _resolve_or_error(entry, ctx.json_value(entry), path)
-    rendered = dumps_pretty(node)[:-1].decode("utf-8", "surrogatepass")  # any depth, exact numbers
+    rendered = lean_json(node)  # any depth, exact numbers
     ctx.guard_bytes(len(rendered), lambda n: rendered[:n])
     summary = f"{_show(canonical)} · {kind_of(node)}"
     short = kind_of(node)
@@ -678,7 +778,7 @@ def _sampled_tokens(ctx: ToolContext, node: str | dict[str, Any] | list[Any] | L
         sample: Any = dict(zip(keys, picked, strict=True))
     else:
         sample = picked
-    tokens = ctx.pad.tokenizer.count(dumps_pretty(sample).decode("utf-8", "surrogatepass"))
+    tokens = ctx.pad.tokenizer.count(lean_json(sample))  # (as get_in shows it)
     return math.ceil(tokens * len(values) / len(picked)), f"from {len(picked)} of {len(values):,} items"
 
 
@@ -775,12 +875,18 @@ def _chars_that_fit(value: str, offset: int, limit: int) -> int:
     return max(1, min(len(value) - offset, int(limit * 0.5 / density)))
 
 
-def _first_keys(items: Sequence[Any]) -> list[str]:
+def _first_keys(items: Sequence[Any], most: int = 4) -> list[str]:
+    """The fields a next call names for ``items``: those that say what each item is
+    (``telling_fields``: names, titles, states; no constant, id or URL), else the first scalar
+    keys of the first object."""
+    chosen = telling_fields(items, most=most)
+    if chosen:
+        return chosen
     for item in items[:50]:
         if isinstance(item, dict):
-            return [str(k) for k, v in item.items() if not isinstance(v, (dict, list))][:4] or [str(k) for k in item][
-                :3
-            ]
+            return [str(k) for k, v in item.items() if not isinstance(v, (dict, list))][:most] or [
+                str(k) for k in item
+            ][:3]
     return []
 
 
@@ -818,8 +924,8 @@ def _cut(value: Any, handle: str, where: str, limit: int) -> Any:
     elif isinstance(value, (dict, list)):
         text = render_json(value)
         if len(text) > STRING_CHARS:
-            # get_in shows it pretty-printed (the compact form measured first: most are far over)
-            fits = len(text) <= sure and len(dumps_pretty(value)) <= sure
+            # get_in shows it laid out (lean_json; the compact form measured first: most are far over)
+            fits = len(text) <= sure and len(lean_json(value)) <= sure
             rest = call_repr("get_in", at) if fits else call_repr("schema", at)
             return f"{kind_of(value)} of {len(value):,}: {text[:200]}… [{rest}]"
     return value
@@ -882,7 +988,8 @@ def iterate_over(
         keys = _first_keys(items)
         first = [  # (items with no scalar keys: no fields to name, item_schema says what they hold)
             suggestion(
-                "iterate_over", "the first scalar keys", handle=entry.key, path=path, fields=",".join(keys), limit=20
+                "iterate_over", "fields that say what each item is", handle=entry.key, path=path, fields=",".join(keys),
+                limit=20,
             )
         ]
         raise ToolError(
@@ -955,7 +1062,7 @@ def iterate_over(
     nxt = f" · next: offset={hi}" if hi < total else ""
     # a misspelt field was null in every row without a word
     absent = [name for name, n in missed.items() if rows and n == len(rows)]
-    none_has = f" · no item here has {', '.join(map(repr, absent[:5]))} (item_schema lists the keys)" if absent else ""
+    none_has = _none_has(absent, items[lo:hi], ctx.check_time) if absent else ""
     summary = (
         f"items {lo:,}-{hi - 1:,} of {total:,} of {_show(base)}{nxt}{none_has}"
         if rows
@@ -963,6 +1070,46 @@ def iterate_over(
     )
     meta = {"total_items": total, "offset": lo, "limit": hi - lo, "next_offset": hi if hi < total else None}
     return Output(text if rows else "(no items in that window)", rows, budget_footer(summary), meta)
+
+
+def _none_has(absent: list[str], window: Sequence[Any], check: Check = None) -> str:
+    """The footer's word on fields no item of the window has: each with the field most likely
+    meant (``status.restartCount``: ``status.containerStatuses[0].restartCount``)."""
+    window = window if isinstance(window, list) else list(window)
+    known = [k for k in item_key_counts(window, check=check) if k != "(item)" and not k.endswith("{*}")]
+    said = []
+    for name in absent[:5]:
+        meant = _field_meant(name, known, window)
+        said.append(f"{name!r} (closest: {meant})" if meant else repr(name))
+    hint = "" if any("closest" in s for s in said) else " (item_schema lists the keys)"
+    return f" · no item here has {', '.join(said)}{hint}"
+
+
+def _nested_field(name: str, items: list[Any], most_nodes: int = 5_000) -> str | None:
+    """The field of the first items that ends in ``name``'s last key (any case), looked for at
+    any depth and through arrays (their first item): ``status.containerStatuses[0].restartCount``
+    for ``status.restartCount``. None when no item has that key."""
+    try:
+        steps = parse_path(name)
+    except PathError:
+        return None
+    if not steps or not isinstance(steps[-1].value, str):
+        return None
+    wanted = steps[-1].value.lower()
+    todo: list[tuple[Any, str | None]] = [(item, None) for item in items[:5]]
+    seen = 0
+    while todo and seen < most_nodes:  # breadth first: the shallowest such key
+        node, at = todo.pop(0)
+        seen += 1
+        if isinstance(node, dict):
+            for key, value in node.items():
+                child = field_name(at, key)
+                if str(key).lower() == wanted and child != name:
+                    return child
+                todo.append((value, child))
+        elif isinstance(node, list) and node and at is not None:
+            todo.append((node[0], f"{at}[0]"))
+    return None
 
 
 def _literal_field(name: str, known: list[str]) -> str | None:
@@ -974,11 +1121,17 @@ def _literal_field(name: str, known: list[str]) -> str | None:
     return None
 
 
-def _field_meant(name: str, known: list[str]) -> str | None:
+def _field_meant(name: str, known: list[str], items: Sequence[Any] = ()) -> str | None:
     """The field of ``known`` most likely meant by ``name``: the key written as it is, else the
-    closest spelling."""
+    same last key deeper in ``items`` (``_nested_field``), else the closest spelling."""
+    literal = _literal_field(name, known)
+    if literal is not None:
+        return literal
+    nested = _nested_field(name, list(items)) if items else None
+    if nested is not None:
+        return nested
     close = difflib.get_close_matches(name, known, 1, 0.6)
-    return _literal_field(name, known) or (close[0] if close else None)
+    return close[0] if close else None
 
 
 def _no_item_has(
@@ -996,7 +1149,7 @@ def _no_item_has(
     # (not the "{*}" of keys held by few items: no field a call reads)
     known = [k for k in item_key_counts(list(window), check=check) if k != "(item)" and not k.endswith("{*}")]
     whole = _literal_field(",".join(names), known)  # a key that holds a comma, split into fields: "a,b"
-    meant = [whole] if whole else [m for name in names if (m := _field_meant(name, known)) is not None]
+    meant = [whole] if whole else [m for name in names if (m := _field_meant(name, known, window)) is not None]
     sugg = []
     if meant:
         fields = ",".join(dict.fromkeys(meant))

@@ -19,15 +19,16 @@ from __future__ import annotations
 
 import bisect
 import functools
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
 
-from ._paths import key_step
+from ._paths import Step, key_step
 
-__all__ = ["LinePaths", "item_path"]
+__all__ = ["LinePaths", "item_path", "node_span"]
 
 NEAR_LINES = 64  # lines looked at one by one, backward, for a line's parent; past them, windows
 WINDOW = 1 << 14  # the first window of a search backward for a line's parent (doubled as it goes)
@@ -179,23 +180,7 @@ class LinePaths:
         return f"[{parent.count}]"
 
     def _items_begun(self, lo: int, hi: int, indent: int) -> int:
-        """The lines of ``buf[lo:hi]`` (``lo`` a newline) at exactly ``indent`` spaces that do
-        not close a container: the items of an array there begin on those. Counted in C, a piece
-        at a time: newlines followed by ``indent`` spaces, less those by more, less closers."""
-        pad = b"\n" + b" " * indent
-        n = 0
-        for at in range(lo, hi, COUNT_PIECE):
-            self.check()
-            # (a piece overlaps the next by the pattern's length: a line is counted where it begins)
-            piece = self.buf[at : min(hi, at + COUNT_PIECE) + indent + 1]
-            end = min(hi, at + COUNT_PIECE) - at  # occurrences that begin before this offset
-            n += (
-                piece.count(pad, 0, end + len(pad) - 1)
-                - piece.count(pad + b" ", 0, end + len(pad))
-                - piece.count(pad + b"]", 0, end + len(pad))
-                - piece.count(pad + b"}", 0, end + len(pad))
-            )
-        return n
+        return _items_begun(self.buf, lo, hi, indent, self.check)
 
     def _parent_line(self, start: int, level: int) -> int:
         """The start of the nearest line before ``start`` with at most ``level`` spaces (the
@@ -243,6 +228,107 @@ class LinePaths:
         while start + n < end and self.buf[start + n : start + n + 1] == b" ":
             n += 1
         return n
+
+
+def _items_begun(buf: Any, lo: int, hi: int, indent: int, check: Callable[[], None] = lambda: None) -> int:
+    """The lines of ``buf[lo:hi]`` (``lo`` a newline) at exactly ``indent`` spaces that do not
+    close a container: the items of an array there begin on those. Counted in C, a piece at a
+    time: newlines followed by ``indent`` spaces, less those by more, less closers."""
+    pad = b"\n" + b" " * indent
+    n = 0
+    for at in range(lo, hi, COUNT_PIECE):
+        check()
+        # (a piece overlaps the next by the pattern's length: a line is counted where it begins)
+        piece = buf[at : min(hi, at + COUNT_PIECE) + indent + 1]
+        end = min(hi, at + COUNT_PIECE) - at  # occurrences that begin before this offset
+        n += (
+            piece.count(pad, 0, end + len(pad) - 1)
+            - piece.count(pad + b" ", 0, end + len(pad))
+            - piece.count(pad + b"]", 0, end + len(pad))
+            - piece.count(pad + b"}", 0, end + len(pad))
+        )
+    return n
+
+
+@functools.cache
+def _item_start(indent: int) -> re.Pattern[bytes]:
+    """A line at exactly ``indent`` spaces that does not close a container (an item's first)."""
+    return re.compile(rb"\n {%d}(?![ \]}])" % indent)
+
+
+def node_span(buf: Any, steps: list[Step], check: Callable[[], None] = lambda: None) -> tuple[int, int] | None:
+    """Where the value at ``steps`` is in a pretty-printed JSON body ``buf`` (the layout
+    ``LinePaths`` reads): the offset its first line starts at and the offset its last line ends
+    at (its newline). None when the body does not hold it so: a step into a container the body
+    wrote on one line (past its depth cut), or into a string that holds JSON."""
+    size = len(buf)
+    start, indent = 0, 0
+    for step in steps:
+        check()
+        end = _end_of_line(buf, start, size)
+        opener = bytes(buf[end - 1 : end])
+        closer = _closer(buf, end, indent, opener)
+        if closer < 0:
+            return None
+        child = indent + 2
+        if isinstance(step.value, int) and not step.quoted:
+            if opener != b"[":
+                return None
+            k = step.value
+            if k < 0:
+                k += _items_begun(buf, end, closer, child, check)
+            found = _nth_line(buf, end, closer, child, k, check) if k >= 0 else None
+            if found is None:
+                return None
+            start = found
+        else:
+            if opener != b"{":
+                return None
+            try:
+                key = json.dumps(str(step.value), ensure_ascii=False).encode("utf-8")
+            except UnicodeEncodeError:  # (a lone surrogate: the body has its escape)
+                return None
+            at = buf.find(b"\n" + b" " * child + key + b": ", end, closer)
+            if at < 0:
+                return None
+            start = at + 1
+        indent = child
+    end = _end_of_line(buf, start, size)
+    closer = _closer(buf, end, indent, bytes(buf[end - 1 : end]))
+    return (start, end) if closer == -2 else (start, _end_of_line(buf, closer + 1, size)) if closer >= 0 else None
+
+
+def _end_of_line(buf: Any, start: int, size: int) -> int:
+    end = buf.find(b"\n", start)
+    return size if end < 0 else int(end)
+
+
+def _closer(buf: Any, end: int, indent: int, opener: bytes) -> int:
+    """The offset of the newline before the line that closes the container opened on the line
+    ending at ``end`` (-1: none found; -2: that line opens no container)."""
+    if opener not in (b"{", b"["):
+        return -2
+    return int(buf.find(b"\n" + b" " * indent + (b"}" if opener == b"{" else b"]"), end))
+
+
+def _nth_line(buf: Any, lo: int, hi: int, indent: int, k: int, check: Callable[[], None]) -> int | None:
+    """The start of the ``k``-th (from 0) item line at ``indent`` in ``buf[lo:hi]``: whole pieces
+    counted in C, then the one that holds it searched."""
+    at = lo
+    while at < hi:
+        to = min(hi, at + COUNT_PIECE)
+        n = _items_begun(buf, at, to, indent, check)
+        if k < n:
+            for found in _item_start(indent).finditer(buf, at, min(hi, to + indent + 1)):
+                if found.start() >= to:
+                    break
+                if k == 0:
+                    return found.start() + 1
+                k -= 1
+            return None
+        k -= n
+        at = to
+    return None
 
 
 def item_path(path: str) -> str:

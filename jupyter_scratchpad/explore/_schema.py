@@ -23,8 +23,9 @@ from ..store import Entry
 from ..store._jsonstream import StreamedJson, streamed_segments
 from ..store._jsontext import dumps_pretty
 from ._base import Output, ToolContext, ToolError, call_repr, fmt_bytes, grep_errors, suggestion
+from ._embedded import MAX_EMBEDDED
 from ._paths import key_step
-from ._shape import Check, ItemKeyCounts, Shape
+from ._shape import Check, ItemKeyCounts, Shape, telling_fields
 from ._text import CLIP_CHARS, _positive_int, budget_footer
 
 __all__ = ["precompute_schema", "precompute_streamed_schema", "schema", "wait_for_schema"]
@@ -340,7 +341,14 @@ def wait_for_schema(body_id: str | None, timeout_s: float) -> bool:
 
 def save_beside_body(path: Path, payload: Any) -> None:
     """Write ``payload`` as JSON to ``path`` in a body directory, whole then renamed (a reader in
-    any process never sees half a file); a read-only or vanished body keeps only the memory copy."""
+    any process never sees half a file); a read-only or vanished body keeps only the memory copy.
+
+    Nothing is written beside a body that is gone or going (its ``raw`` removed: a delete, in this
+    process or another): a file written while the delete removed the directory kept it there, an
+    orphan holding only that file, until a sweep past the grace. The directory is never made."""
+    raw = path.parent / "raw"
+    if not raw.exists():
+        return
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
     try:
         data = orjson.dumps(payload)
@@ -352,6 +360,12 @@ def save_beside_body(path: Path, payload: Any) -> None:
     except OSError:
         with contextlib.suppress(OSError):
             tmp.unlink()
+        return
+    if not raw.exists():  # removed while this was written: take it back, and the directory if it is empty
+        with contextlib.suppress(OSError):
+            path.unlink()
+        with contextlib.suppress(OSError):
+            path.parent.rmdir()
 
 
 def json_schema(
@@ -462,8 +476,8 @@ def schema(ctx: ToolContext, handle: str, max_depth: int = 4, path: str | None =
             text += f"\n… {writer.truncated:,} more nodes: lower max_depth, or item_schema / get_in a path"
         embedded = list(entry.meta.get("embedded") or [])
         if embedded:
-            text += "\n" + _embedded_lines(embedded)
-        next_steps = _json_next_steps(entry, rows)
+            text += "\n" + _embedded_lines(ctx, entry, embedded)
+        next_steps = _json_next_steps(entry, rows, _items_sampler(ctx, entry))
         if next_steps[0].startswith("get_in(") and not _fits_whole(ctx, entry, rows):
             next_steps = [_read_window(ctx, entry)]
         if embedded:
@@ -591,7 +605,7 @@ def _read_window(ctx: ToolContext, entry: Entry) -> str:
 def _fits_whole(ctx: ToolContext, entry: Entry, rows: list[dict[str, Any]]) -> bool:
     """Whether the node the next-step get_in names (``_first_named``) fits the
     call's limit: a map of 60,000 keys or a 2 MB string there was named, then refused."""
-    from ._json import _estimate, _node_at
+    from ._json import _estimate, _node_at, lean_json
 
     path = _first_named(rows)
     room = (ctx.limit_tokens - 60) * 0.8
@@ -604,16 +618,90 @@ def _fits_whole(ctx: ToolContext, entry: Entry, rows: list[dict[str, Any]]) -> b
     found = _estimate(ctx, node)
     if found is not None:
         return found[0] <= room
-    return ctx.pad.tokenizer.count(dumps_pretty(node).decode("utf-8", "surrogatepass")) <= room
+    return ctx.pad.tokenizer.count(lean_json(node)) <= room
 
 
-def _embedded_lines(embedded: list[dict[str, Any]]) -> str:
-    rows = ["documents inside strings (address them by path through the string, e.g. <path>.items[0]):"]
-    for e in embedded[:10]:
-        rows.append(f"  {e['path']}  embedded {e['format']}, {fmt_bytes(e['bytes'])}, {e['lines']:,} lines")
-    if len(embedded) > 10:
-        rows.append(f"  … {len(embedded) - 10} more")
+def _embedded_lines(ctx: ToolContext, entry: Entry, embedded: list[dict[str, Any]]) -> str:
+    """The documents inside strings, one line per path with its array indices as ``[*]`` (an
+    issue list's 600 bodies are one line, not ten identical rows and "… 10 more"), each with how
+    many items hold one and a call on a real one."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for e in embedded:
+        groups.setdefault((re.sub(r"\[\d+\]", "[*]", str(e["path"])), str(e["format"])), []).append(e)
+    rows = ["documents inside strings (paths go through them):"]
+    for (path, fmt), docs in groups.items():
+        first = str(docs[0]["path"])
+        size = _spread([d["bytes"] for d in docs], fmt_bytes)
+        lines = _spread([d["lines"] for d in docs], lambda n: f"{n:,}")
+        lines += " line" if lines == "1" else " lines"
+        call = _embedded_call(ctx, entry, first, fmt)
+        n, holders = _holders(ctx, entry, path, fmt, len(docs), len(embedded) >= MAX_EMBEDDED)
+        if n == 1 or path == first:  # one document: its own path
+            rows.append(f"  {first}: {fmt}, {size}, {lines} ({call})")
+            continue
+        seen = "" if n == len(docs) else "~"  # (sizes of the ones the spill listed)
+        rows.append(f"  {path}: {fmt} in {holders} ({seen}{size}, {lines} each; {call})")
     return "\n".join(rows)
+
+
+def _spread(values: list[int], say: Callable[[int], str]) -> str:
+    """``1.4 KB`` when the least and the most of ``values`` say the same, else ``1.2 KB-1.6 KB``."""
+    lo, hi = say(min(values)), say(max(values))
+    return lo if lo == hi else f"{lo}-{hi}"
+
+
+def _embedded_call(ctx: ToolContext, entry: Entry, path: str, fmt: str) -> str:
+    """A call on one document inside a string: its headings (markdown), else a path inside it."""
+    from ._embedded import embedded_json
+    from ._json import _node_at
+    from ._paths import Step, format_path, parse_path
+
+    if fmt == "json":
+        try:
+            doc = embedded_json(_node_at(ctx, entry, path, lazy=True))
+        except ToolError:
+            doc = None
+        if isinstance(doc, (dict, list)) and doc:
+            step = Step(str(next(iter(doc))), True) if isinstance(doc, dict) else Step(0)
+            inside = format_path([*parse_path(path), step])
+            return f"get_in path={json.dumps(inside, ensure_ascii=False)} reads inside it"
+    return f"schema path={json.dumps(path, ensure_ascii=False)} shows {'the headings' if fmt == 'markdown' else 'it'}"
+
+
+HOLDERS_COUNTED = 20_000  # values at a [*] path whose documents schema counts (else "20+")
+HOLDERS_S = 0.25  # seconds schema spends counting them at most
+
+
+def _holders(ctx: ToolContext, entry: Entry, path: str, fmt: str, found: int, capped: bool) -> tuple[int | None, str]:
+    """How many of the strings at ``path`` (one ``[*]``) hold a ``fmt`` document, and in how
+    many items, said: counted over every item of an array held in memory (the spill lists at
+    most ``MAX_EMBEDDED``), else ``20+ items`` when the spill's list was cut (None)."""
+    from ._embedded import _embedded_format
+    from ._json import _items_at
+    from ._paths import LazyArray, PathError, PathMiss, parse_path, resolve
+
+    if path.count("[*]") == 1:
+        array, rest = path.split("[*]")
+        try:
+            items = _items_at(ctx, entry, array or "$")
+            steps = parse_path(rest)
+        except (ToolError, PathError):
+            items, steps = [], []
+        if items and not isinstance(items, LazyArray) and len(items) <= HOLDERS_COUNTED:
+            n, until = 0, time.monotonic() + HOLDERS_S
+            for i, item in enumerate(items):
+                if i % 256 == 0:
+                    ctx.check_time()
+                    if time.monotonic() > until:  # (a JSON document is parsed to be told)
+                        return None, f"{max(n, found)}+ items"
+                try:
+                    value = resolve(item, steps)
+                except PathMiss:
+                    continue
+                n += isinstance(value, str) and _embedded_format(value) == fmt
+            if n >= found:
+                return n, f"{n:,} of {len(items):,} items" if n < len(items) else f"{n:,} items"
+    return (None, f"{found}+ items") if capped else (found, f"{found} items")
 
 
 def _schema_at(ctx: ToolContext, entry: Entry, max_depth: int, path: str) -> Output:
@@ -657,7 +745,7 @@ def _schema_at(ctx: ToolContext, entry: Entry, max_depth: int, path: str) -> Out
     text = f"schema of {entry.key} at {shown} ({what})\n" + _render_rows(rows)
     if writer.truncated:
         text += f"\n… {writer.truncated:,} more nodes: lower max_depth, or item_schema / get_in a path"
-    steps = _json_next_steps(entry, rows)
+    steps = _json_next_steps(entry, rows, _items_sampler(ctx, entry))
     data = {
         "handle": entry.key,
         "path": path,
@@ -698,7 +786,22 @@ def _streamed_stand_in(node: Any, max_depth: int, check: Check = None) -> StandI
     return StandIn(items, shape or Shape.of([], 0), len(items), items.lines)  # type: ignore[arg-type]
 
 
-def _json_next_steps(entry: Entry, rows: list[dict[str, Any]]) -> list[str]:
+ItemsAt = Callable[[str], tuple[Any, Any]]  # an array's path: (its items, its fields' values counted)
+
+
+def _items_sampler(ctx: ToolContext, entry: Entry) -> ItemsAt:
+    """The items at a path (a streamed array's first segment, at most) and, when the spill
+    counted them, the distinct values of their fields (item_schema's)."""
+    from ._json import _items_at, _saved_item_counts
+
+    def items_at(path: str) -> tuple[Any, Any]:
+        saved = _saved_item_counts(ctx, entry, path)
+        return _items_at(ctx, entry, path), (saved[2] if saved is not None else None)
+
+    return items_at
+
+
+def _json_next_steps(entry: Entry, rows: list[dict[str, Any]], items_at: ItemsAt | None = None) -> list[str]:
     maps = [
         r["path"]
         for r in rows
@@ -714,8 +817,8 @@ def _json_next_steps(entry: Entry, rows: list[dict[str, Any]]) -> list[str]:
     if arrays:
         p = arrays[0] if arrays[0] != "$" else "$"
         steps = [call_repr("item_schema", {"handle": entry.key, "path": p})]
-        fields = _item_fields(rows, p)
-        if fields:  # the first scalar fields of the items, as iterate_over reads them
+        fields = _item_fields(rows, p, items_at)
+        if fields:  # the fields that say what each item is, as iterate_over reads them
             steps.append(call_repr("iterate_over", {"handle": entry.key, "path": p, "fields": fields, "limit": 20}))
         return steps
     cut = _first_cut(rows)
@@ -728,9 +831,11 @@ def _json_next_steps(entry: Entry, rows: list[dict[str, Any]]) -> list[str]:
 _SCALAR_KINDS = ("string", "number", "bool", "null", "integer", "boolean")
 
 
-def _item_fields(rows: list[dict[str, Any]], path: str, most: int = 4) -> str | None:
+def _item_fields(rows: list[dict[str, Any]], path: str, items_at: ItemsAt | None = None, most: int = 4) -> str | None:
     """Up to ``most`` fields of the items at ``path`` whose values are scalars, comma-separated
-    (``id,status``; ``$["a.b"]`` for a key a dot would split), or None when the rows show none."""
+    (``$["a.b"]`` for a key a dot would split): with ``items_at``, those that say what each item
+    is (``telling_fields``: no constant, id or URL), else the first the rows show; None when the
+    rows show none."""
     prefix = path if path.endswith("{*}") else f"{path}[*]"
     names: list[str] = []
     for r in rows:
@@ -742,9 +847,15 @@ def _item_fields(rows: list[dict[str, Any]], path: str, most: int = 4) -> str | 
             names.append(rest[1:])
         elif rest.startswith('["') and rest.endswith('"]') and rest.count('"]') == 1:
             names.append("$" + rest)
-        if len(names) >= most:
-            break
-    return ",".join(names) or None
+    if items_at is not None and names:
+        try:
+            items, values = items_at(path)
+        except ToolError:
+            items, values = [], None
+        chosen = telling_fields(items, names, most, values)
+        if chosen:
+            return ",".join(chosen)
+    return ",".join(names[:most]) or None
 
 
 def _first_named(rows: list[dict[str, Any]]) -> str:

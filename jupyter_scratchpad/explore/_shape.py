@@ -458,3 +458,106 @@ class ItemKeyCounts:
             for name, acc in self._enums.items()
             if acc is not None and sum(acc.values()) >= ENUM_MIN_ITEMS
         }
+
+
+# -- the fields worth a first look -------------------------------------------------------------
+
+SAMPLE_FOR_FIELDS = 50  # items a choice of fields looks at
+# a field named so says what an item is: the exact word (case and "_"/"-" aside) first, by rank;
+# a name ending in one (displayName, nodeName) after every exact one
+_TELLING_WORDS = {
+    **dict.fromkeys(("name", "title"), 0),
+    **dict.fromkeys(("number", "state", "status", "phase"), 1),
+    **dict.fromkeys(("namespace", "login", "type", "kind", "level", "severity", "reason", "code"), 2),
+}
+# an id, a URL, a hash: distinct for every item and meaningless to read (a name, or its last part)
+_OPAQUE = re.compile(
+    r"(?i:(?:^|[_\-.])(?:id|ids|uid|uuid|guid|url|uri|href|link|sha|sha1|sha256|hash|digest|etag|checksum|token)$"
+    r"|^(?:resourceversion|selflink)$)"
+    r"|[a-z0-9](?:Id|Uid|Url|Uri|Href|Link|Sha|Hash|Digest)$"  # (camelCase: userId, not "paid")
+)
+_LONG_TEXT = 120  # characters: a free-text field (an issue's body) is cut in every row
+
+
+def _last_key(name: str) -> tuple[str, bool]:
+    """The last key of a field name and whether it is a plain name (not one in brackets)."""
+    if name.endswith('"]'):
+        at = name.rfind('["')
+        try:
+            return str(json.loads(name[at + 1 : -1])), False
+        except ValueError:
+            return name, False
+    return name.rsplit(".", 1)[-1], True
+
+
+def _rank(key: str, plain: bool) -> int | None:
+    """The tier of a field by its name: 0-2 an exact telling word, 3-5 a name ending in one."""
+    if not plain:
+        return None
+    word = key.lower().strip("_-")
+    if word in _TELLING_WORDS:
+        return _TELLING_WORDS[word]
+    for w, rank in _TELLING_WORDS.items():
+        if len(word) > len(w) and word.endswith(w) and w in ("name", "title", "status", "state", "type"):
+            return 3 + rank
+    return None
+
+
+def telling_fields(
+    items: Any,
+    names: list[str] | None = None,
+    most: int = 4,
+    values: dict[str, list[tuple[str, int]]] | None = None,
+) -> list[str]:
+    """Up to ``most`` scalar fields of ``items`` that say what each item is, for ``iterate_over``
+    (or SQL): named like ``name``, ``title``, ``number``, ``state``, ``phase``, ``namespace``
+    first, then fields taking several values; never one that holds a single value (``kind: Pod``
+    in every item), an id, a URL or a hash, or long free text. In document order.
+
+    ``items``: the items (the first ``SAMPLE_FOR_FIELDS`` are looked at); ``names``: the candidate
+    fields in document order (else the scalar keys of those items, dotted); ``values``: a field's
+    distinct values over the whole array, when counted (item_schema's), which say a field is
+    constant better than a sample does. Empty when no field qualifies."""
+    from ._paths import PathError, PathMiss, parse_path, resolve
+
+    sample = [v for v in list(items[:SAMPLE_FOR_FIELDS]) if isinstance(v, dict)]
+    if not sample:
+        return []
+    if names is None:
+        counts = item_key_counts(sample)
+        scalar = {"string", "number", "bool", "null"}
+        names = [k for k, c in counts.items() if "{*}" not in k and k != "(item)" and set(c) <= scalar]
+    scored: list[tuple[int, int, int, str]] = []
+    for order, name in enumerate(names):
+        key, plain = _last_key(name)
+        if _OPAQUE.search(key):
+            continue
+        try:
+            steps = parse_path(name)
+        except PathError:
+            continue
+        seen: list[Any] = []
+        for item in sample:
+            try:
+                seen.append(resolve(item, steps))
+            except PathMiss:
+                continue
+        present = [v for v in seen if v is not None]
+        if not present or any(isinstance(v, (dict, list)) for v in present):
+            continue
+        texts = [v for v in present if isinstance(v, str)]
+        if texts and (
+            any(t.startswith(("http://", "https://")) for t in texts)
+            or sum(map(len, texts)) / len(texts) > _LONG_TEXT
+        ):
+            continue
+        distinct = len({json.dumps(v, sort_keys=True, default=str) for v in present})
+        whole = (values or {}).get(name)
+        if (whole is not None and len(whole) == 1) or (whole is None and distinct == 1 and len(present) >= 5):
+            continue  # one value in every item: says nothing of any one of them
+        rank = _rank(key, plain)
+        if rank is None:
+            rank = 6 if 1 < distinct <= max(8, len(present) // 2) else 7
+        scored.append((rank, name.count("."), order, name))
+    chosen = sorted(scored)[:most]
+    return [name for _rank_, _depth, _order, name in sorted(chosen, key=lambda s: s[2])]

@@ -9,6 +9,7 @@ import mmap
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import re2
@@ -230,7 +231,8 @@ def _clip(line: str, at: int | None = None) -> str:
         return f"{line[:CLIP_CHARS]}…[+{len(line) - CLIP_CHARS:,} chars clipped]"
     lo = max(0, at - CLIP_CHARS // 2)
     hi = min(len(line), lo + CLIP_CHARS)
-    return f"[{lo:,} chars clipped]…{line[lo:hi]}…[+{len(line) - hi:,} chars clipped]"
+    after = f"…[+{len(line) - hi:,} chars clipped]" if hi < len(line) else ""  # (never "+0")
+    return f"[{lo:,} chars clipped]…{line[lo:hi]}{after}"
 
 
 class StringLines:
@@ -256,6 +258,10 @@ class StringLines:
         import bisect
 
         return bisect.bisect_right(self._starts, offset)
+
+    def offset_of(self, line: int) -> int:
+        """The byte offset where 1-based ``line`` starts."""
+        return self._starts[line - 1]
 
     def read_lines(self, start: int, end: int) -> list[str]:
         return self.lines[start - 1 : end]
@@ -417,10 +423,11 @@ def grep(
     if max_matches > 1000:
         raise ToolError("invalid_argument", "'max_matches' must be at most 1000", argument="max_matches")
     rx, fallback = _compile(pattern, bool(ignore_case))
-    where = ""
+    part: _Part | None = None
     reader: BodyReader | StringLines | NodeLines
     if path is not None and str(path).strip() not in ("", "$"):
-        reader, where = _part_at(ctx, entry, path, pattern=pattern)
+        part = _part_at(ctx, entry, path, pattern=pattern)
+        reader = part.reader
         total = reader.line_count
     else:
         reader = ctx.reader(entry)
@@ -434,9 +441,16 @@ def grep(
     try:
         hits, counted, complete = _scan(reader, rx, max_matches, ctx.check_time, stop_counting)
     except NotExact:  # a streamed node nested past the body's depth limit: rendered whole
-        reader, where = _part_at(ctx, entry, str(path), from_body=False)
+        part = _part_at(ctx, entry, str(path), from_body=False)
+        reader = part.reader
         total = reader.line_count
         hits, counted, complete = _scan(reader, rx, max_matches, ctx.check_time, stop_counting)
+    where = part.where if part is not None else ""
+    # a node's lines are numbered as the body's (slice reads them), the node's first line being
+    # the body's line ``shift + 1``; a string's, and a node the body does not hold line for line,
+    # from their own first line (said in a header)
+    shift = part.first_line - 1 if part is not None and part.first_line is not None else 0
+    own_numbers = part is not None and part.first_line is None
     if not hits:
         text = f"No matches for {pattern!r} in {total:,} lines of {entry.key}{where}."
         if fallback:
@@ -452,10 +466,7 @@ def grep(
         return Output(text, data, budget_footer(f"0 matching lines of {total:,}", f"no match in {total} lines"))
     match_lines = {line for line, _ in hits}
     columns = dict(hits)
-    paths: dict[int, str] = {}
-    timed_out = False
-    if not where and entry.format == "json":
-        paths, timed_out = _match_paths(ctx, entry, reader, [line for line, _ in hits])
+    paths, timed_out = _paths_of(ctx, entry, part, reader, [line for line, _ in hits], shift)
     windows: list[list[int]] = []
     for line, _ in hits:
         lo, hi = max(1, line - context), min(total, line + context)
@@ -475,11 +486,12 @@ def grep(
             mark = ">" if is_match and context else ""  # (> marks a match among context)
             at = shown_path(paths[n]) if is_match and n in paths else ""
             at = f" {at}" if at else ""
-            rows.append(f"{mark}{n}{at}\t{shown}")  # (where in the document a match is: its item's path)
-            bare.append(f"{mark}{n}\t{shown}")
-            shown_lines.append({"line": n, "text": shown, "match": is_match})
+            number = n + shift
+            rows.append(f"{mark}{number}{at}\t{shown}")  # (where in the document a match is: its item's path)
+            bare.append(f"{mark}{number}\t{shown}")
+            shown_lines.append({"line": number, "text": shown, "match": is_match})
             if is_match:
-                matches.append({"line": n, "text": shown, **({"path": paths[n]} if n in paths else {})})
+                matches.append({"line": number, "text": shown, **({"path": paths[n]} if n in paths else {})})
         blocks.append("\n".join(rows))
         plain.append("\n".join(bare))
     # (no context: every line shown is a match, numbered; a "--" between them said nothing)
@@ -496,43 +508,70 @@ def grep(
     if fallback:
         text = f"Note: {fallback}.\n{text}"
     more = "" if complete else "+"
+    span = f"lines {shift + 1:,}-{shift + total:,}{where}" if part is not None and not own_numbers else ""
     summary = (
         f"{len(hits):,} of {counted:,}{more} matching lines shown"
         + (" (counting stopped at half the call's time)" if not complete and counted < MAX_COUNTED_MATCHES else "")
         + (f" (max_matches={max_matches})" if counted > len(hits) else "")
-        + f" · {total:,} lines{where} · {_describe(entry)}"
+        + f" · {span or f'{total:,} lines{where}'} · {_describe(entry)}"
         + paths_left_out
     )
     rest = ""
-    if counted > len(hits) and not where and entry.format in ("text", "markdown"):
+    if counted > len(hits) and part is None and entry.format in ("text", "markdown"):
         # grep shows the first matches only: the rest are pages of the line relation in SQL
         # (DuckDB's regexes are RE2's, as grep's are)
         query = _rest_query(entry.key, pattern, ignore_case, fallback, hits[-1][0])
         rest = f" · the next ones: {call_repr('sql', {'query': query})}"
         summary += rest
-    if where:  # (its own numbers: slice reads the body's, which grep without a path gives)
+    if own_numbers:  # (its own numbers: slice reads the body's, which these are not)
         text = f"lines{where}, numbered from its first line:\n{text}"
-    elif entry.meta.get("embedded"):
-        first = entry.meta["embedded"][0]
-        text += (
-            f"\nnote: {first['path']} holds a {first['format']} document; "
-            f'{call_repr("grep", {"handle": entry.key, "path": first["path"]}, "pattern=…")} searches its own lines'
-        )
+    elif part is None and entry.meta.get("embedded"):
+        text += _inside_document(ctx, entry, paths, [line for line, _ in hits], pattern, bool(ignore_case))
     data = {
         "handle": entry.key,
         "pattern": pattern,
         "matches": matches,
-        "windows": windows,
+        "windows": [[lo + shift, hi + shift] for lo, hi in windows],
         "lines": shown_lines,
         "total_matches": counted,
         "total_complete": complete,
         "total_lines": total,
         "literal_fallback": bool(fallback),
     }
+    if shift:
+        data["first_line"] = shift + 1  # (the body's line of the node's first)
     short = f"{counted}{more} matching lines" + (
         f", {len(hits)} shown (max_matches={max_matches})" if counted > len(hits) else ""
     )
     return Output(text, data, budget_footer(summary, short + rest + paths_left_out))
+
+
+def _inside_document(
+    ctx: ToolContext, entry: Entry, paths: dict[int, str], lines: list[int], pattern: str, ignore_case: bool
+) -> str:
+    """A note for a match inside a string that holds a document (an issue's markdown body): the
+    grep of that very string, which shows its own lines; nothing when no match is in one."""
+    import re
+
+    from ._embedded import _embedded_format
+    from ._json import _node_at
+
+    listed = entry.meta.get("embedded") or []
+    shapes = {re.sub(r"\[\d+\]", "[*]", str(e["path"])) for e in listed}  # (the spill lists 20 at most)
+    for line in lines:
+        found = paths.get(line)
+        if not found or re.sub(r"\[\d+\]", "[*]", found) not in shapes:
+            continue
+        try:
+            value = _node_at(ctx, entry, found, lazy=True)
+        except ToolError:
+            continue
+        fmt = _embedded_format(value) if isinstance(value, str) else None
+        if fmt:
+            args: dict[str, Any] = {"handle": entry.key, "path": found, "pattern": pattern}
+            args.update({"ignore_case": True} if ignore_case else {})
+            return f"\nnote: {found} holds a {fmt} document; {call_repr('grep', args)} searches its own lines"
+    return ""
 
 
 # of a grep call's time, spent at most on the JSON paths of its matches: finding them reads the
@@ -606,12 +645,23 @@ class _NoTime(Exception):
     """The time for match paths is up (the matches are shown without)."""
 
 
-def _part_at(
-    ctx: ToolContext, entry: Entry, path: str, from_body: bool = True, pattern: str = ""
-) -> tuple[StringLines | NodeLines, str]:
+@dataclass
+class _Part:
+    """The lines of a part of a JSON handle ``grep`` searches (``path``): ``first_line``, the
+    body's line of its first when the body holds its lines line for line (else its lines are
+    numbered from 1); ``base``, the path its own lines' paths are under when they are JSON."""
+
+    reader: StringLines | NodeLines
+    where: str
+    first_line: int | None = None
+    base: str | None = None
+
+
+def _part_at(ctx: ToolContext, entry: Entry, path: str, from_body: bool = True, pattern: str = "") -> _Part:
     """The lines of the value at ``path`` of a JSON handle: a string's own lines (a document in a
     string that holds JSON: that document pretty-printed), else the value pretty-printed. A node
-    that holds a streamed array: its lines read from the body (``NodeLines``) when ``from_body``."""
+    that holds a streamed array: its lines read from the body (``NodeLines``) when ``from_body``.
+    A node's lines are the body's, less indented: numbered as the body's (``first_line``)."""
     from ..store._jsontext import dumps_pretty
     from ._embedded import embedded_json
     from ._json import _canonical, _node_at, _resolve_or_error, _show
@@ -625,18 +675,81 @@ def _part_at(
             argument="path",
         )
     node = _node_at(ctx, entry, path, lazy=True)
-    shown = _show(_canonical(path))
+    canonical = _canonical(path)
+    shown = _show(canonical)
     if holds_lazy(node):
-        lines = _node_lines(ctx, entry, node) if from_body else None
-        if lines is not None:
-            return lines, f" of {shown}, pretty-printed"
+        held = _node_lines(ctx, entry, node) if from_body else None
+        if held is not None:
+            return _Part(held, f" of {shown}", _first_body_line(ctx, entry, canonical, held.line_count))
         node = _resolve_or_error(entry, ctx.json_value(entry), path)
     if isinstance(node, str):
         doc = embedded_json(node)
         if doc is None:
-            return StringLines(node), f" of the string at {shown}"
-        node = doc
-    return StringLines(dumps_pretty(node).decode("utf-8", "surrogatepass")), f" of {shown}, pretty-printed"
+            return _Part(StringLines(node), f" of the string at {shown}")
+        return _Part(StringLines(dumps_pretty(doc).decode("utf-8", "surrogatepass")), f" of {shown}, pretty-printed",
+                     base=canonical)  # fmt: skip
+    lines = StringLines(dumps_pretty(node).decode("utf-8", "surrogatepass"))
+    first = _first_body_line(ctx, entry, canonical, lines.line_count)
+    return _Part(lines, f" of {shown}" if first else f" of {shown}, pretty-printed", first, canonical)
+
+
+def _first_body_line(ctx: ToolContext, entry: Entry, canonical: str, count: int) -> int | None:
+    """The body's line of the first line of the node at ``canonical`` when the body holds its
+    ``count`` lines line for line (its layout read by ``node_span``), else None: a node inside a
+    string that holds JSON, past the body's depth cut, a JSON Lines body."""
+    from ._linepaths import node_span
+    from ._paths import parse_path
+
+    if entry.format != "json":
+        return None
+    reader = ctx.reader(entry)
+    if not reader.body_bytes:
+        return None
+    with _mapped(reader) as mm:
+        span = node_span(mm, parse_path(canonical), ctx.check_time)
+    if span is None:
+        return None
+    first, last = reader.line_at(span[0]), reader.line_at(span[1])
+    return first if last - first + 1 == count else None
+
+
+def _paths_of(
+    ctx: ToolContext, entry: Entry, part: _Part | None, reader: Any, lines: list[int], shift: int
+) -> tuple[dict[int, str], bool]:
+    """The JSON path of each match line (numbered as ``reader`` numbers them): of the whole body,
+    or of a part the body holds line for line, from the body's layout at the body's lines; of a
+    part printed alone (a document in a string) from its own lines, under the part's path. None
+    for a plain string's lines."""
+    if part is None:
+        return _match_paths(ctx, entry, reader, lines) if entry.format == "json" else ({}, False)
+    if part.first_line is not None:  # the body's lines: the same paths as a grep of the whole body
+        found, ran_out = _match_paths(ctx, entry, ctx.reader(entry), [n + shift for n in lines])
+        return {n - shift: p for n, p in found.items()}, ran_out
+    if part.base is None or not isinstance(reader, StringLines):
+        return {}, False
+    return _own_paths(ctx, reader, lines, part.base)
+
+
+def _own_paths(ctx: ToolContext, reader: StringLines, lines: list[int], base: str) -> tuple[dict[int, str], bool]:
+    """Paths of lines of a value printed alone, under ``base`` (its own path)."""
+    from ._linepaths import LinePaths
+
+    deadline = time.monotonic() + max(0.0, min(PATHS_MAX_S, ctx.time_left() / 4))
+
+    def check() -> None:
+        if time.monotonic() > deadline:
+            raise _NoTime
+
+    paths = LinePaths(reader.data, check)
+    out: dict[int, str] = {}
+    for line in sorted(lines):
+        try:
+            found = paths.path(reader.offset_of(line))
+        except _NoTime:
+            return out, True
+        if found is not None:
+            out[line] = base + found[1:]
+    return out, False
 
 
 def _node_lines(ctx: ToolContext, entry: Entry, node: Any) -> NodeLines | None:

@@ -71,7 +71,7 @@ def test_a_string_without_json_is_not_a_path(pad: Scratchpad) -> None:
 def test_schema_describes_the_document_inside_a_string(pad: Scratchpad) -> None:
     h = _spill(pad)
     top = pad.call_tool("schema", {"handle": h})
-    assert "documents inside strings" in top.text and "$.content[0].text  embedded json" in top.text
+    assert "documents inside strings" in top.text and "$.content[0].text: json, " in top.text
     inner = pad.call_tool("schema", {"handle": h, "path": "content[0].text"})
     assert inner.ok and "$.content[0].text.items[*].metadata.name" in inner.text
     assert "a string that holds JSON" in inner.text
@@ -89,7 +89,10 @@ def test_grep_by_path_searches_the_documents_own_lines(pad: Scratchpad) -> None:
     keys = pad.call_tool("grep", {"handle": h, "pattern": "^- ", "path": "content[1].text"})
     assert keys.ok and keys.data["total_matches"] == 3 and [m["line"] for m in keys.data["matches"]] == [2, 3, 6]
     whole = pad.call_tool("grep", {"handle": h, "pattern": "Incident"})
-    assert whole.ok and 'path="$.content[0].text", pattern=…) searches its own lines' in whole.text
+    assert whole.ok and (
+        f'note: $.content[1].text holds a markdown document; grep(handle="{h}", path="$.content[1].text", '
+        'pattern="Incident") searches its own lines'
+    ) in whole.text  # (the matched string, the pattern filled in)
 
 
 def test_sql_reads_the_document_inside_a_string(pad: Scratchpad) -> None:

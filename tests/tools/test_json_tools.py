@@ -208,7 +208,7 @@ def test_iterate_over_rows(pad: Scratchpad, pods_handle: str) -> None:
     some = pad.call_tool("iterate_over", {"handle": pods_handle, "path": "items", "fields": "metadata.nmae,status.phase",
                                           "limit": 3})  # fmt: skip
     assert [r["metadata.nmae"] for r in some.data] == [None] * 3  # one of two fields: the rows, and a word
-    assert "no item here has 'metadata.nmae' (item_schema lists the keys)" in some.text
+    assert "no item here has 'metadata.nmae' (closest: metadata.name)" in some.text
     as_list = pad.call_tool(
         "iterate_over", {"handle": pods_handle, "path": "items", "fields": ["note"], "offset": 7, "limit": 1}
     )

@@ -110,13 +110,13 @@ def test_a_huge_node_is_refused_from_a_sample_and_item_schema_is_computed_once(p
     items = [{"name": f"p{i}", "text": "lorem ipsum " * 10, "n": i} for i in range(20_000)]
     h = pad.intercept({"items": items}, "t", force=True).handle
     calls = []
-    real = _json.dumps_pretty
+    real = _json.lean_json  # (what get_in writes, and measures a sample with)
 
     def counting(value):  # type: ignore[no-untyped-def]
         calls.append(len(value) if isinstance(value, (list, dict)) else 1)
         return real(value)
 
-    monkeypatch.setattr(_json, "dumps_pretty", counting)
+    monkeypatch.setattr(_json, "lean_json", counting)
     res = pad.call_tool("get_in", {"handle": h, "path": "items"})
     monkeypatch.undo()
     assert res.error["error"] == "get_in_too_large" and res.error["estimated_tokens"] > 100_000

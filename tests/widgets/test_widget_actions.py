@@ -197,20 +197,20 @@ def test_a_person_asking_for_a_huge_value_gets_a_refusal_not_a_frozen_kernel(
 ) -> None:
     # get_in of the root of a large document is refused from a sample of its items (nothing is
     # rendered, nothing charged) with the model's suggestions; a value that fits a page is shown
-    from jupyter_scratchpad.store import _jsontext
+    from jupyter_scratchpad.explore import _json
 
     doc = {"kind": "List", "meta": {"n": 1}, "items": [{"name": f"pod-{i}", "spec": {"x": "y" * 40}} for i in range(20_000)]}
     handle = pad.spill(doc, tool="kubectl").handle
     explorer = make_explorer(handle)
     rendered: list[int] = []
-    real = _jsontext.dumps_pretty
+    real = _json.lean_json  # (what get_in writes, and measures a sample with)
 
-    def spy(value: Any, base_depth: int = 0) -> bytes:
-        out = real(value, base_depth)
+    def spy(value: Any) -> str:
+        out = real(value)
         rendered.append(len(out))
         return out
 
-    monkeypatch.setattr("jupyter_scratchpad.explore._json.dumps_pretty", spy)
+    monkeypatch.setattr("jupyter_scratchpad.explore._json.lean_json", spy)
     used = pad.budget.used
     reply = ask(explorer, "get_in", path="$")
     assert not reply["ok"] and reply["error"]["error"] == "get_in_too_large"
@@ -219,7 +219,7 @@ def test_a_person_asking_for_a_huge_value_gets_a_refusal_not_a_frozen_kernel(
     assert max(rendered) < 100_000  # the 64-item sample, never the 2 MB document
     assert pad.budget.used == used
     shown = ask(explorer, "get_in", path="$.meta")
-    assert shown["ok"] and '"n": 1' in shown["view"]["text"]
+    assert shown["ok"] and '{"n":1}' in shown["view"]["text"]
 
 
 def test_spilled_content_is_data_never_markup(make_explorer: Callable[..., Explorer], pad: Scratchpad) -> None:
