@@ -477,7 +477,7 @@ def schema(ctx: ToolContext, handle: str, max_depth: int = 4, path: str | None =
         embedded = list(entry.meta.get("embedded") or [])
         if embedded:
             text += "\n" + _embedded_lines(ctx, entry, embedded)
-        next_steps = _json_next_steps(entry, rows, _items_sampler(ctx, entry))
+        next_steps = _json_next_steps(entry, rows, _items_sampler(ctx, entry), _page_fit(ctx, entry))
         if next_steps[0].startswith("get_in(") and not _fits_whole(ctx, entry, rows):
             next_steps = [_read_window(ctx, entry)]
         if embedded:
@@ -745,7 +745,7 @@ def _schema_at(ctx: ToolContext, entry: Entry, max_depth: int, path: str) -> Out
     text = f"schema of {entry.key} at {shown} ({what})\n" + _render_rows(rows)
     if writer.truncated:
         text += f"\n… {writer.truncated:,} more nodes: lower max_depth, or item_schema / get_in a path"
-    steps = _json_next_steps(entry, rows, _items_sampler(ctx, entry))
+    steps = _json_next_steps(entry, rows, _items_sampler(ctx, entry), _page_fit(ctx, entry))
     data = {
         "handle": entry.key,
         "path": path,
@@ -801,7 +801,45 @@ def _items_sampler(ctx: ToolContext, entry: Entry) -> ItemsAt:
     return items_at
 
 
-def _json_next_steps(entry: Entry, rows: list[dict[str, Any]], items_at: ItemsAt | None = None) -> list[str]:
+PAGE_ITEMS = 20  # items in the iterate_over that schema's next: names, when they fit
+
+
+def _page_fit(ctx: ToolContext, entry: Entry) -> Callable[[str, str], int]:
+    """How many of the first ``PAGE_ITEMS`` items' ``fields`` at a path fit 80 % of the call's
+    limit, measured as iterate_over shows them (its cells cut the same way): 20 items of three
+    2,000-character CJK fields were ~37,000 tokens, and the next: call it named was refused."""
+    from ._json import _array_path, _cut, _fields, _items_at
+    from ._paths import PathError, PathMiss, parse_path, resolve
+
+    def fit(path: str, fields: str) -> int:
+        try:
+            items = _items_at(ctx, entry, path)
+            steps = [parse_path(str(_array_path(name))) for name in _fields(fields)]
+            window = [items[i] for i in range(min(PAGE_ITEMS, len(items)))]
+        except (ToolError, PathError):
+            return PAGE_ITEMS
+        cells: list[Any] = []
+        for i, item in enumerate(window):
+            row: list[Any] = [i]
+            for at in steps:
+                try:
+                    row.append(_cut(resolve(item, at), entry.key, "$", ctx.limit_tokens))
+                except PathMiss:
+                    row.append(None)
+            cells.append(row)
+        tokens = ctx.pad.tokenizer.count(orjson.dumps(cells, default=str).decode())
+        room = ctx.limit_tokens * 0.8
+        return PAGE_ITEMS if tokens <= room else max(1, int(len(window) * room / tokens))
+
+    return fit
+
+
+def _json_next_steps(
+    entry: Entry,
+    rows: list[dict[str, Any]],
+    items_at: ItemsAt | None = None,
+    fit: Callable[[str, str], int] | None = None,
+) -> list[str]:
     maps = [
         r["path"]
         for r in rows
@@ -819,7 +857,8 @@ def _json_next_steps(entry: Entry, rows: list[dict[str, Any]], items_at: ItemsAt
         steps = [call_repr("item_schema", {"handle": entry.key, "path": p})]
         fields = _item_fields(rows, p, items_at)
         if fields:  # the fields that say what each item is, as iterate_over reads them
-            steps.append(call_repr("iterate_over", {"handle": entry.key, "path": p, "fields": fields, "limit": 20}))
+            limit = fit(p, fields) if fit is not None else PAGE_ITEMS
+            steps.append(call_repr("iterate_over", {"handle": entry.key, "path": p, "fields": fields, "limit": limit}))
         return steps
     cut = _first_cut(rows)
     if cut is not None:  # a container the depth cut left unopened: get_in on it is likely refused

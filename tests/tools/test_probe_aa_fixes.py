@@ -102,3 +102,22 @@ def test_a_csv_line_that_is_not_a_row_is_named_with_the_slice_that_shows_it(pad:
     assert got.ok and 'xyz,"unterminated' in got.text
     lines = pad.call_tool("sql", {"query": f"SELECT count(*) AS n FROM {handle}"})  # (the lines still are)
     assert lines.ok and lines.data == [{"n": 60_002}]
+
+
+def test_schemas_next_iterate_over_is_sized_to_fit(pad: Scratchpad) -> None:
+    # it always said limit=20: 20 items of three 2,000-character CJK fields were ~37,000 tokens,
+    # and the call it named was refused
+    rng = random.Random(2)
+    zh = "我们的系统在处理大量数据时出现了错误请检查日志文件并重新启动服务器以恢复正常运行状态"
+    items = [{"title": "".join(rng.choice(zh) for _ in range(2000)), "body": "".join(rng.choice(zh) for _ in range(2000)),
+              "tag": "".join(rng.choice(zh) for _ in range(800))} for _ in range(300)]  # fmt: skip
+    handle = pad.intercept({"items": items}, tool="zh").handle
+    nxt = next(line for line in pad.call_tool("schema", {"handle": handle}).text.splitlines() if line.startswith("next:"))
+    m = re.search(r'iterate_over\(handle="[^"]+", path="([^"]+)", fields="([^"]+)", limit=(\d+)\)', nxt)
+    assert m is not None, nxt
+    limit = int(m.group(3))
+    assert 1 <= limit < 20
+    got = pad.call_tool("iterate_over", {"handle": handle, "path": m.group(1), "fields": m.group(2), "limit": limit})
+    assert got.ok, got.text[:300]
+    small = pad.intercept({"items": [{"name": f"pod-{i}", "phase": "Running"} for i in range(3000)]}, tool="k8s").handle
+    assert "limit=20)" in pad.call_tool("schema", {"handle": small}).text  # (a page that fits stays 20)
