@@ -288,6 +288,22 @@ class ToolContext:
     def json_value(self, entry: Entry) -> Any:
         """The parsed JSON of a json/jsonl entry (cached), or a ``not_json`` error."""
         if entry.format not in ("json", "jsonl"):
+            from ._csv import ROWS_RELATION, shape_of
+
+            table = shape_of(entry.meta)
+            if table is not None:  # a CSV: its rows are a table (a grep for "error" in an orders export said nothing)
+                relation = f"{entry.key}.{ROWS_RELATION}"
+                columns = ", ".join(table.columns[:8]) + (", …" if len(table.columns) > 8 else "")
+                raise ToolError(
+                    "not_json",
+                    f"{entry.key} is CSV, not JSON; its rows are the SQL relation {relation} ({columns})",
+                    [
+                        suggestion("sql", "its first rows", query=f"SELECT * FROM {relation} LIMIT 20"),
+                        suggestion("schema", "its columns and a summary", handle=entry.key),
+                    ],
+                    handle=entry.key,
+                    format=entry.format,
+                )
             raise ToolError(
                 "not_json",
                 f"{entry.key} is {entry.format}, not JSON; use the text tools instead",

@@ -121,3 +121,17 @@ def test_schemas_next_iterate_over_is_sized_to_fit(pad: Scratchpad) -> None:
     assert got.ok, got.text[:300]
     small = pad.intercept({"items": [{"name": f"pod-{i}", "phase": "Running"} for i in range(3000)]}, tool="k8s").handle
     assert "limit=20)" in pad.call_tool("schema", {"handle": small}).text  # (a page that fits stays 20)
+
+
+def test_a_json_tool_on_a_csv_names_its_rows_relation(pad: Scratchpad) -> None:
+    # probe AB: item_schema / iterate_over on a CSV said "use the text tools" with a grep for
+    # "error" (nothing, in an orders export), not the relation that reads its rows
+    csv = "order_id,status,total\n" + "\n".join(f"{i},{'paid' if i % 4 else 'refunded'},{i * 3}" for i in range(20_000))
+    handle = pad.intercept(csv, tool="export").handle
+    for tool, more in (("item_schema", {}), ("iterate_over", {"fields": "status"})):
+        res = pad.call_tool(tool, {"handle": handle, "path": "$", **more})
+        assert not res.ok and res.error is not None and res.error["error"] == "not_json"
+        assert f"{handle}.rows (order_id, status, total)" in res.error["message"]
+        first = res.error["suggestions"][0]
+        got = pad.call_tool(first["tool"], first["arguments"])
+        assert got.ok and "refunded" in got.text
