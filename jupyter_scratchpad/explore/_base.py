@@ -129,6 +129,11 @@ class _ValueCache:
                     self._bytes -= old
         return value
 
+    def holds(self, key: str) -> bool:
+        """Whether the value parsed from body ``key`` is here (a read of it parses nothing)."""
+        with self._lock:
+            return key in self._items
+
     def put(self, key: str, size: int, value: Any) -> None:
         """Remember a value parsed elsewhere (the spill already parsed the body it wrote)."""
         self.get(key, size, lambda: value)

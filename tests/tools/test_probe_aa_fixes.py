@@ -6,6 +6,8 @@ import json
 import random
 import re
 
+import pytest
+
 from jupyter_scratchpad import Scratchpad
 
 
@@ -135,3 +137,26 @@ def test_a_json_tool_on_a_csv_names_its_rows_relation(pad: Scratchpad) -> None:
         first = res.error["suggestions"][0]
         got = pad.call_tool(first["tool"], first["arguments"])
         assert got.ok and "refunded" in got.text
+
+
+def test_a_cold_schema_call_does_not_parse_the_body_for_its_next_line(
+    pad: Scratchpad, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the fields and page size of schema's next: were found by parsing the whole body (3 MB of
+    # records: 1 ms became 40-90 ms for another process, whose schema is read from the saved file)
+    from jupyter_scratchpad.explore import _base, _json, _schema
+
+    records = [{"order_id": i, "kind": "order", "status": ["paid", "open"][i % 2], "total": i * 3} for i in range(20_000)]
+    handle = pad.intercept(json.dumps(records), tool="orders").handle  # (an API's text, as the benchmark's)
+    pad.wait_for_counts()
+    assert _schema.wait_for_schema(pad.store.get_entry(pad.scope, "handle", handle).body_id, 30)
+    for cache in (_schema._SCHEMAS, _schema._ITEM_SHAPES, _json._ITEM_COUNTS):
+        cache.clear()
+    _base.VALUE_CACHE.clear()
+    parsed: list[int] = []
+    real = _base.parse_json_bytes
+    monkeypatch.setattr(_base, "parse_json_bytes", lambda data: parsed.append(len(data)) or real(data))
+    res = pad.call_tool("schema", {"handle": handle})
+    assert res.ok and parsed == [], parsed
+    nxt = next(line for line in res.text.splitlines() if line.startswith("next:"))
+    assert "iterate_over(" in nxt and "kind" not in nxt.split("fields=")[1]  # (a field that never changes, left out)
