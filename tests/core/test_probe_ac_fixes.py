@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_scratchpad import NotFoundError, ScratchStore, StoreError, StoreUnavailableError
+from jupyter_scratchpad import NotFoundError, Scratchpad, ScratchStore, StoreError, StoreUnavailableError
 from jupyter_scratchpad.explore import _schema, _sql, _sqlworker
 from jupyter_scratchpad.store import _store
 from jupyter_scratchpad.store._entry import Entry
@@ -265,16 +265,22 @@ def test_the_worker_says_a_removed_file_without_errno(tmp_path: Path) -> None:
 # -- #5: a deleted body's directory is not kept (or made again) by the schema worker ------------
 
 
-def test_a_schema_file_written_while_a_delete_removes_the_directory_does_not_keep_it(
-    two: tuple[ScratchStore, ScratchStore], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    store, other = two
+def _spilled_and_counted(store: ScratchStore) -> tuple[Scratchpad, Any, Entry, Path]:
+    """DOC spilled in ``store``, its count and schema landed: the pad, the result, its entry and
+    its body's directory."""
     pad = store.scratchpad("r", "a")
     r = pad.intercept(DOC, tool="pods")
     assert pad.wait_for_counts(30)
     entry = store.get_entry(pad.scope, "handle", r.handle)  # type: ignore[arg-type]
     assert entry is not None
-    directory = body_dir(store, entry)
+    return pad, r, entry, body_dir(store, entry)
+
+
+def test_a_schema_file_written_while_a_delete_removes_the_directory_does_not_keep_it(
+    two: tuple[ScratchStore, ScratchStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, other = two
+    pad, r, entry, directory = _spilled_and_counted(store)
     real_rmdir = os.rmdir
     wrote: list[str] = []
 
@@ -297,12 +303,7 @@ def test_the_schema_worker_writes_nothing_beside_a_body_being_removed(
     two: tuple[ScratchStore, ScratchStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store, other = two
-    pad = store.scratchpad("r", "a")
-    r = pad.intercept(DOC, tool="pods")
-    assert pad.wait_for_counts(30)
-    entry = store.get_entry(pad.scope, "handle", r.handle)  # type: ignore[arg-type]
-    assert entry is not None
-    directory = body_dir(store, entry)
+    pad, r, entry, directory = _spilled_and_counted(store)
 
     def files_only(d: Path) -> None:  # the delete under way: its files gone, the directory not yet
         for p in d.iterdir():

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,3 +90,8 @@ def wait_for_port(proc: subprocess.Popen[bytes], port: int, timeout_s: float = 4
             assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
             time.sleep(0.1)
     raise AssertionError(f"nothing listens on {port}")
+
+
+async def session_usage(session: Any) -> dict[str, Any]:
+    """What ``scratchpad_usage`` answers a client session: its run, budget and counts."""
+    return dict(json.loads((await session.call_tool("scratchpad_usage", {})).content[0].text))

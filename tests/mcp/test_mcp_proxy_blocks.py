@@ -15,7 +15,7 @@ from pathlib import Path
 import anyio
 import mcp_types as types
 import pytest
-from conftest import INITIALIZE_LINE, cli, filesystem_server, free_port, wait_for_port
+from conftest import INITIALIZE_LINE, cli, filesystem_server, free_port, session_usage, wait_for_port
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -288,9 +288,6 @@ def test_each_http_client_session_of_the_proxy_spills_into_its_own_run_and_budge
     try:
         wait_for_port(proxy, port)
 
-        async def usage(s: ClientSession) -> dict:
-            return json.loads((await s.call_tool("scratchpad_usage", {})).content[0].text)
-
         async def run() -> None:
             url = f"http://127.0.0.1:{port}/mcp"
             async with streamable_http_client(url) as (r, w), ClientSession(r, w) as a:
@@ -299,21 +296,21 @@ def test_each_http_client_session_of_the_proxy_spills_into_its_own_run_and_budge
                 assert isinstance(stub, types.TextContent)
                 handle = handle_of(stub.text)
                 assert not (await a.call_tool("head", {"handle": handle, "lines": 40})).is_error
-                used_a = (await usage(a))["budget"]["used"]
+                used_a = (await session_usage(a))["budget"]["used"]
                 async with streamable_http_client(url) as (r2, w2), ClientSession(r2, w2) as b:
                     await b.initialize()
-                    mine = await usage(b)
+                    mine = await session_usage(b)
                     assert mine["budget"]["used"] < used_a  # (its own budget: a's reads are not in it)
                     read = await b.call_tool("head", {"handle": handle, "lines": 3})
                     listed = [str(x.uri) for x in (await b.list_resources()).resources]
                     if run_id is None:  # a run of its own: a's handle is not b's to read or list
-                        assert mine["run_id"] != (await usage(a))["run_id"]
+                        assert mine["run_id"] != (await session_usage(a))["run_id"]
                         assert read.is_error and f"scratchpad://{handle}" not in listed
                         assert handle in read.content[0].text  # (the refusal names what it could not find)
                     else:  # the run asked for is shared, its handles with it
-                        assert mine["run_id"] == run_id == (await usage(a))["run_id"]
+                        assert mine["run_id"] == run_id == (await session_usage(a))["run_id"]
                         assert not read.is_error and f"scratchpad://{handle}" in listed
-                assert (await usage(a))["budget"]["used"] >= used_a
+                assert (await session_usage(a))["budget"]["used"] >= used_a
 
         anyio.run(run)
     finally:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import cli, free_port, wait_for_port
+from conftest import cli, free_port, session_usage, wait_for_port
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
@@ -121,26 +121,23 @@ def test_each_http_client_session_has_its_own_budget_and_without_run_id_its_own_
     try:
         wait_for_port(proc, port, timeout_s=30)
 
-        async def usage(s: ClientSession) -> dict:
-            return json.loads((await s.call_tool("scratchpad_usage", {})).content[0].text)
-
         async def run() -> None:
             url = f"http://127.0.0.1:{port}/mcp"
             async with streamable_http_client(url) as (r, w), ClientSession(r, w) as a:
                 await a.initialize()
                 assert not (await a.call_tool("scratch_write", {"key": "a", "value": "from a"})).is_error
                 assert not (await a.call_tool("sql", {"query": "SELECT range AS n FROM range(200)"})).is_error
-                used_a = (await usage(a))["budget"]["used"]
+                used_a = (await session_usage(a))["budget"]["used"]
                 async with streamable_http_client(url) as (r2, w2), ClientSession(r2, w2) as b:
                     await b.initialize()
-                    mine = await usage(b)
+                    mine = await session_usage(b)
                     assert mine["budget"]["used"] < used_a  # (its own budget: a's reads are not in it)
                     seen = (await b.call_tool("scratch_read", {"key": "a"})).content[0].text
                     if run_id is None:
-                        assert mine["run_id"] != (await usage(a))["run_id"] and "from a" not in seen
+                        assert mine["run_id"] != (await session_usage(a))["run_id"] and "from a" not in seen
                     else:  # (the run asked for is shared: its notes too)
-                        assert mine["run_id"] == run_id == (await usage(a))["run_id"] and "from a" in seen
-                assert (await usage(a))["budget"]["used"] >= used_a  # (b's reads are not in a's)
+                        assert mine["run_id"] == run_id == (await session_usage(a))["run_id"] and "from a" in seen
+                assert (await session_usage(a))["budget"]["used"] >= used_a  # (b's reads are not in a's)
 
         anyio.run(run)
     finally:
